@@ -1,0 +1,197 @@
+"""The Kernel Hub route: `kernels.kernelize` with a mapping to this example's `layers`.
+
+How transformers and `kernels` fit together (checked against transformers 5.17.0 and
+kernels 0.17.2, see tests/examples/test_qwen3_integration.py):
+
+- transformers marks `Qwen3RMSNorm` with `@use_kernel_forward_from_hub("RMSNorm")` and
+  `apply_rotary_pos_emb` with `@use_kernel_forward_from_hub("rotary_pos_emb")`. Those
+  decorators are transformers' wrappers: they call kernels' decorator only when
+  `transformers.utils.import_utils.is_kernels_available()` is True, i.e. when
+  0.16.0 <= kernels < 0.17.0 (KERNELS_MIN_VERSION / KERNELS_MAX_VERSION). With kernels
+  0.17.2 (what this project pins) or without kernels, they are no-ops: `Qwen3RMSNorm`
+  has no `kernel_layer_name`, and `model.kernelize()` / `use_kernels=True` raise.
+- What the decorator would have done is one line of kernels' public API,
+  `kernels.replace_kernel_forward_from_hub(Qwen3RMSNorm, "RMSNorm")` (it sets
+  `kernel_layer_name` and a `kernel_condition` on the class). `hub_layer_names()` does
+  that for the duration of a `with` block and restores the classes afterwards, with a
+  condition that accepts only instances of exactly that class (a subclass inherits the
+  class attribute, so without the condition a Gemma-style subclass would be swapped).
+- `kernels.kernelize(model, mode=Mode.INFERENCE, device=...)` then walks the model and,
+  for each module whose class has a `kernel_layer_name` that the active mapping knows,
+  loads the layer class from the repository and binds its `forward` to the module.
+- A `LocalLayerRepository(repo_path=..., layer_name=...)` loads a kernel-builder style
+  build from disk: a directory holding `metadata.json` and the package
+  (`<python_name>/__init__.py`), or `build/<variant>/` directories of those.
+  `local_repository()` writes that layout around a package built by build_local.py; a
+  kernel-builder build or a Hub download (`LayerRepository(repo_id=..., version=...)`)
+  needs nothing extra.
+
+The layers themselves are in `torch-ext/qwen3_8b_kernels/layers.py`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import importlib
+import json
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from torch import nn
+
+# mapping name -> (transformers class, layer class in <package>.layers)
+HUB_LAYERS = {
+    "RMSNorm": ("transformers.models.qwen3.modeling_qwen3", "Qwen3RMSNorm", "RMSNorm"),
+    "SwiGLUMLP": ("transformers.models.qwen3.modeling_qwen3", "Qwen3MLP", "SwiGLUMLP"),
+}
+
+
+def local_repository(package: ModuleType | Path, dest: Path, *, archs: list[str] | None = None) -> Path:
+    """Lay out `package` (an imported package or its directory) as a local kernel repository.
+
+    Writes `dest/metadata.json` and links `dest/<python_name>` to the package directory.
+    Returns `dest`, ready for `LocalLayerRepository(repo_path=dest, layer_name=...)`.
+    """
+    package_dir = Path(package.__file__).parent if isinstance(package, ModuleType) else Path(package)
+    python_name = package_dir.name
+    if not (package_dir / "__init__.py").is_file():
+        raise FileNotFoundError(f"{package_dir} is not a Python package (no __init__.py)")
+    dest.mkdir(parents=True, exist_ok=True)
+    link = dest / python_name
+    if link.is_symlink() or link.exists():
+        if link.resolve() != package_dir.resolve():
+            raise FileExistsError(f"{link} exists and is not a link to {package_dir}")
+    else:
+        os.symlink(package_dir.resolve(), link, target_is_directory=True)
+    digest = hashlib.sha256(str(package_dir.resolve()).encode()).hexdigest()[:10]
+    metadata = {
+        # The loader imports the package under this module name: unique per build path.
+        "id": f"_{python_name}_{digest}",
+        "name": python_name.replace("_", "-"),
+        "version": 1,
+        "license": "Apache-2.0",
+        "backend": {"type": "cuda", **({"archs": archs} if archs else {})},
+        "python-depends": [],
+    }
+    text = json.dumps(metadata, indent=2) + "\n"
+    target = dest / "metadata.json"
+    if not target.exists() or target.read_text() != text:
+        tmp = target.with_suffix(".json.tmp")
+        tmp.write_text(text)
+        tmp.replace(target)
+    return dest
+
+
+def load_local_kernel(repo_path: Path) -> ModuleType:
+    """`kernels.get_local_kernel`, plus importing `<kernel>.layers`.
+
+    kernels finds layers as the attribute `kernel.layers`, which exists only if the
+    package's `__init__` imports its `layers` module; importing it here makes the route
+    independent of that. kernels caches the module per build path, so `kernelize` later
+    gets this same module object.
+    """
+    import kernels
+
+    module = kernels.get_local_kernel(repo_path)
+    if getattr(module, "layers", None) is None:
+        importlib.import_module(f"{module.__name__}.layers")
+    return module
+
+
+def _resolve_class(module_name: str, class_name: str) -> type:
+    return getattr(importlib.import_module(module_name), class_name)
+
+
+@contextlib.contextmanager
+def hub_layer_names(names: dict[str, tuple[str, str, str]] = HUB_LAYERS) -> Iterator[None]:
+    """Make transformers' classes kernelize-able under `names` for the `with` block.
+
+    Equivalent to what transformers' `use_kernel_forward_from_hub` decorator does when it
+    is active, limited to exact instances of each class, undone on exit.
+    """
+    import kernels
+
+    saved: list[tuple[type, dict[str, Any]]] = []
+    try:
+        for layer_name, (module_name, class_name, _layer) in names.items():
+            cls = _resolve_class(module_name, class_name)
+            saved.append((cls, {k: cls.__dict__[k] for k in ("kernel_layer_name", "kernel_condition") if k in cls.__dict__}))
+            if "kernel_layer_name" in cls.__dict__:
+                continue  # transformers' own decorator is active (kernels 0.16.x): keep it
+            kernels.replace_kernel_forward_from_hub(cls, layer_name, condition=lambda m, cls=cls: type(m) is cls)
+        yield
+    finally:
+        for cls, previous in saved:
+            for key in ("kernel_layer_name", "kernel_condition"):
+                if key in previous:
+                    setattr(cls, key, previous[key])
+                elif key in cls.__dict__:
+                    delattr(cls, key)
+
+
+def kernelize_qwen3(
+    model: nn.Module,
+    repo_path: Path,
+    *,
+    device: str,
+    compile_ready: bool = False,
+    names: dict[str, tuple[str, str, str]] = HUB_LAYERS,
+) -> dict[str, int]:
+    """Swap Qwen3 norms and MLPs for this example's layers through `kernels.kernelize`.
+
+    `device` is the kernels device type ("cuda", or "cpu" for the PyTorch fallback).
+    `compile_ready=True` asks for Mode.INFERENCE | Mode.TORCH_COMPILE, which kernels
+    grants only to layers declaring `can_torch_compile = True`. Returns how many modules
+    now run each layer.
+    """
+    import kernels
+    from kernels import LocalLayerRepository, Mode
+
+    load_local_kernel(repo_path)
+    mapping = {
+        layer_name: {device: LocalLayerRepository(repo_path=repo_path, layer_name=layer_cls)}
+        for layer_name, (_m, _c, layer_cls) in names.items()
+    }
+    mode = Mode.INFERENCE | Mode.TORCH_COMPILE if compile_ready else Mode.INFERENCE
+    with hub_layer_names(names), kernels.use_kernel_mapping(mapping, inherit_mapping=False):
+        # Default fallback: modules whose name the mapping lacks keep transformers' forward
+        # (e.g. the rotary function when transformers' own decorator is active); a layer
+        # that cannot be loaded still raises. The returned counts say what was swapped.
+        kernels.kernelize(model, mode=mode, device=device, use_fallback=True)
+    return kernelized_counts(model)
+
+
+def kernelized_counts(model: nn.Module) -> dict[str, int]:
+    """Modules whose bound forward comes from a `layers` module of a kernel package."""
+    counts: dict[str, int] = {}
+    for module in model.modules():
+        fn = getattr(module.__dict__.get("forward"), "__func__", None)
+        owner = getattr(fn, "__qualname__", "")
+        if fn is not None and getattr(fn, "__module__", "").endswith(".layers"):
+            counts[owner.split(".")[0]] = counts.get(owner.split(".")[0], 0) + 1
+    return counts
+
+
+def unkernelize(model: nn.Module) -> int:
+    """Drop the forwards kernelize bound from a kernel's `layers` (and the class-forward
+    copies it binds for fallbacks); returns how many were removed."""
+    removed = 0
+    for module in model.modules():
+        fn = getattr(module.__dict__.get("forward"), "__func__", None)
+        if fn is None:
+            continue
+        if getattr(fn, "__module__", "").endswith(".layers") or fn is type(module).forward:
+            del module.forward
+            removed += 1
+    return removed
+
+
+def module_for(repo_path: Path) -> ModuleType | None:
+    """The module kernels imported for `repo_path` (None if not loaded yet)."""
+    metadata = json.loads((Path(repo_path) / "metadata.json").read_text())
+    return sys.modules.get(metadata["id"])

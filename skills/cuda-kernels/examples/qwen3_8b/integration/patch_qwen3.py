@@ -1,0 +1,544 @@
+"""Patch a transformers Qwen3 (or Llama) model so that it runs the qwen3_8b_kernels ops.
+
+    report = patch_qwen3(model, qwen3_8b_kernels)     # before torch.compile / CUDA graphs
+    print(report.summary())
+    unpatch_qwen3(model)                              # back to transformers' code
+
+What is replaced, per model instance (transformers 5.17.0):
+- every `Qwen3RMSNorm` (input_layernorm, post_attention_layernorm, q_norm, k_norm in each
+  decoder layer, and the final norm: 145 modules in Qwen3-8B) -> `rms_norm`;
+- `Qwen3DecoderLayer.forward` -> the same forward with "residual + attention output,
+  then post_attention_layernorm" done by `fused_add_rms_norm` in one pass
+  (fuse_residual=True);
+- `Qwen3MLP.forward` -> `down_proj(swiglu(gate, up))` (swiglu=True), with gate_proj and
+  up_proj merged into one [2*intermediate, hidden] matmul whose two halves reach the
+  kernel as strided views (fuse_mlp=True);
+- RoPE (rope=True): the module-level `apply_rotary_pos_emb` of the model's modeling file.
+  That is the narrowest point transformers 5.17.0 offers: `Qwen3Attention.forward`
+  looks the function up as a module global on every call (checked below through
+  `forward.__code__.co_names`), and no attribute of the attention module holds it (the
+  `_kernel_funcs` hook of `use_kernelized_func` exists only while transformers accepts
+  the installed `kernels` version, which 0.17.x is not). The alternative, replacing the
+  whole attention forward, would copy ~30 lines of transformers per version for no gain:
+  q and k must be read and written once either way. The global is process-wide, so the
+  replacement is written to be exactly equivalent for every caller (unsupported layouts
+  run the original function) and is reference-counted: the last `unpatch_qwen3`
+  restores the original.
+
+Nothing is matched by name. A module is patched only if its class *is* one of the
+transformers classes in `_FAMILIES`, that class still has transformers' own `forward`,
+and (for norms) a numerical probe of the class confirms the formula the kernel
+computes: weight * (x * rsqrt(mean(x^2) + variance_epsilon)), fp32 math, cast back.
+Gemma-style `x * (1 + w)` norms, subclasses, and monkey-patched classes are skipped and
+listed in `report.skipped` with the reason.
+
+Patched forwards keep transformers' results bit-for-bit in layout and dtype; where an
+input is outside what the kernel handles (e.g. a norm weight whose dtype differs from
+the activation, which makes transformers promote the result), they run the original
+code. The ops fall back to PyTorch for CPU tensors inside the package itself, which is
+what CI exercises.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import threading
+import types
+from collections import Counter
+from collections.abc import Callable
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+REQUIRED_OPS = ("rms_norm", "fused_add_rms_norm", "swiglu", "rope")
+_STATE_ATTR = "_qwen3_kernels_patch"
+_FUSED_GATE_UP = "_kernel_gate_up_weight"
+_TAG = "_qwen3_kernels_role"  # set on every function this module installs
+
+
+@dataclasses.dataclass(frozen=True)
+class _Family:
+    """The transformers classes of one model family whose code this module reproduces."""
+
+    name: str
+    module: str
+    norm: str
+    decoder: str
+    mlp: str
+    attention: str
+
+
+_FAMILIES = (
+    _Family("qwen3", "transformers.models.qwen3.modeling_qwen3", "Qwen3RMSNorm", "Qwen3DecoderLayer", "Qwen3MLP", "Qwen3Attention"),
+    _Family("llama", "transformers.models.llama.modeling_llama", "LlamaRMSNorm", "LlamaDecoderLayer", "LlamaMLP", "LlamaAttention"),
+)
+
+
+@dataclasses.dataclass
+class PatchReport:
+    """What `patch_qwen3` changed. Lists hold qualified module names."""
+
+    rms_norm: list[str] = dataclasses.field(default_factory=list)
+    fused_add_rms_norm: list[str] = dataclasses.field(default_factory=list)
+    swiglu: list[str] = dataclasses.field(default_factory=list)
+    fused_gate_up: list[str] = dataclasses.field(default_factory=list)
+    rope: list[str] = dataclasses.field(default_factory=list)  # patched module globals
+    rope_attention_modules: int = 0  # attention modules that call a patched global
+    decoder_layers: int = 0
+    skipped: list[tuple[str, str]] = dataclasses.field(default_factory=list)
+
+    def norm_roles(self) -> dict[str, int]:
+        roles: Counter[str] = Counter()
+        for name in self.rms_norm:
+            last = name.rsplit(".", 1)[-1]
+            roles["final_norm" if name in ("model.norm", "norm") else last] += 1
+        return dict(roles)
+
+    def counts(self) -> dict[str, Any]:
+        return {
+            "decoder_layers": self.decoder_layers,
+            "rms_norm": len(self.rms_norm),
+            "rms_norm_by_role": self.norm_roles(),
+            "fused_add_rms_norm": len(self.fused_add_rms_norm),
+            "swiglu": len(self.swiglu),
+            "fused_gate_up": len(self.fused_gate_up),
+            "rope_attention_modules": self.rope_attention_modules,
+            "rope_patch_points": list(self.rope),
+            "skipped": len(self.skipped),
+        }
+
+    def summary(self) -> str:
+        c = self.counts()
+        lines = [
+            f"decoder layers: {c['decoder_layers']}",
+            f"RMSNorm -> rms_norm: {c['rms_norm']} {c['rms_norm_by_role']}",
+            f"residual add + post_attention_layernorm -> fused_add_rms_norm: {c['fused_add_rms_norm']}",
+            f"MLP activation -> swiglu: {c['swiglu']} (gate/up matmuls merged: {c['fused_gate_up']})",
+            f"RoPE -> rope: {c['rope_attention_modules']} attention modules via {', '.join(self.rope) or 'nothing'}",
+        ]
+        lines += [f"skipped {name}: {reason}" for name, reason in self.skipped]
+        return "\n".join(lines)
+
+
+@dataclasses.dataclass
+class _PatchState:
+    modules: list[tuple[nn.Module, str]]
+    rope_modules: list[str]
+    report: PatchReport
+
+
+# --------------------------------------------------------------------------- checks
+
+
+def _family_classes(family: _Family) -> dict[str, type] | None:
+    try:
+        mod = importlib.import_module(family.module)
+    except ImportError:
+        return None
+    classes = {}
+    for role in ("norm", "decoder", "mlp", "attention"):
+        name = getattr(family, role)
+        cls = getattr(mod, name, None)
+        # Another library may have swapped the module attribute for its own class
+        # (liger-kernel does this); only transformers' own class is verified here.
+        if not isinstance(cls, type) or (cls.__module__, cls.__qualname__) != (family.module, name):
+            return None
+        classes[role] = cls
+    return classes
+
+
+def _has_own_forward(cls: type, family: _Family) -> bool:
+    """The class's forward is still the one transformers defined for it."""
+    fwd = cls.__dict__.get("forward")
+    return (
+        isinstance(fwd, types.FunctionType)
+        and fwd.__module__ == family.module
+        and fwd.__qualname__ == f"{cls.__qualname__}.forward"
+    )
+
+
+_NORM_VERDICTS: dict[type, str | None] = {}
+
+
+def _norm_formula_problem(cls: type) -> str | None:
+    """Probe `cls` once: does its forward compute what the rms_norm kernel computes?
+
+    A large eps (0.25) and a weight spanning negative values make eps placement,
+    weight placement and (1 + w)-style offsets visible; fp32 input, fp64 reference.
+    """
+    if cls in _NORM_VERDICTS:
+        return _NORM_VERDICTS[cls]
+    verdict: str | None = None
+    try:
+        with torch.device("cpu"):
+            probe = cls(24, eps=0.25).float()
+        generator = torch.Generator().manual_seed(7)
+        with torch.no_grad():
+            probe.weight.copy_(torch.linspace(-1.5, 2.0, 24))
+            x = torch.randn(5, 24, generator=generator) * 3.0
+            got = cls.forward(probe, x)
+            x64 = x.double()
+            want = probe.weight.double() * (x64 * torch.rsqrt(x64.square().mean(-1, keepdim=True) + 0.25))
+        if getattr(probe, "variance_epsilon", None) != 0.25:
+            verdict = "eps is not stored as variance_epsilon"
+        elif got.dtype != x.dtype or got.shape != x.shape:
+            verdict = f"output {got.dtype}{tuple(got.shape)} differs from the input's"
+        elif not torch.allclose(got.double(), want, rtol=1e-5, atol=1e-5):
+            verdict = "forward does not compute weight * x * rsqrt(mean(x^2) + eps)"
+    except Exception as exc:  # a class we cannot even probe is not one we can vouch for
+        verdict = f"probe failed: {type(exc).__name__}: {exc}"
+    _NORM_VERDICTS[cls] = verdict
+    return verdict
+
+
+def _norm_instance_problem(module: nn.Module) -> str | None:
+    if "forward" in module.__dict__:
+        return "forward already replaced on this instance (kernelize or another patch?)"
+    weight = getattr(module, "weight", None)
+    if not isinstance(weight, torch.Tensor) or weight.dim() != 1:
+        return "weight is not a 1-D tensor"
+    if not isinstance(getattr(module, "variance_epsilon", None), (float, int)):
+        return "variance_epsilon is not a number"
+    return None
+
+
+def _is_silu(act: nn.Module) -> bool:
+    cls = type(act)
+    return cls is nn.SiLU or (cls.__module__, cls.__qualname__) == ("transformers.activations", "SiLUActivation")
+
+
+def _plain_linear(layer: Any) -> bool:
+    return type(layer) is nn.Linear and not layer._forward_hooks and not layer._forward_pre_hooks
+
+
+# ------------------------------------------------------------------ patched forwards
+
+
+def _tag(fn: Callable, role: str) -> Callable:
+    setattr(fn, _TAG, role)
+    return fn
+
+
+def _make_norm_forward(ops: types.ModuleType) -> Callable:
+    def forward(self, hidden_states: torch.Tensor) -> torch.Tensor:
+        if hidden_states.dtype != self.weight.dtype:
+            # transformers promotes (fp32 weight * bf16 -> fp32); keep its exact code path.
+            return type(self).forward(self, hidden_states)
+        return ops.rms_norm(hidden_states, self.weight, self.variance_epsilon)
+
+    return _tag(forward, "rms_norm")
+
+
+def _make_decoder_forward(ops: types.ModuleType) -> Callable:
+    # Same parameters and order of operations as Qwen3DecoderLayer.forward /
+    # LlamaDecoderLayer.forward (transformers 5.17.0); only the add + norm is fused.
+    def forward(
+        self,
+        hidden_states: torch.Tensor,
+        attention_mask: torch.Tensor | None = None,
+        position_ids: torch.LongTensor | None = None,
+        past_key_values: Any = None,
+        use_cache: bool | None = False,
+        position_embeddings: tuple[torch.Tensor, torch.Tensor] | None = None,
+        **kwargs: Any,
+    ) -> torch.Tensor:
+        residual = hidden_states
+        hidden_states = self.input_layernorm(hidden_states)
+        hidden_states, _ = self.self_attn(
+            hidden_states=hidden_states,
+            attention_mask=attention_mask,
+            position_ids=position_ids,
+            past_key_values=past_key_values,
+            use_cache=use_cache,
+            position_embeddings=position_embeddings,
+            **kwargs,
+        )
+        norm = self.post_attention_layernorm
+        if hidden_states.dtype == residual.dtype == norm.weight.dtype:
+            # (rms_norm(attn + residual), attn + residual) in one pass; the sum is
+            # rounded to the activation dtype before normalising, as transformers does.
+            hidden_states, residual = ops.fused_add_rms_norm(hidden_states, residual, norm.weight, norm.variance_epsilon)
+        else:
+            hidden_states = residual + hidden_states
+            residual = hidden_states
+            hidden_states = norm(hidden_states)
+        hidden_states = self.mlp(hidden_states)
+        return residual + hidden_states
+
+    return _tag(forward, "fused_add_rms_norm")
+
+
+def _make_mlp_forward(ops: types.ModuleType, fused: bool) -> Callable:
+    if fused:
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            gate_up = F.linear(x, getattr(self, _FUSED_GATE_UP))
+            # Two views with row stride 2*intermediate: no copy before the kernel.
+            gate, up = gate_up.split(self.intermediate_size, dim=-1)
+            return self.down_proj(ops.swiglu(gate, up))
+
+        return _tag(forward, "swiglu+fused_gate_up")
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        gate = self.gate_proj(x)
+        up = self.up_proj(x)
+        if gate.dtype != up.dtype:
+            return self.down_proj(self.act_fn(gate) * up)
+        return self.down_proj(ops.swiglu(gate, up))
+
+    return _tag(forward, "swiglu")
+
+
+def _make_rope(original: Callable, ops: types.ModuleType) -> Callable:
+    def apply_rotary_pos_emb(q, k, cos, sin, unsqueeze_dim=1):
+        # Exactly the layout transformers' attention passes (q, k: [B, H, S, D];
+        # cos, sin: [B, S, D]); everything else goes to the original function.
+        if (
+            unsqueeze_dim == 1
+            and q.dim() == 4
+            and k.dim() == 4
+            and cos.dim() == 3
+            and cos.shape == sin.shape
+            and cos.shape[0] == q.shape[0] == k.shape[0]
+            and cos.shape[1] == q.shape[2] == k.shape[2]
+            and cos.shape[2] == q.shape[3] == k.shape[3]
+            and q.shape[3] % 2 == 0
+            and q.dtype == k.dtype == cos.dtype == sin.dtype
+            and q.device == k.device == cos.device == sin.device
+        ):
+            return ops.rope(q, k, cos, sin)
+        return original(q, k, cos, sin, unsqueeze_dim)
+
+    apply_rotary_pos_emb.__wrapped__ = original  # type: ignore[attr-defined]
+    return _tag(apply_rotary_pos_emb, "rope")
+
+
+# ------------------------------------------------------------- RoPE global (shared)
+
+_ROPE_LOCK = threading.Lock()
+_ROPE_PATCHES: dict[str, list[Any]] = {}  # module name -> [original, replacement, users]
+
+
+def _rope_target_problem(mod: types.ModuleType, family: _Family, attention_cls: type) -> str | None:
+    if "apply_rotary_pos_emb" not in attention_cls.forward.__code__.co_names:
+        return f"{family.attention}.forward does not call the module-level apply_rotary_pos_emb"
+    current = getattr(mod, "apply_rotary_pos_emb", None)
+    if getattr(current, _TAG, None) == "rope":
+        return None  # ours, installed for another model
+    if isinstance(current, types.FunctionType) and current.__module__ == family.module:
+        return None  # transformers' function
+    if isinstance(current, nn.Module) and type(current).__name__ == "Func":
+        return None  # transformers wrapped it with kernels' use_kernel_forward_from_hub
+    return f"{family.module}.apply_rotary_pos_emb was replaced by {current!r}; not patching over it"
+
+
+def _install_rope(family: _Family, ops: types.ModuleType) -> str:
+    mod = importlib.import_module(family.module)
+    with _ROPE_LOCK:
+        entry = _ROPE_PATCHES.get(family.module)
+        if entry is None:
+            original = mod.apply_rotary_pos_emb
+            replacement = _make_rope(original, ops)
+            mod.apply_rotary_pos_emb = replacement
+            entry = _ROPE_PATCHES[family.module] = [original, replacement, 0]
+        entry[2] += 1
+    return f"{family.module}.apply_rotary_pos_emb"
+
+
+def _release_rope(module_name: str) -> None:
+    with _ROPE_LOCK:
+        entry = _ROPE_PATCHES.get(module_name)
+        if entry is None:
+            return
+        entry[2] -= 1
+        if entry[2] > 0:
+            return
+        del _ROPE_PATCHES[module_name]
+        mod = importlib.import_module(module_name)
+        if mod.apply_rotary_pos_emb is entry[1]:
+            mod.apply_rotary_pos_emb = entry[0]
+
+
+# ------------------------------------------------------------------------ public API
+
+
+def patch_qwen3(
+    model: nn.Module,
+    kernels_module: types.ModuleType,
+    *,
+    norms: bool = True,
+    fuse_residual: bool = True,
+    swiglu: bool = True,
+    fuse_mlp: bool = True,
+    rope: bool = True,
+) -> PatchReport:
+    """Replace the verified Qwen3/Llama modules of `model` with the kernels; return what changed.
+
+    Patch the model where it will run (device and dtype final) and before
+    `torch.compile` or CUDA-graph capture. Inference only: the ops have no backward.
+    `fuse_mlp` needs `swiglu`; with fuse_mlp the gate/up weights become views into one
+    merged tensor (no extra memory; values unchanged).
+    """
+    missing = [name for name in REQUIRED_OPS if not callable(getattr(kernels_module, name, None))]
+    if missing:
+        raise ValueError(f"{getattr(kernels_module, '__name__', kernels_module)!r} lacks {', '.join(missing)}")
+    if isinstance(model, torch._dynamo.eval_frame.OptimizedModule):
+        raise ValueError("patch the model before torch.compile (got a compiled wrapper); patch model._orig_mod")
+    if getattr(model, _STATE_ATTR, None) is not None:
+        raise RuntimeError("model is already patched; call unpatch_qwen3(model) first")
+
+    families = [(fam, cls) for fam in _FAMILIES if (cls := _family_classes(fam)) is not None]
+    report = PatchReport()
+    patched: list[tuple[nn.Module, str]] = []
+    norm_fwd = _make_norm_forward(kernels_module)
+    decoder_fwd = _make_decoder_forward(kernels_module)
+    mlp_fwd = _make_mlp_forward(kernels_module, fused=False)
+    mlp_fused_fwd = _make_mlp_forward(kernels_module, fused=True)
+    rope_families: dict[str, tuple[_Family, type]] = {}
+
+    def family_of(module: nn.Module, role: str) -> tuple[_Family, type] | None:
+        for fam, classes in families:
+            if type(module) is classes[role]:
+                return fam, classes[role]
+        return None
+
+    for name, module in model.named_modules():
+        cls_name = type(module).__name__
+
+        if (hit := family_of(module, "norm")) is not None:
+            fam, cls = hit
+            problem = (
+                None if _has_own_forward(cls, fam) else f"{cls_name}.forward is not transformers' own"
+            ) or _norm_formula_problem(cls) or _norm_instance_problem(module)
+            if problem:
+                report.skipped.append((name, problem))
+            elif norms:
+                module.forward = types.MethodType(norm_fwd, module)
+                patched.append((module, "rms_norm"))
+                report.rms_norm.append(name)
+            continue
+
+        if (hit := family_of(module, "decoder")) is not None:
+            fam, cls = hit
+            report.decoder_layers += 1
+            if not fuse_residual:
+                continue
+            post = getattr(module, "post_attention_layernorm", None)
+            problem = None if _has_own_forward(cls, fam) else f"{cls_name}.forward is not transformers' own"
+            if problem is None and "forward" in module.__dict__:
+                problem = "forward already replaced on this instance"
+            if problem is None:
+                norm_hit = family_of(post, "norm") if isinstance(post, nn.Module) else None
+                if norm_hit is None:
+                    problem = "post_attention_layernorm is not a verified RMSNorm"
+                else:
+                    problem = _norm_formula_problem(norm_hit[1]) or _norm_instance_problem(post)
+                    problem = problem and f"post_attention_layernorm: {problem}"
+            if problem:
+                report.skipped.append((name, f"residual fusion: {problem}"))
+            else:
+                module.forward = types.MethodType(decoder_fwd, module)
+                patched.append((module, "fused_add_rms_norm"))
+                report.fused_add_rms_norm.append(name)
+            continue
+
+        if (hit := family_of(module, "mlp")) is not None:
+            fam, cls = hit
+            if not swiglu:
+                continue
+            problem = None if _has_own_forward(cls, fam) else f"{cls_name}.forward is not transformers' own"
+            if problem is None and "forward" in module.__dict__:
+                problem = "forward already replaced on this instance"
+            if problem is None and not _is_silu(getattr(module, "act_fn", None)):
+                problem = f"activation is {type(getattr(module, 'act_fn', None)).__name__}, not SiLU"
+            if problem:
+                report.skipped.append((name, f"swiglu: {problem}"))
+                continue
+            gate, up = module.gate_proj, module.up_proj
+            can_fuse = (
+                fuse_mlp
+                and _plain_linear(gate)
+                and _plain_linear(up)
+                and gate.bias is None
+                and up.bias is None
+                and gate.weight.dtype == up.weight.dtype
+                and gate.weight.device == up.weight.device
+                and gate.weight.shape == up.weight.shape
+                and gate.weight.shape[0] == module.intermediate_size
+            )
+            if can_fuse:
+                with torch.no_grad():
+                    merged = torch.cat([gate.weight.detach(), up.weight.detach()], dim=0)
+                    size = module.intermediate_size
+                    gate.weight = nn.Parameter(merged[:size], requires_grad=gate.weight.requires_grad)
+                    up.weight = nn.Parameter(merged[size:], requires_grad=up.weight.requires_grad)
+                module.register_buffer(_FUSED_GATE_UP, merged, persistent=False)
+                module.forward = types.MethodType(mlp_fused_fwd, module)
+                report.fused_gate_up.append(name)
+            else:
+                if fuse_mlp:
+                    report.skipped.append((name, "gate/up merge: projections are not plain bias-free nn.Linear of one dtype"))
+                module.forward = types.MethodType(mlp_fwd, module)
+            patched.append((module, "swiglu"))
+            report.swiglu.append(name)
+            continue
+
+        if (hit := family_of(module, "attention")) is not None:
+            fam, cls = hit
+            if rope:
+                mod = importlib.import_module(fam.module)
+                problem = _rope_target_problem(mod, fam, cls)
+                if problem:
+                    report.skipped.append((name, f"rope: {problem}"))
+                else:
+                    rope_families[fam.module] = (fam, cls)
+                    report.rope_attention_modules += 1
+            continue
+
+        if cls_name.endswith("Norm") and not isinstance(module, (nn.LayerNorm, nn.GroupNorm)):
+            # Informational: norms of classes this module has not proved equivalent.
+            report.skipped.append((name, f"{type(module).__module__}.{cls_name} is not a verified Qwen3/Llama RMSNorm class"))
+
+    for module_name, (fam, _cls) in rope_families.items():
+        report.rope.append(_install_rope(fam, kernels_module))
+
+    setattr(model, _STATE_ATTR, _PatchState(modules=patched, rope_modules=list(rope_families), report=report))
+    return report
+
+
+def unpatch_qwen3(model: nn.Module) -> None:
+    """Restore transformers' forwards (and the RoPE global once no patched model is left).
+
+    Merged gate/up weights stay merged: the Linear weights remain views of one tensor
+    holding the same values, which transformers' forward uses unchanged.
+    """
+    state: _PatchState | None = getattr(model, _STATE_ATTR, None)
+    if state is None:
+        raise RuntimeError("model is not patched by patch_qwen3")
+    for module, _role in state.modules:
+        installed = module.__dict__.get("forward")
+        if installed is not None and getattr(getattr(installed, "__func__", None), _TAG, None) is not None:
+            del module.forward
+        if _FUSED_GATE_UP in module._buffers:
+            del module._buffers[_FUSED_GATE_UP]
+    for module_name in state.rope_modules:
+        _release_rope(module_name)
+    delattr(model, _STATE_ATTR)
+
+
+def is_patched(model: nn.Module) -> bool:
+    return getattr(model, _STATE_ATTR, None) is not None
+
+
+def patched_roles(model: nn.Module) -> Counter[str]:
+    """Count the forwards of this module installed on `model`'s submodules, by role."""
+    roles: Counter[str] = Counter()
+    for module in model.modules():
+        fn = getattr(module.__dict__.get("forward"), "__func__", None)
+        role = getattr(fn, _TAG, None)
+        if role is not None:
+            roles[role] += 1
+    return roles
