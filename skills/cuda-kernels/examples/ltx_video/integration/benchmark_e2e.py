@@ -1,0 +1,256 @@
+#!/usr/bin/env python3
+"""End-to-end: one LTX-Video denoising step (one transformer forward), unpatched vs patched.
+
+Times the random-weight diffusers LTXVideoTransformer3DModel on the real inputs of a
+49-frame 512x768 generation (2688 latent tokens, 128 prompt tokens) at batch 1 and batch 2
+(batch 2 = classifier-free guidance), in four configurations measured in one run:
+
+  eager            diffusers as shipped
+  patched          patch_ltx_transformer(transformer, ltx_video_kernels)
+  compile          torch.compile of the unpatched transformer
+  patched+compile  torch.compile of the patched transformer (the kernels are custom ops with
+                   fake registrations, so they stay in the graph)
+
+Every configuration uses the same weights and inputs; its output is compared with eager's
+(relative L2 error) so a fast but wrong configuration cannot hide. Times are CUDA-event
+medians after warm-up; the first call of each compiled configuration (compilation) is
+reported separately. torch.compile is reset between configurations and shapes
+(dynamic=False, fullgraph=True: a graph break or silent recompile fails loudly instead of
+falling back to eager).
+
+    python benchmark_e2e.py --device cuda --out RESULTS.json --markdown RESULTS.md
+    python benchmark_e2e.py --device cpu            # tiny config, seconds: CI smoke test
+
+--compile-mode regional (default) compiles the 28 identical blocks once
+(diffusers' compile_repeated_blocks); full compiles the whole transformer (slower to compile).
+The kernels package is built with the skill's scripts/build_local.py unless --package-path
+points at a built one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import sys
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+CONFIGS = ("eager", "patched", "compile", "patched+compile")
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="\n\n".join(__doc__.split("\n\n")[1:]),
+    )
+    p.add_argument("--device", choices=["cuda", "cpu"], default="cuda",
+                   help="cuda: default config (1.92 B params), bf16; cpu: tiny config, fp32 (CI)")
+    p.add_argument("--batch-sizes", type=int, nargs="+", default=None, metavar="B",
+                   help="default: 1 2 (cuda), 1 (cpu)")
+    p.add_argument("--configs", nargs="+", choices=CONFIGS, default=list(CONFIGS))
+    p.add_argument("--compile-mode", choices=["regional", "full"], default="regional",
+                   help="regional: compile the repeated blocks once (default); full: the whole transformer")
+    p.add_argument("--compile-backend", default=None,
+                   help="torch.compile backend (default inductor on cuda; aot_eager on cpu, which "
+                        "traces the same graph without minutes of C++ compilation)")
+    p.add_argument("--frames", type=int, default=None, help="video frames, 8k+1 (default 49; cpu: tiny)")
+    p.add_argument("--height", type=int, default=None, help="pixels, multiple of 32 (default 512)")
+    p.add_argument("--width", type=int, default=None, help="pixels, multiple of 32 (default 768)")
+    p.add_argument("--text-len", type=int, default=None, help="prompt tokens (default 128)")
+    p.add_argument("--warmup", type=int, default=None, help="untimed calls before timing (default 3; cpu 1)")
+    p.add_argument("--iters", type=int, default=None, help="timed calls (default 10; cpu 3)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--package-path", default=None,
+                   help="directory containing a built ltx_video_kernels (skip building)")
+    p.add_argument("--arch", action="append", default=None, metavar="X.Y",
+                   help="CUDA capability to build for (repeatable; default: build_local's choice)")
+    p.add_argument("--build-dir", default=None, help="build_local.py build directory")
+    p.add_argument("--out", type=Path, default=None, help="write the results JSON here")
+    p.add_argument("--markdown", type=Path, default=None,
+                   help="also write RESULTS.md generated from the JSON (make_results_md.py)")
+    args = p.parse_args(argv)
+    for name in ("warmup", "iters"):
+        if getattr(args, name) is not None and getattr(args, name) < (0 if name == "warmup" else 1):
+            p.error(f"--{name} is too small")
+    if args.batch_sizes is not None and min(args.batch_sizes) < 1:
+        p.error("--batch-sizes must be >= 1")
+    return args
+
+
+def _reset_compile(torch: Any, model: Any) -> None:
+    import torch._dynamo
+
+    for module in model.modules():
+        if getattr(module, "_compiled_call_impl", None) is not None:
+            module._compiled_call_impl = None
+    torch._dynamo.reset()
+    torch._dynamo.utils.counters.clear()
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    import torch
+
+    sys.path.insert(0, str(HERE))
+    import ltx_setup as S
+    from patch_ltx import patch_ltx_transformer
+
+    cuda = args.device == "cuda"
+    if cuda and not torch.cuda.is_available():
+        raise SystemExit("error: --device cuda but torch.cuda.is_available() is False (use --device cpu)")
+    device = torch.device("cuda" if cuda else "cpu")
+    dtype = torch.bfloat16 if cuda else torch.float32
+    base = S.FULL_SHAPE if cuda else S.TINY_SHAPE
+    shape = S.VideoShape(
+        frames=args.frames or base.frames,
+        height=args.height or base.height,
+        width=args.width or base.width,
+        text_len=args.text_len or base.text_len,
+    )
+    shape.latent()  # validate early
+    batches = args.batch_sizes or ([1, 2] if cuda else [1])
+    warmup = args.warmup if args.warmup is not None else (3 if cuda else 1)
+    iters = args.iters if args.iters is not None else (10 if cuda else 3)
+    backend = args.compile_backend or ("inductor" if cuda else "aot_eager")
+
+    kernels = S.load_kernels(args.package_path, archs=args.arch, build_dir=args.build_dir)
+    config = S.DEFAULT_CONFIG if cuda else S.TINY_CONFIG
+    model = S.build_transformer(config, device=device, dtype=dtype, seed=args.seed)
+    n_params = sum(p.numel() for p in model.parameters())
+    print(f"transformer: {n_params / 1e9:.3f} B params, {dtype}, {shape.tokens()} tokens "
+          f"(latent {shape.latent()}), device {device}", flush=True)
+
+    results: list[dict[str, Any]] = []
+    errors: list[dict[str, str]] = []
+    patch_info: dict[str, Any] | None = None
+
+    for batch in batches:
+        inputs = S.make_inputs(model, batch, shape, seed=args.seed)
+        reference = None
+        for name in args.configs:
+            patched = name.startswith("patched")
+            compiled = name.endswith("compile")
+            report = None
+            entry: dict[str, Any] = {"batch": batch, "config": name}
+            try:
+                _reset_compile(torch, model)
+                if patched:
+                    report = patch_ltx_transformer(model, kernels)
+                    patch_info = report.as_dict()
+                runner = model
+                if compiled:
+                    options = {"fullgraph": True, "dynamic": False, "backend": backend}
+                    if args.compile_mode == "regional":
+                        model.compile_repeated_blocks(**options)
+                    else:
+                        runner = torch.compile(model, **options)
+
+                with torch.inference_mode():
+                    def step() -> Any:
+                        return runner(**inputs)[0]
+
+                    if cuda:
+                        torch.cuda.synchronize()
+                    t0 = time.perf_counter()
+                    out = step()
+                    if cuda:
+                        torch.cuda.synchronize()
+                    entry["first_call_s"] = round(time.perf_counter() - t0, 3)
+                    times = S.time_call(step, device=device, warmup=warmup, iters=iters)
+                    out = step()
+                entry.update(
+                    median_ms=round(S.median(times), 4),
+                    min_ms=round(min(times), 4),
+                    max_ms=round(max(times), 4),
+                    times_ms=[round(t, 4) for t in times],
+                )
+                if compiled:
+                    entry["graphs"] = int(torch._dynamo.utils.counters["stats"]["unique_graphs"])
+                if reference is None and name == "eager":
+                    reference = out.float().clone()
+                if reference is not None:
+                    entry["rel_err_vs_eager"] = S.relative_error(out, reference)
+                if not bool(torch.isfinite(out).all()):
+                    entry["nonfinite_output"] = True
+                print(f"batch {batch} {name:<16} {entry['median_ms']:9.3f} ms"
+                      f"  (first call {entry['first_call_s']:.1f} s"
+                      + (f", rel err vs eager {entry['rel_err_vs_eager']:.2e}" if "rel_err_vs_eager" in entry else "")
+                      + ")", flush=True)
+                results.append(entry)
+            except Exception as exc:  # noqa: BLE001 - one failed configuration must not stop the rest
+                errors.append({"batch": str(batch), "config": name, "error": f"{type(exc).__name__}: {exc}",
+                               "traceback": traceback.format_exc(limit=8)})
+                print(f"batch {batch} {name:<16} FAILED: {type(exc).__name__}: {exc}", flush=True)
+            finally:
+                if report is not None:
+                    report.restore()
+                _reset_compile(torch, model)
+                if cuda:
+                    torch.cuda.empty_cache()
+
+    speedups: dict[str, dict[str, float]] = {}
+    goal: dict[str, bool] = {}
+    for batch in batches:
+        ms = {r["config"]: r["median_ms"] for r in results if r["batch"] == batch}
+        s: dict[str, float] = {}
+        for name in ("patched", "compile", "patched+compile"):
+            if name in ms and "eager" in ms:
+                s[f"{name}_vs_eager"] = round(ms["eager"] / ms[name], 3)
+        if "patched+compile" in ms and "compile" in ms:
+            s["patched+compile_vs_compile"] = round(ms["compile"] / ms["patched+compile"], 3)
+            goal[str(batch)] = ms["patched+compile"] < ms["compile"]
+        speedups[str(batch)] = s
+
+    return {
+        "benchmark": "ltx_video end-to-end: one denoising step (transformer forward)",
+        "script": "skills/cuda-kernels/examples/ltx_video/integration/benchmark_e2e.py",
+        "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "environment": S.environment(device),
+        "model": {
+            "class": "diffusers LTXVideoTransformer3DModel",
+            "config": "default (LTX-Video 0.9.x)" if cuda else "tiny (CI)",
+            "params": n_params,
+            "dtype": str(dtype).removeprefix("torch."),
+            "weights": f"random (seed {args.seed})",
+        },
+        "inputs": {
+            "frames": shape.frames, "height": shape.height, "width": shape.width,
+            "latent_fhw": list(shape.latent()), "tokens": shape.tokens(), "text_len": shape.text_len,
+        },
+        "settings": {"warmup": warmup, "iters": iters, "compile_mode": args.compile_mode,
+                     "compile_backend": backend,
+                     "timing": "CUDA events per call, median" if cuda else "perf_counter per call, median"},
+        "patch": patch_info,
+        "results": results,
+        "speedups": speedups,
+        "goal_patched_compile_faster_than_compile": goal,
+        "errors": errors,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    data = run(args)
+    text = json.dumps(data, indent=2)
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(text + "\n")
+        print(f"wrote {args.out}")
+    if args.markdown:
+        sys.path.insert(0, str(HERE))
+        from make_results_md import render
+
+        args.markdown.parent.mkdir(parents=True, exist_ok=True)
+        args.markdown.write_text(render(data, source=args.out.name if args.out else None))
+        print(f"wrote {args.markdown}")
+    for batch, s in data["speedups"].items():
+        print(f"batch {batch}: " + ", ".join(f"{k} {v:.2f}x" for k, v in s.items()))
+    return 1 if data["errors"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

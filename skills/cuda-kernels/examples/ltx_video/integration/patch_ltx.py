@@ -1,0 +1,518 @@
+"""Patch diffusers' LTX-Video transformer with the ltx_video_kernels package, and undo it.
+
+    from patch_ltx import patch_ltx_transformer
+    report = patch_ltx_transformer(pipe.transformer, ltx_video_kernels)
+    print(report.summary())      # what was replaced, what was refused and why
+    ...                          # run the pipeline; torch.compile works after patching
+    report.restore()             # or unpatch_ltx_transformer(pipe.transformer)
+
+What is replaced (diffusers 0.42.1, default LTXVideoTransformer3DModel config):
+
+  module / site                                   count  how
+  diffusers RMSNorm, no weight, eps 1e-6 (norm1/2)   56  forward -> rms_norm(x, None, eps)
+  torch.nn.RMSNorm, weight, eps 1e-5 (q/k norms)    112  forward -> rms_norm(x, w, eps)
+  FeedForward's GELU(approximate="tanh")             28  forward -> gelu_tanh(proj(x))
+  LTXVideoTransformerBlock (2 AdaLN sites each)      28  forward -> rms_norm_modulate fused
+  LTXAttention processor                             56  q/k norm + interleaved RoPE kernels
+
+Only what was proved equivalent is touched: exact classes (a subclass may change the math),
+diffusers RMSNorm without a bias, torch RMSNorm over one dim, GELU with the tanh
+approximation, and - for the two places where this module re-implements a diffusers forward
+(the block and the attention processor) - the exact diffusers source it was verified
+against (sha256 below). Everything else is listed in the report's `skipped` with the reason.
+
+Mechanics. Module forwards are replaced per instance with the package's Kernel Hub-style
+layers (`ltx_video_kernels.layers`), the way `kernels.kernelize` does it; parameters, state
+dict and the class stay untouched, so saving, `.to()` and restoring keep working. Attention
+goes through a diffusers attention processor (`LTXKernelAttnProcessor`), the extension point
+diffusers offers for attention. A module whose forward was already replaced by someone else
+(diffusers hooks for offloading / layerwise casting / caching do that) is refused: patch
+before enabling hooks, and before torch.compile.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import importlib
+import inspect
+import textwrap
+import types
+import weakref
+from collections import Counter
+from collections.abc import Callable
+from typing import Any
+
+import torch
+from torch import nn
+
+import diffusers
+from diffusers.models.activations import GELU
+from diffusers.models.normalization import RMSNorm as DiffusersRMSNorm
+from diffusers.models.transformers import transformer_ltx as _ltx
+from diffusers.models.transformers.transformer_ltx import (
+    LTXAttention,
+    LTXVideoAttnProcessor,
+    LTXVideoTransformerBlock,
+)
+from diffusers.models.attention_dispatch import dispatch_attention_fn
+
+__all__ = [
+    "KIND_ATTENTION",
+    "KIND_BLOCK_ADALN",
+    "KIND_GELU_TANH",
+    "KIND_RMSNORM_DIFFUSERS",
+    "KIND_RMSNORM_DIFFUSERS_WEIGHT",
+    "KIND_RMSNORM_TORCH",
+    "LTXKernelAttnProcessor",
+    "PatchError",
+    "PatchReport",
+    "Skipped",
+    "patch_ltx_transformer",
+    "unpatch_ltx_transformer",
+]
+
+VERIFIED_DIFFUSERS_VERSION = "0.42.1"
+
+# sha256 (first 16 hex digits) of textwrap.dedent(inspect.getsource(...)) in diffusers 0.42.1.
+# The block layer and the attention processor below re-implement these functions with
+# kernels; if diffusers changes them, re-verify the math before updating a hash.
+VERIFIED_SOURCES: dict[str, str] = {
+    "LTXVideoTransformerBlock.forward": "0bd97ec27412ceec",
+    "LTXVideoAttnProcessor.__call__": "c2a0c16447bc6c6c",
+    "apply_rotary_emb": "fa3a0a3ad5c63101",
+    "RMSNorm.forward": "25f4c6d067d464a9",
+    "GELU.forward": "d6728e812cd51ebb",
+    "GELU.gelu": "9688d8847aaf631e",
+}
+
+KIND_RMSNORM_DIFFUSERS = "rmsnorm.diffusers.no_weight"
+KIND_RMSNORM_DIFFUSERS_WEIGHT = "rmsnorm.diffusers.weight"
+KIND_RMSNORM_TORCH = "rmsnorm.torch"
+KIND_GELU_TANH = "ff.gelu_tanh"
+KIND_BLOCK_ADALN = "block.adaln"
+KIND_ATTENTION = "attention.processor"
+
+# transformer -> its active PatchReport (weak keys: no attribute on the model, no leak)
+_ACTIVE: weakref.WeakKeyDictionary[nn.Module, PatchReport] = weakref.WeakKeyDictionary()
+
+
+class PatchError(RuntimeError):
+    """The transformer cannot be patched as asked; the message says what to do instead."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Skipped:
+    """A module that looked like a patch target but was left alone."""
+
+    name: str
+    cls: str
+    reason: str
+
+
+@dataclasses.dataclass
+class PatchReport:
+    """What `patch_ltx_transformer` changed; `restore()` undoes exactly that."""
+
+    counts: Counter[str]
+    skipped: list[Skipped]
+    fused_norm_rope: bool
+    kernels_module: str
+    _undo: list[Callable[[], None]] = dataclasses.field(default_factory=list, repr=False)
+    _owner: weakref.ref[nn.Module] | None = dataclasses.field(default=None, repr=False)
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts.values())
+
+    @property
+    def active(self) -> bool:
+        return bool(self._undo)
+
+    def summary(self) -> str:
+        lines = [f"patched with {self.kernels_module}: {self.total} sites"]
+        lines += [f"  {kind:<28} {n:4d}" for kind, n in sorted(self.counts.items())]
+        lines.append(f"  q/k norm + RoPE fused in one kernel: {'yes' if self.fused_norm_rope else 'no'}")
+        if self.skipped:
+            lines.append(f"skipped {len(self.skipped)}:")
+            lines += [f"  {s.name} ({s.cls}): {s.reason}" for s in self.skipped]
+        return "\n".join(lines)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "kernels_module": self.kernels_module,
+            "counts": dict(sorted(self.counts.items())),
+            "total": self.total,
+            "fused_norm_rope": self.fused_norm_rope,
+            "skipped": [dataclasses.asdict(s) for s in self.skipped],
+        }
+
+    def restore(self) -> None:
+        """Put back every original forward and processor (idempotent)."""
+        while self._undo:
+            self._undo.pop()()
+        owner = self._owner() if self._owner is not None else None
+        if owner is not None and _ACTIVE.get(owner) is self:
+            del _ACTIVE[owner]
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _source_hash(obj: Any) -> str | None:
+    try:
+        source = textwrap.dedent(inspect.getsource(obj))
+    except (OSError, TypeError):  # no source shipped (zip/frozen install)
+        return None
+    return hashlib.sha256(source.encode()).hexdigest()[:16]
+
+
+def _unverified_sources(names: list[str]) -> list[str]:
+    objects = {
+        "LTXVideoTransformerBlock.forward": LTXVideoTransformerBlock.forward,
+        "LTXVideoAttnProcessor.__call__": LTXVideoAttnProcessor.__call__,
+        "apply_rotary_emb": _ltx.apply_rotary_emb,
+        "RMSNorm.forward": DiffusersRMSNorm.forward,
+        "GELU.forward": GELU.forward,
+        "GELU.gelu": GELU.gelu,
+    }
+    return [n for n in names if _source_hash(objects[n]) != VERIFIED_SOURCES[n]]
+
+
+def _cls_name(module: Any) -> str:
+    cls = type(module)
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def _forward_taken(module: nn.Module) -> str | None:
+    """Why this module's forward must not be replaced, or None."""
+    if "forward" in module.__dict__:
+        return (
+            "its forward was already replaced (a diffusers hook - offloading, layerwise casting, "
+            "caching - or another patch); patch before enabling hooks"
+        )
+    if hasattr(module, "_diffusers_hook"):
+        return "it carries diffusers hooks; patch before enabling hooks"
+    return None
+
+
+def _has_hooks(module: nn.Module) -> bool:
+    return bool(
+        module._forward_hooks
+        or module._forward_pre_hooks
+        or "forward" in module.__dict__
+        or hasattr(module, "_diffusers_hook")
+    )
+
+
+def _is_compiled(module: nn.Module) -> bool:
+    if hasattr(module, "_orig_mod"):  # torch.compile(module) wrapper
+        return True
+    return any(getattr(m, "_compiled_call_impl", None) is not None for m in module.modules())
+
+
+def _bind_forward(module: nn.Module, layer: type[nn.Module], undo: list[Callable[[], None]]) -> None:
+    module.forward = types.MethodType(layer.forward, module)
+
+    def _restore(module: nn.Module = module) -> None:
+        module.__dict__.pop("forward", None)
+
+    undo.append(_restore)
+
+
+def _load_layers(kernels_module: types.ModuleType) -> types.ModuleType:
+    layers = getattr(kernels_module, "layers", None)
+    if isinstance(layers, types.ModuleType):
+        return layers
+    try:
+        return importlib.import_module(f"{kernels_module.__name__}.layers")
+    except ImportError as exc:
+        raise PatchError(
+            f"{kernels_module.__name__} has no `layers` submodule ({exc}); pass the "
+            "ltx_video_kernels package (built with build_local.py or loaded with get_kernel)"
+        ) from exc
+
+
+# --------------------------------------------------------------------------- attention
+
+
+class LTXKernelAttnProcessor(LTXVideoAttnProcessor):
+    """``LTXVideoAttnProcessor`` (diffusers 0.42.1) with q/k RMSNorm and RoPE done by kernels.
+
+    LTX normalises q and k across all heads (``torch.nn.RMSNorm(heads * head_dim, eps=1e-5)``)
+    and then applies ``apply_rotary_emb``: RoPE on *interleaved* channel pairs (2i, 2i+1) of
+    the flattened ``[B, S, heads * head_dim]`` projection, with fp32 ``cos``/``sin`` of shape
+    ``[B, S, heads * head_dim]`` and the result cast back to the input dtype. Self-attention
+    (attn1) gets RoPE; cross-attention (attn2) gets ``image_rotary_emb=None``, so only the
+    norms. When the package offers ``rms_norm_rope`` and the norms are plain 1-D
+    ``torch.nn.RMSNorm``, norm and rotation run as one kernel per tensor.
+    """
+
+    def __init__(self, kernels_module: types.ModuleType, fuse_norm_rope: bool) -> None:
+        super().__init__()
+        self._rope = kernels_module.rope_interleaved
+        self._norm_rope = getattr(kernels_module, "rms_norm_rope", None) if fuse_norm_rope else None
+        self._default_eps = _load_layers(kernels_module).torch_rms_norm_default_eps
+
+    def _norm_and_rope(
+        self, norm: nn.Module, x: torch.Tensor, rotary: tuple[torch.Tensor, torch.Tensor] | None
+    ) -> torch.Tensor:
+        if rotary is None:
+            return norm(x)
+        cos, sin = rotary
+        if self._norm_rope is not None:
+            eps = norm.eps if norm.eps is not None else self._default_eps(x.dtype)
+            return self._norm_rope(x, norm.weight, eps, cos, sin)
+        return self._rope(norm(x), cos, sin)
+
+    def __call__(
+        self,
+        attn: LTXAttention,
+        hidden_states: torch.Tensor,
+        encoder_hidden_states: torch.Tensor | None = None,
+        attention_mask: torch.Tensor | None = None,
+        image_rotary_emb: tuple[torch.Tensor, torch.Tensor] | None = None,
+    ) -> torch.Tensor:
+        batch_size, sequence_length, _ = (
+            hidden_states.shape if encoder_hidden_states is None else encoder_hidden_states.shape
+        )
+
+        if attention_mask is not None:
+            attention_mask = attn.prepare_attention_mask(attention_mask, sequence_length, batch_size)
+            attention_mask = attention_mask.view(batch_size, attn.heads, -1, attention_mask.shape[-1])
+
+        if encoder_hidden_states is None:
+            encoder_hidden_states = hidden_states
+
+        query = attn.to_q(hidden_states)
+        key = attn.to_k(encoder_hidden_states)
+        value = attn.to_v(encoder_hidden_states)
+
+        query = self._norm_and_rope(attn.norm_q, query, image_rotary_emb)
+        key = self._norm_and_rope(attn.norm_k, key, image_rotary_emb)
+
+        query = query.unflatten(2, (attn.heads, -1))
+        key = key.unflatten(2, (attn.heads, -1))
+        value = value.unflatten(2, (attn.heads, -1))
+
+        hidden_states = dispatch_attention_fn(
+            query,
+            key,
+            value,
+            attn_mask=attention_mask,
+            dropout_p=0.0,
+            is_causal=False,
+            backend=self._attention_backend,
+            parallel_config=self._parallel_config,
+        )
+        hidden_states = hidden_states.flatten(2, 3)
+        hidden_states = hidden_states.to(query.dtype)
+
+        hidden_states = attn.to_out[0](hidden_states)
+        hidden_states = attn.to_out[1](hidden_states)
+        return hidden_states
+
+
+def _plain_torch_rmsnorm(norm: nn.Module) -> bool:
+    return type(norm) is nn.RMSNorm and len(norm.normalized_shape) == 1 and not _has_hooks(norm)
+
+
+# --------------------------------------------------------------------------- entry points
+
+
+def patch_ltx_transformer(
+    transformer: nn.Module,
+    kernels_module: types.ModuleType,
+    *,
+    norms: bool = True,
+    adaln: bool = True,
+    gelu: bool = True,
+    attention: bool = True,
+    fuse_norm_rope: bool = True,
+    verify_source: bool = True,
+) -> PatchReport:
+    """Route the LTX-Video transformer's norms, AdaLN, GELU-tanh and RoPE through `kernels_module`.
+
+    Args:
+        transformer: a diffusers ``LTXVideoTransformer3DModel`` (``pipe.transformer``), or any
+            module containing LTX blocks; not yet compiled and without diffusers hooks.
+        kernels_module: the imported ``ltx_video_kernels`` package (local build or Hub kernel).
+        norms / adaln / gelu / attention: which families to patch (all by default).
+        fuse_norm_rope: use the package's fused q/k norm + RoPE kernel if it has one.
+        verify_source: refuse the block and attention re-implementations if diffusers' source
+            differs from the verified 0.42.1 source (set False only after re-verifying).
+
+    Returns a `PatchReport`; `report.restore()` undoes the patch.
+    Raises `PatchError` if the model is already patched or already compiled.
+    """
+    if not isinstance(transformer, nn.Module):
+        raise PatchError(
+            f"expected the transformer nn.Module (e.g. pipe.transformer), got {type(transformer).__name__}"
+        )
+    if transformer in _ACTIVE:
+        raise PatchError("this transformer is already patched; call unpatch_ltx_transformer() first")
+    if _is_compiled(transformer):
+        raise PatchError(
+            "the transformer (or one of its blocks) is already compiled; patch first, then torch.compile"
+        )
+    layers = _load_layers(kernels_module)
+    for fn in ("rms_norm", "rms_norm_modulate", "gelu_tanh", "rope_interleaved"):
+        if not callable(getattr(kernels_module, fn, None)):
+            raise PatchError(f"{kernels_module.__name__} lacks `{fn}`; is it the ltx_video_kernels package?")
+
+    bad_sources: set[str] = set()
+    if verify_source:
+        bad_sources = set(_unverified_sources(list(VERIFIED_SOURCES)))
+
+    def source_reason(*names: str) -> str | None:
+        stale = [n for n in names if n in bad_sources]
+        if not stale:
+            return None
+        return (
+            f"diffusers {diffusers.__version__} changed {', '.join(stale)} since the verified "
+            f"{VERIFIED_DIFFUSERS_VERSION}; re-verify, then pass verify_source=False"
+        )
+
+    counts: Counter[str] = Counter()
+    skipped: list[Skipped] = []
+    undo: list[Callable[[], None]] = []
+    has_norm_rope = callable(getattr(kernels_module, "rms_norm_rope", None))
+    any_fused = False
+
+    def skip(name: str, module: Any, reason: str) -> None:
+        skipped.append(Skipped(name or "<root>", _cls_name(module), reason))
+
+    # Snapshot first: binding forwards does not add modules, but be explicit about order.
+    for name, module in list(transformer.named_modules()):
+        cls = type(module)
+
+        # ---- RMSNorm families
+        if isinstance(module, DiffusersRMSNorm):
+            if not norms:
+                continue
+            if cls is not DiffusersRMSNorm:
+                skip(name, module, "subclass of diffusers RMSNorm: its forward is not verified")
+            elif module.bias is not None:
+                skip(name, module, "diffusers RMSNorm with bias=True: the kernel has no bias")
+            elif (reason := source_reason("RMSNorm.forward")) is not None:
+                skip(name, module, reason)
+            elif (reason := _forward_taken(module)) is not None:
+                skip(name, module, reason)
+            else:
+                _bind_forward(module, layers.DiffusersRMSNorm, undo)
+                counts[KIND_RMSNORM_DIFFUSERS if module.weight is None else KIND_RMSNORM_DIFFUSERS_WEIGHT] += 1
+            continue
+        if isinstance(module, nn.RMSNorm):
+            if not norms:
+                continue
+            if cls is not nn.RMSNorm:
+                skip(name, module, "subclass of torch.nn.RMSNorm: its forward is not verified")
+            elif len(module.normalized_shape) != 1:
+                skip(name, module, f"normalizes over {tuple(module.normalized_shape)}: the kernel normalizes the last dim")
+            elif (reason := _forward_taken(module)) is not None:
+                skip(name, module, reason)
+            else:
+                _bind_forward(module, layers.TorchRMSNorm, undo)
+                counts[KIND_RMSNORM_TORCH] += 1
+            continue
+        if "RMSNorm" in cls.__name__:
+            # Gemma-style x * (1 + w), gated norms, Mochi's fp32 norm...: other formulas.
+            if norms:
+                skip(name, module, "RMSNorm-like class with an unverified formula")
+            continue
+
+        # ---- feed-forward activation
+        if isinstance(module, GELU):
+            if not gelu:
+                continue
+            if cls is not GELU:
+                skip(name, module, "subclass of diffusers GELU: its forward is not verified")
+            elif module.approximate != "tanh":
+                skip(name, module, f"GELU(approximate={module.approximate!r}): the kernel is the tanh form")
+            elif (reason := source_reason("GELU.forward", "GELU.gelu")) is not None:
+                skip(name, module, reason)
+            elif (reason := _forward_taken(module)) is not None:
+                skip(name, module, reason)
+            else:
+                _bind_forward(module, layers.GELUTanh, undo)
+                counts[KIND_GELU_TANH] += 1
+            continue
+        if gelu and cls.__name__ in {"GEGLU", "ApproximateGELU", "SwiGLU", "LinearActivation"}:
+            skip(name, module, f"{cls.__name__} is not GELU-tanh; this package has no kernel for it")
+            continue
+
+        # ---- transformer block: fused norm + AdaLN modulation
+        if isinstance(module, LTXVideoTransformerBlock):
+            if not adaln:
+                continue
+            norm_ok = all(
+                type(getattr(module, n, None)) is DiffusersRMSNorm and getattr(module, n).bias is None
+                for n in ("norm1", "norm2")
+            )
+            if cls is not LTXVideoTransformerBlock:
+                skip(name, module, "subclass of LTXVideoTransformerBlock: its forward is not verified")
+            elif (reason := source_reason("LTXVideoTransformerBlock.forward", "RMSNorm.forward")) is not None:
+                skip(name, module, reason)
+            elif not norm_ok:
+                skip(name, module, "norm1/norm2 are not bias-free diffusers RMSNorm modules")
+            elif _has_hooks(module.norm1) or _has_hooks(module.norm2):
+                skip(name, module, "norm1/norm2 carry hooks that the fused forward would bypass")
+            elif module.scale_shift_table.shape[0] != 6:
+                skip(name, module, f"scale_shift_table has {module.scale_shift_table.shape[0]} rows, expected 6")
+            elif (reason := _forward_taken(module)) is not None:
+                skip(name, module, reason)
+            else:
+                _bind_forward(module, layers.LTXVideoBlockAdaLN, undo)
+                counts[KIND_BLOCK_ADALN] += 1
+            continue
+
+        # ---- attention: processor with kernel q/k norm + RoPE
+        if isinstance(module, LTXAttention):
+            if not attention:
+                continue
+            current = module.processor
+            if type(current) is not LTXVideoAttnProcessor:
+                skip(name, module, f"uses processor {type(current).__name__}, not diffusers' LTXVideoAttnProcessor")
+            elif (reason := source_reason("LTXVideoAttnProcessor.__call__", "apply_rotary_emb")) is not None:
+                skip(name, module, reason)
+            else:
+                fuse = (
+                    fuse_norm_rope
+                    and norms
+                    and has_norm_rope
+                    and _plain_torch_rmsnorm(module.norm_q)
+                    and _plain_torch_rmsnorm(module.norm_k)
+                )
+                any_fused = any_fused or fuse
+                processor = LTXKernelAttnProcessor(kernels_module, fuse_norm_rope=fuse)
+                # keep what set_attention_backend / enable_parallelism configured
+                processor._attention_backend = current._attention_backend
+                processor._parallel_config = current._parallel_config
+                module.set_processor(processor)
+
+                def _restore_processor(module: nn.Module = module, original: Any = current) -> None:
+                    module.set_processor(original)
+
+                undo.append(_restore_processor)
+                counts[KIND_ATTENTION] += 1
+            continue
+
+    report = PatchReport(
+        counts=counts,
+        skipped=skipped,
+        fused_norm_rope=any_fused,
+        kernels_module=kernels_module.__name__,
+        _undo=undo,
+        _owner=weakref.ref(transformer),
+    )
+    _ACTIVE[transformer] = report
+    return report
+
+
+def unpatch_ltx_transformer(transformer: nn.Module) -> bool:
+    """Undo `patch_ltx_transformer`; returns False if the transformer was not patched."""
+    report = _ACTIVE.get(transformer)
+    if report is None:
+        return False
+    report.restore()
+    return True

@@ -1,0 +1,171 @@
+"""Kernel Hub-style layers for diffusers' LTX-Video transformer (verified on diffusers 0.42.1).
+
+A Hub layer is a stateless ``nn.Module`` subclass that only defines ``forward``: the
+`kernels` library (``kernelize``) and our ``integration/patch_ltx.py`` bind that forward to an
+existing module instance (``module.forward = MethodType(Layer.forward, module)``), so the
+layer reads the original module's attributes (``self.weight``, ``self.eps``, ``self.proj``...)
+and the model keeps its parameters, state dict and hooks.
+
+Each layer reproduces exactly one diffusers forward, with the arithmetic moved into this
+package's kernels. Where the kernel would not compute the same thing (a bias, a weight whose
+dtype differs from the input: diffusers then returns the weight's dtype, not the input's)
+the layer calls the original forward, ``type(self).forward``, instead of guessing.
+
+=====================  ================================================  ===========================
+layer                  replaces the forward of                           kernels
+=====================  ================================================  ===========================
+DiffusersRMSNorm       diffusers.models.normalization.RMSNorm            rms_norm (weight may be None)
+TorchRMSNorm           torch.nn.RMSNorm (1-D normalized_shape)           rms_norm
+GELUTanh               diffusers.models.activations.GELU, tanh variant   gelu_tanh
+LTXVideoBlockAdaLN     diffusers' LTXVideoTransformerBlock               rms_norm_modulate (norm1/2 +
+                                                                         AdaLN scale/shift, fused)
+=====================  ================================================  ===========================
+
+In LTX-Video the attention's q/k norm + RoPE live in an attention *processor*, not in a
+module forward, so that part is in ``integration/patch_ltx.py`` (a diffusers processor class).
+
+Inference only (``has_backward = False``): the CUDA ops register no autograd formula.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+# The package defines these before anything imports `layers` (kernels' get_kernel and our
+# patch module import it after the package itself).
+from . import gelu_tanh, rms_norm, rms_norm_modulate
+
+__all__ = [
+    "DiffusersRMSNorm",
+    "GELUTanh",
+    "LTXVideoBlockAdaLN",
+    "TorchRMSNorm",
+    "torch_rms_norm_default_eps",
+]
+
+
+def torch_rms_norm_default_eps(dtype: torch.dtype) -> float:
+    """The eps torch.nn.RMSNorm(eps=None) really uses for inputs of `dtype`.
+
+    torch documents ``finfo(x.dtype).eps``, but ATen (and torch's own decomposition)
+    take the epsilon of the *computation* dtype: float32 for fp16/bf16/fp32 inputs, float64
+    for float64. For bf16 that is 1.19e-7, not 7.8e-3: using bf16's eps changes the output.
+    """
+    return torch.finfo(torch.float64 if dtype == torch.float64 else torch.float32).eps
+
+
+class DiffusersRMSNorm(nn.Module):
+    """diffusers ``RMSNorm``: ``x * rsqrt(mean(x^2) + eps)`` in fp32, times ``weight`` if any.
+
+    Without a weight (``elementwise_affine=False``: every norm1/norm2 of LTX) diffusers
+    returns the input dtype; the kernel takes ``weight=None`` (no ``torch.ones`` per call).
+    With a weight of the input's dtype diffusers rounds twice (after the norm and after the
+    weight); the kernel rounds once, within bf16 tolerance of it.
+    """
+
+    can_torch_compile = True
+    has_backward = False
+
+    def forward(self, hidden_states: torch.Tensor) -> torch.Tensor:
+        weight = self.weight
+        if self.bias is not None or (weight is not None and weight.dtype != hidden_states.dtype):
+            # bias: not in the kernel; fp32 weight on bf16 input: diffusers returns fp32.
+            return type(self).forward(self, hidden_states)
+        return rms_norm(hidden_states, weight, self.eps)
+
+
+class TorchRMSNorm(nn.Module):
+    """``torch.nn.RMSNorm`` over the last dim: LTX's q/k norms (across all heads, eps 1e-5)."""
+
+    can_torch_compile = True
+    has_backward = False
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if len(self.normalized_shape) != 1:
+            return type(self).forward(self, x)
+        eps = self.eps if self.eps is not None else torch_rms_norm_default_eps(x.dtype)
+        return rms_norm(x, self.weight, eps)
+
+
+class GELUTanh(nn.Module):
+    """diffusers ``GELU(approximate="tanh")``: ``gelu_tanh(proj(x))``, the LTX feed-forward's first half."""
+
+    can_torch_compile = True
+    has_backward = False
+
+    def forward(self, hidden_states: torch.Tensor) -> torch.Tensor:
+        if self.approximate != "tanh":
+            return type(self).forward(self, hidden_states)
+        return gelu_tanh(self.proj(hidden_states))
+
+
+def _norm_modulate(
+    norm: nn.Module, x: torch.Tensor, scale: torch.Tensor, shift: torch.Tensor
+) -> torch.Tensor:
+    # The fused kernel returns x.dtype; diffusers' unfused expression promotes to the widest
+    # of x, weight, scale and shift. Fuse only where both give the same dtype.
+    weight = norm.weight
+    fusable = (
+        norm.bias is None
+        and (weight is None or weight.dtype == x.dtype)
+        and scale.dtype == x.dtype
+        and shift.dtype == x.dtype
+    )
+    if fusable:
+        return rms_norm_modulate(x, weight, scale, shift, norm.eps)
+    return norm(x) * (1 + scale) + shift
+
+
+class LTXVideoBlockAdaLN(nn.Module):
+    """``LTXVideoTransformerBlock.forward`` of diffusers 0.42.1 with each AdaLN site fused.
+
+    diffusers computes ``norm1(h) * (1 + scale_msa) + shift_msa`` (and the same with norm2,
+    scale_mlp, shift_mlp) as three kernels and three bf16 roundings; here each is one
+    ``rms_norm_modulate`` call. ``scale``/``shift`` are ``[B, T, D]`` views into the
+    ``[B, T, 6, D]`` AdaLN table, with T = 1 (one timestep per video) or T = sequence length
+    (per-token timesteps, as LTX's condition pipeline passes them). Everything else is the
+    diffusers forward line for line; integration/patch_ltx.py binds this layer only to blocks
+    whose class and source it has checked.
+    """
+
+    can_torch_compile = True
+    has_backward = False
+
+    def forward(
+        self,
+        hidden_states: torch.Tensor,
+        encoder_hidden_states: torch.Tensor,
+        temb: torch.Tensor,
+        image_rotary_emb: tuple[torch.Tensor, torch.Tensor] | None = None,
+        encoder_attention_mask: torch.Tensor | None = None,
+    ) -> torch.Tensor:
+        batch_size = hidden_states.size(0)
+
+        num_ada_params = self.scale_shift_table.shape[0]
+        ada_values = self.scale_shift_table[None, None].to(temb.device) + temb.reshape(
+            batch_size, temb.size(1), num_ada_params, -1
+        )
+        shift_msa, scale_msa, gate_msa, shift_mlp, scale_mlp, gate_mlp = ada_values.unbind(dim=2)
+        norm_hidden_states = _norm_modulate(self.norm1, hidden_states, scale_msa, shift_msa)
+
+        attn_hidden_states = self.attn1(
+            hidden_states=norm_hidden_states,
+            encoder_hidden_states=None,
+            image_rotary_emb=image_rotary_emb,
+        )
+        hidden_states = hidden_states + attn_hidden_states * gate_msa
+
+        attn_hidden_states = self.attn2(
+            hidden_states,
+            encoder_hidden_states=encoder_hidden_states,
+            image_rotary_emb=None,
+            attention_mask=encoder_attention_mask,
+        )
+        hidden_states = hidden_states + attn_hidden_states
+        norm_hidden_states = _norm_modulate(self.norm2, hidden_states, scale_mlp, shift_mlp)
+
+        ff_output = self.ff(norm_hidden_states)
+        hidden_states = hidden_states + ff_output * gate_mlp
+
+        return hidden_states
