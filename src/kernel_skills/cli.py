@@ -1,0 +1,681 @@
+"""The `kernels` command line: parse the arguments, call the core, print the result.
+
+No logic lives here. Errors from the core arrive as KernelsError and are turned into
+``Error: <what>. <fix>`` and an exit code by one handler (:class:`_Root`). Modules that
+cost start-up time (rich, yaml, platformdirs, the installer) are imported inside the
+commands, so `kernels --help` stays fast.
+"""
+
+import functools
+import inspect
+import os
+import signal
+import sys
+import traceback
+from pathlib import Path
+from typing import Annotated, Any, Callable, Optional
+
+import typer
+
+from . import __version__
+from .agents import AGENTS, SHARED_AGENT, SHARED_READERS, Location, Target, add_targets, agent_names, dedupe, known_targets, select_targets, user_hint
+from .errors import EXIT_FAILURE, KernelsError
+
+DEFAULT_SKILL = "cuda-kernels"
+DEBUG_ENV = "KERNELS_DEBUG"
+EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 143
+
+_state = {"json": False}
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM, raised like Ctrl-C so an install in progress rolls back and cleans up."""
+
+
+def _click_exceptions() -> tuple[type[BaseException], ...]:
+    # typer re-exports click's exception types under its own names; these must pass
+    # through the handler untouched so click prints usage errors and honours Exit.
+    bases = [cls for cls in typer.BadParameter.__mro__ if cls.__name__ == "ClickException"]
+    return (typer.Exit, typer.Abort, *bases)
+
+
+def _report(what: str, fix: str, code: int, exc: BaseException | None = None) -> int:
+    if os.environ.get(DEBUG_ENV) == "1" and exc is not None:
+        traceback.print_exception(type(exc), exc, exc.__traceback__)
+    message = f"{what}. {fix}" if fix else f"{what}."
+    prefix = typer.style("Error:", fg="red", bold=True) if sys.stderr.isatty() else "Error:"
+    typer.echo(f"{prefix} {message}", err=True)
+    if _state["json"]:
+        typer.echo(_dumps({"ok": False, "error": {"what": what, "fix": fix, "exit_code": code}}))
+    return code
+
+
+def _dumps(data: Any) -> str:
+    import json
+
+    return json.dumps(data, indent=2, default=str)
+
+
+_PLAIN: list[Any] = []
+
+
+def _plain_coercer() -> Any:
+    """A typer RuntimeParam for str and bool parameters, or None if this typer has no such layer."""
+    if not _PLAIN:
+        try:
+            from typer._coercion import RuntimeParam
+        except ImportError:
+            _PLAIN.append(None)
+        else:
+
+            class _Plain(RuntimeParam):
+                def _coerce_value(self, value: Any, param: Any, ctx: Any) -> Any:
+                    if self.annotation is bool:
+                        return bool(value)
+                    return [str(v) for v in value] if isinstance(value, (list, tuple)) else str(value)
+
+            _PLAIN.append(_Plain)
+    return _PLAIN[0]
+
+
+def _is_plain(annotation: Any) -> bool:
+    import typing
+
+    args = [a for a in typing.get_args(annotation) if a is not type(None)]
+    if typing.get_origin(annotation) is typing.Union and len(args) == 1:
+        annotation = args[0]
+    return annotation in (str, bool) or (typing.get_origin(annotation) is list and typing.get_args(annotation) == (str,))
+
+
+class _NoPydantic:
+    """Skips typer's pydantic coercion for str and bool parameters (all of ours).
+
+    Recent typer releases coerce parameters through a pydantic TypeAdapter; importing
+    pydantic for that takes longer than the whole rest of `kernels skills add` (see
+    benchmarks/cli_speed.py). Strings and flags need no coercion, so they get a
+    pass-through coercer. On a typer without that layer this does nothing.
+    """
+
+    def parse_args(self, ctx: Any, args: Any) -> Any:
+        plain = _plain_coercer()
+        for param in self.get_params(ctx) if plain else ():  # type: ignore[attr-defined]
+            descriptor = getattr(param, "type_descriptor", None)
+            if getattr(param, "_runtime_param", False) is None and descriptor and _is_plain(descriptor.annotation):
+                param._runtime_param = plain(parameter_info=descriptor.parameter_info, annotation=descriptor.annotation)
+        return super().parse_args(ctx, args)  # type: ignore[misc]
+
+
+class _Command(_NoPydantic, typer.core.TyperCommand):
+    pass
+
+
+class _Group(_NoPydantic, typer.core.TyperGroup):
+    pass
+
+
+class _Root(_Group):
+    """The one error handler: every command's failure passes through here."""
+
+    def invoke(self, ctx: Any) -> Any:
+        try:
+            return super().invoke(ctx)
+        except KernelsError as exc:
+            code = _report(exc.what, exc.fix, exc.exit_code, exc)
+        except KeyboardInterrupt as exc:
+            terminated = isinstance(exc, _Terminated)
+            code = _report(
+                "terminated" if terminated else "interrupted",
+                "Anything half-done was rolled back; re-run the command to do it.",
+                EXIT_TERMINATED if terminated else EXIT_INTERRUPTED,
+                exc,
+            )
+        except OSError as exc:
+            where = f": {exc.filename}" if exc.filename else ""
+            code = _report(f"{exc.strerror or exc}{where}", "Check that path's permissions and free space, then re-run.", EXIT_FAILURE, exc)
+        except Exception as exc:
+            if isinstance(exc, _click_exceptions()):
+                raise
+            code = _report(
+                f"unexpected {type(exc).__name__}: {exc}",
+                f"This is a bug in kernel-skills; re-run with {DEBUG_ENV}=1 and report the traceback.",
+                EXIT_FAILURE,
+                exc,
+            )
+        raise typer.Exit(code)
+
+
+_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+
+app = typer.Typer(
+    cls=_Root,
+    name="kernels",
+    help="Install agent skills (starting with cuda-kernels) into Claude Code, Codex, OpenCode and other coding agents.",
+    no_args_is_help=True,
+    add_completion=False,
+    rich_markup_mode=None,  # plain click help: rich's help renderer costs ~0.1 s of start-up
+    pretty_exceptions_enable=False,
+    context_settings=_SETTINGS,
+)
+skills_app = typer.Typer(
+    cls=_Group,
+    help="Install, list, update, remove and check agent skills.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+    context_settings=_SETTINGS,
+)
+app.add_typer(skills_app, name="skills")
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"kernel-skills {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool, typer.Option("--version", "-V", help="Show the version and exit.", is_eager=True, callback=_version)
+    ] = False,
+) -> None:
+    """Install agent skills (starting with cuda-kernels) into coding agents.
+
+    Start with: kernels skills add cuda-kernels --claude
+    """
+    _state["json"] = False
+
+
+# ------------------------------------------------------------------ shared options
+
+_AGENT_HELP = "Target an agent by name (repeatable): " + ", ".join(agent_names()) + "."
+AgentOpt = Annotated[Optional[list[str]], typer.Option("--agent", metavar="NAME", help=_AGENT_HELP, show_default=False)]
+GlobalOpt = Annotated[bool, typer.Option("--global", "-g", help="Use the agents' user-wide folders instead of the project's.")]
+DestOpt = Annotated[
+    Optional[list[str]], typer.Option("--dest", metavar="DIR", help="Also use DIR as a skills folder: DIR/<skill> (repeatable).", show_default=False)
+]
+ForceOpt = Annotated[bool, typer.Option("--force", "-f", help="Replace existing installs (user-edited ones are backed up first).")]
+DryRunOpt = Annotated[bool, typer.Option("--dry-run", "-n", help="Print what would happen; write nothing.")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print a machine-readable JSON result.")]
+QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing but errors.")]
+
+
+def agent_flags(func: Callable[..., Any]) -> Callable[..., Any]:
+    """Give a command one --<agent> flag per row of the agent table.
+
+    The command declares a parameter ``agent_flags``; it receives the names of the flags
+    that were given. Adding a row to agents.AGENTS adds the flag everywhere.
+    """
+    signature = inspect.signature(func)
+    flags = [
+        inspect.Parameter(
+            f"agent_{agent.name}",
+            inspect.Parameter.POSITIONAL_OR_KEYWORD,
+            default=False,
+            annotation=Annotated[
+                bool, typer.Option(f"--{agent.name}", help=f"{agent.label}: {agent.project} (global: {user_hint(agent)}).")
+            ],
+        )
+        for agent in AGENTS
+    ]
+    params: list[inspect.Parameter] = []
+    for param in signature.parameters.values():
+        params += flags if param.name == "agent_flags" else [param]
+
+    @functools.wraps(func)
+    def wrapper(**kwargs: Any) -> Any:
+        picked = [agent.name for agent in AGENTS if kwargs.pop(f"agent_{agent.name}", False)]
+        return func(agent_flags=picked, **kwargs)
+
+    wrapper.__signature__ = signature.replace(parameters=params)  # type: ignore[attr-defined]
+    return wrapper
+
+
+def _setup(json_: bool, quiet: bool) -> tuple[Any, Any]:
+    from .output import Output
+    from .roots import Roots
+
+    _state["json"] = json_
+    return Output(json_mode=json_, quiet=quiet), Roots.from_environment()
+
+
+def _scan_targets(picked: list[str], loc: Location, *, scopes: tuple[str, ...], dests: list[str]) -> list[Target]:
+    """The folders list/update/remove look in: the named agents' (or every agent's) in ``scopes``."""
+    if picked:
+        targets = [t for scope in scopes for t in select_targets(picked, loc, global_=scope == "global")]
+    else:
+        targets = known_targets(loc, scopes=scopes)
+    return dedupe([*targets, *select_targets([], loc, global_=False, dests=[Path(d) for d in dests])])
+
+
+def _report_plan(out: Any, plan: Any, roots: Any, *, command: str, dry_run: bool) -> None:
+    from .output import show_path
+
+    if out.json_mode:
+        out.json(
+            {
+                "ok": True,
+                "command": command,
+                "dry_run": dry_run,
+                "actions": [a.to_json() for a in plan.actions],
+                "skipped": [s.to_json() for s in plan.skipped],
+                "notes": plan.notes,
+            }
+        )
+        return
+    loc = roots.location
+    verbs = {"install": "Installed", "replace": "Replaced", "remove": "Removed"}
+    would = {"install": "Would install", "replace": "Would replace", "remove": "Would remove"}
+    for action in plan.actions:
+        linking = action.linked or (dry_run and action.link_to is not None)
+        verb = ("Would link" if dry_run else "Linked") if linking else (would if dry_run else verbs)[action.op]
+        where = ", ".join(action.target.agents) or "--dest"
+        line: list[Any] = [(f"{verb} ", "green" if not dry_run else "cyan"), (action.skill, "bold"), " → ", show_path(action.dest, loc)]
+        if linking and action.link_to is not None:
+            line += [" → ", show_path(action.link_to, loc)]
+        out.line(*line, (f"  ({where})", "dim"))
+        if action.backup_path:
+            out.warn(f"{show_path(action.dest, loc)} had local changes; your copy was backed up to {action.backup_path}")
+        elif dry_run and action.needs_backup:
+            out.note(f"  {show_path(action.dest, loc)} is {action.existing.describe()}; it would be backed up first")
+        if action.note:
+            out.note(f"  {action.note}")
+    for skipped in plan.skipped:
+        out.line(("Skipped ", "yellow"), (skipped.skill, "bold"), f" at {show_path(skipped.path, loc)}: {skipped.reason}")
+    for note in plan.notes:
+        out.note(note)
+    if dry_run:
+        out.line(("Dry run: nothing was written.", "dim"))
+
+
+# ------------------------------------------------------------------------ commands
+
+
+@skills_app.command(cls=_Command, name="add")
+@agent_flags
+def add_cmd(
+    skills: Annotated[
+        Optional[list[str]],
+        typer.Argument(metavar="[SKILL]...", help=f"Skills to install (default: {DEFAULT_SKILL}).", show_default=False),
+    ] = None,
+    skill: Annotated[
+        Optional[list[str]], typer.Option("--skill", metavar="NAME", help="A skill to install (repeatable), like SKILL.", show_default=False)
+    ] = None,
+    agent_flags: Any = None,
+    agent: AgentOpt = None,
+    global_: GlobalOpt = False,
+    dest: DestOpt = None,
+    force: ForceOpt = False,
+    link: Annotated[bool, typer.Option("--link", help="Copy into the first target only; symlink the others to it.")] = False,
+    dry_run: DryRunOpt = False,
+    json_: JsonOpt = False,
+    quiet: QuietOpt = False,
+) -> None:
+    """Install skills into agents' skills folders (default: ./.agents/skills).
+
+    \b
+    Examples:
+      kernels skills add cuda-kernels --claude          # ./.claude/skills/cuda-kernels
+      kernels skills add cuda-kernels --global          # ~/.agents/skills, for every project
+      kernels skills add --claude --codex --link        # one copy, one symlink
+      kernels skills add --dest ./my-skills --dry-run
+    """
+    out, roots = _setup(json_, quiet)
+    from . import config, install
+
+    picked = [*agent_flags, *(agent or [])]
+    dests = [Path(d) for d in dest or []]
+    defaults = None if picked or dests else config.load(roots.config_file).default_agents
+    targets, note = add_targets(picked, roots.location, global_=global_, dests=dests, default_agents=defaults)
+    sources = install.skill_sources([*(skills or []), *(skill or [])] or [DEFAULT_SKILL], roots.sources)
+    plan = install.plan_add(sources, targets, force=force, link=link)
+    if not dry_run:
+        install.apply(plan, state_dir=roots.state_dir, force=force)
+    _report_plan(out, plan, roots, command="add", dry_run=dry_run)
+    if note:
+        out.note(note)
+
+
+@skills_app.command(cls=_Command, name="list")
+@agent_flags
+def list_cmd(
+    agent_flags: Any = None,
+    agent: AgentOpt = None,
+    global_: Annotated[bool, typer.Option("--global", "-g", help="Only the agents' user-wide folders.")] = False,
+    dest: DestOpt = None,
+    available: Annotated[bool, typer.Option("--available", "-a", help="List the skills this package can install instead.")] = False,
+    json_: JsonOpt = False,
+    quiet: QuietOpt = False,
+) -> None:
+    """List installed skills in every agent's project and user folders.
+
+    Shows each install's version and state: managed (installed by kernels) or not,
+    edited since install or clean, current or outdated against the bundled version.
+
+    \b
+    Examples:
+      kernels skills list
+      kernels skills list --available
+    """
+    out, roots = _setup(json_, quiet)
+    from . import install
+    from .output import show_path
+    from .skill import read_info
+    from .sources import bundled_names
+
+    if available:
+        rows = []
+        for name in bundled_names(roots.bundled):
+            try:
+                info = read_info(roots.bundled / name)
+                rows.append({"name": name, "version": info.version, "description": info.description, "path": str(roots.bundled / name)})
+            except KernelsError as exc:
+                rows.append({"name": name, "version": None, "description": f"(unreadable: {exc.what})", "path": str(roots.bundled / name)})
+        if out.json_mode:
+            out.json({"available": rows})
+        else:
+            out.table(["Skill", "Version", "Description"], [[(r["name"], "bold"), r["version"] or "-", r["description"]] for r in rows])
+            if not rows:
+                out.line(f"No bundled skills found in {roots.bundled}.")
+        return
+
+    loc = roots.location
+    scopes = ("global",) if global_ else ("project", "global")
+    targets = _scan_targets([*agent_flags, *(agent or [])], loc, scopes=scopes, dests=list(dest or []))
+    installs = install.find_installs(targets)
+    install.source_digests(installs, roots.sources)
+    if out.json_mode:
+        out.json({"installed": [i.to_json() for i in installs]})
+        return
+    if not installs:
+        out.line(f"No skills installed in the agents' folders. Install one with `kernels skills add {DEFAULT_SKILL}`.")
+        return
+    rows = []
+    for item in installs:
+        rows.append([(item.name, "bold"), item.version or "-", _state_cell(item), ", ".join(item.target.agents) or "--dest", show_path(item.path, loc)])
+    out.table(["Skill", "Version", "State", "Agents", "Path"], rows, no_wrap=["Path"])
+
+
+def _state_cell(item: Any) -> tuple[str, str]:
+    if item.kind == "broken-link":
+        return (f"broken link to {item.link_target}", "red")
+    if item.kind == "link":
+        return (f"link to {item.link_target}", "cyan")
+    if not item.managed:
+        return ("unmanaged", "dim")
+    edited = "edited" if item.changes else "clean"
+    status = item.status or "unknown"
+    style = "yellow" if item.changes or status != "current" else "green"
+    return (f"{edited}, {status}", style)
+
+
+@skills_app.command(cls=_Command, name="remove")
+@agent_flags
+def remove_cmd(
+    skills: Annotated[list[str], typer.Argument(metavar="SKILL...", help="Skills to remove.", show_default=False)],
+    agent_flags: Any = None,
+    agent: AgentOpt = None,
+    global_: GlobalOpt = False,
+    dest: DestOpt = None,
+    force: Annotated[
+        bool, typer.Option("--force", "-f", help="Also remove edited or unmanaged copies (backed up first) and foreign symlinks.")
+    ] = False,
+    dry_run: DryRunOpt = False,
+    json_: JsonOpt = False,
+    quiet: QuietOpt = False,
+) -> None:
+    """Remove installed skills (from every agent's project folder, unless narrowed).
+
+    Only installs that kernels made and that are unedited are removed without --force.
+    A symlink is removed as a link; the folder it points to is never touched.
+
+    \b
+    Examples:
+      kernels skills remove cuda-kernels
+      kernels skills remove cuda-kernels --global --claude
+    """
+    out, roots = _setup(json_, quiet)
+    from . import install
+
+    picked = [*agent_flags, *(agent or [])]
+    dests = [Path(d) for d in dest or []]
+    if picked or dests:
+        targets = select_targets(picked, roots.location, global_=global_, dests=dests)
+    else:
+        targets = known_targets(roots.location, scopes=("global",) if global_ else ("project",))
+    plan = install.plan_remove(skills, targets, force=force)
+    if not dry_run:
+        install.apply(plan, state_dir=roots.state_dir, force=force)
+    _report_plan(out, plan, roots, command="remove", dry_run=dry_run)
+
+
+@skills_app.command(cls=_Command, name="update")
+@agent_flags
+def update_cmd(
+    skills: Annotated[
+        Optional[list[str]], typer.Argument(metavar="[SKILL]...", help="Skills to update (default: all managed ones).", show_default=False)
+    ] = None,
+    agent_flags: Any = None,
+    agent: AgentOpt = None,
+    global_: Annotated[bool, typer.Option("--global", "-g", help="Only the agents' user-wide folders.")] = False,
+    dest: DestOpt = None,
+    force: Annotated[bool, typer.Option("--force", "-f", help="Also update edited installs (backed up first).")] = False,
+    dry_run: DryRunOpt = False,
+    json_: JsonOpt = False,
+    quiet: QuietOpt = False,
+) -> None:
+    """Re-install managed skills whose bundled version changed.
+
+    Looks in every agent's project and user folders unless narrowed. Installs with local
+    edits are skipped (and listed) unless --force, which backs the edits up first.
+
+    \b
+    Examples:
+      kernels skills update
+      kernels skills update cuda-kernels --claude --force
+    """
+    out, roots = _setup(json_, quiet)
+    from . import install
+
+    picked = [*agent_flags, *(agent or [])]
+    dests = [Path(d) for d in dest or []]
+    if picked or dests:
+        targets = select_targets(picked, roots.location, global_=global_, dests=dests)
+    else:
+        targets = known_targets(roots.location, scopes=("global",) if global_ else ("project", "global"))
+    plan = install.plan_update(targets, roots.sources, names=skills, force=force)
+    if not dry_run:
+        install.apply(plan, state_dir=roots.state_dir, force=True)
+    _report_plan(out, plan, roots, command="update", dry_run=dry_run)
+    if not plan.actions and not plan.skipped and not out.json_mode:
+        out.line("No managed skills found to update.")
+
+
+@skills_app.command(cls=_Command, name="show")
+def show_cmd(
+    skill: Annotated[str, typer.Argument(metavar="SKILL", help="A bundled skill name.", show_default=False)],
+    json_: JsonOpt = False,
+) -> None:
+    """Describe a skill: description, version and its files with sizes.
+
+    \b
+    Example:
+      kernels skills show cuda-kernels
+    """
+    out, roots = _setup(json_, False)
+    from . import install, sources
+    from .output import human_size
+
+    source = sources.resolve(skill, roots.sources)[0]
+    info = source.info()
+    tree = install.describe_tree(source.path)
+    total = sum(row["size"] or 0 for row in tree)
+    if out.json_mode:
+        out.json(
+            {
+                "name": info.name,
+                "description": info.description,
+                "version": info.version,
+                "license": info.license,
+                "source": dict(source.origin),
+                "path": str(source.path),
+                "files": tree,
+                "total_bytes": total,
+            }
+        )
+        return
+    out.line((info.name, "bold"), f"  {info.version or 'unversioned'}", (f"  ({source.origin.get('kind')}: {source.path})", "dim"))
+    out.line(info.description)
+    if info.license:
+        out.line(("License: ", "dim"), info.license)
+    files = [row for row in tree if row["kind"] != "dir"]
+    out.line(("Files: ", "dim"), f"{len(files)}, {human_size(total)}")
+    for row in tree:
+        depth = row["path"].count("/")
+        name = row["path"].rsplit("/", 1)[-1]
+        if row["kind"] == "dir":
+            out.line("  " * (depth + 1), (name + "/", "bold blue"))
+        else:
+            size = human_size(row["size"]) if row["size"] is not None else "link"
+            out.line("  " * (depth + 1), name, (f"  {size}", "dim"))
+
+
+@skills_app.command(cls=_Command, name="validate")
+def validate_cmd(
+    paths: Annotated[list[str], typer.Argument(metavar="PATH...", help="Skill folders to check.", show_default=False)],
+    json_: JsonOpt = False,
+    quiet: QuietOpt = False,
+) -> None:
+    """Check skill folders against the Agent Skills format; exit 1 if any has errors.
+
+    Checks SKILL.md's front matter (name, description, optional keys), its length, that
+    every relative path the markdown names exists with exact case, and that no symlink
+    points outside the skill.
+
+    \b
+    Example:
+      kernels skills validate ./my-skill
+    """
+    from .output import Output
+    from .skill import validate
+
+    _state["json"] = json_
+    out = Output(json_mode=json_, quiet=quiet)
+    reports = [validate(Path(path)) for path in paths]
+    if out.json_mode:
+        out.json({"ok": all(r.ok for r in reports), "results": [r.to_json() for r in reports]})
+    for report in reports:
+        counts = f"{len(report.errors)} error(s), {len(report.warnings)} warning(s)"
+        if report.ok:
+            out.line(("valid", "green bold"), f"  {report.path}", (f"  ({counts})" if report.warnings else "", "dim"))
+        else:
+            out.error_line(("invalid", "red bold"), f"  {report.path}  ({counts})")
+        for problem in report.errors:
+            out.error_line(("  error    ", "red"), str(problem))
+        for problem in report.warnings:
+            out.line(("  warning  ", "yellow"), str(problem))
+    if not all(r.ok for r in reports):
+        raise typer.Exit(EXIT_FAILURE)
+
+
+@skills_app.command(cls=_Command, name="agents")
+def agents_cmd(json_: JsonOpt = False) -> None:
+    """Show every supported agent with its project and global skills folders.
+
+    \b
+    Example:
+      kernels skills agents
+    """
+    out, roots = _setup(json_, False)
+    from . import config
+    from .agents import skills_dir
+    from .output import show_path
+
+    loc = roots.location
+    try:
+        defaults = config.load(roots.config_file).default_agents
+    except KernelsError:
+        defaults = None
+    rows = [
+        {
+            "name": agent.name,
+            "agent": agent.label,
+            "project": str(skills_dir(agent, loc, global_=False)),
+            "global": str(skills_dir(agent, loc, global_=True)),
+            "reads_agents_root": agent.reads_shared,
+            "default": agent.name in (defaults or [SHARED_AGENT]),
+        }
+        for agent in AGENTS
+    ]
+    if out.json_mode:
+        out.json({"agents": rows})
+        return
+    out.table(
+        ["Flag", "Agent", "Project folder", "Global folder (-g)", "Reads .agents/skills"],
+        [
+            [
+                (f"--{r['name']}" + (" *" if r["default"] else ""), "bold"),
+                r["agent"],
+                show_path(Path(r["project"]), loc),
+                show_path(Path(r["global"]), loc),
+                "yes" if r["reads_agents_root"] else ("no", "yellow"),
+            ]
+            for r in rows
+        ],
+        no_wrap=["Project folder", "Global folder (-g)"],
+    )
+    out.line(("* = where `kernels skills add` installs when given no agent flag (`kernels skills config` changes it).", "dim"))
+
+
+@skills_app.command(cls=_Command, name="config")
+def config_cmd(
+    key: Annotated[Optional[str], typer.Argument(metavar="[KEY]", help="default_agents", show_default=False)] = None,
+    values: Annotated[Optional[list[str]], typer.Argument(metavar="[VALUE]...", help="New value(s).", show_default=False)] = None,
+    unset: Annotated[bool, typer.Option("--unset", help="Remove KEY from the config file.")] = False,
+    json_: JsonOpt = False,
+    quiet: QuietOpt = False,
+) -> None:
+    """Show or change settings (stored in config.yaml in your user config folder).
+
+    \b
+    Examples:
+      kernels skills config                                  # show everything
+      kernels skills config default_agents claude agents     # `add` with no flags targets these
+      kernels skills config default_agents --unset
+    """
+    out, roots = _setup(json_, quiet)
+    from . import config
+
+    if key is None:
+        if values or unset:
+            raise KernelsError("--unset and values need a KEY", f"Known keys: {', '.join(config.KEYS)}.", usage=True)
+        current = config.load(roots.config_file)
+    else:
+        config.check_key(key)
+        if unset and values:
+            raise KernelsError("give either values or --unset, not both", "", usage=True)
+        if unset or values:
+            current = config.set_value(roots.config_file, key, None if unset else values)
+        else:
+            current = config.load(roots.config_file)
+    if out.json_mode:
+        out.json(current.to_json())
+        return
+    agents = current.default_agents
+    shown = " ".join(agents) if agents else f"(not set: `add` uses the shared {SHARED_AGENT} root, .agents/skills)"
+    out.line(("default_agents: ", "bold"), shown)
+    out.line(("config file: ", "dim"), str(current.path))
+
+
+# ---------------------------------------------------------------------------- entry
+
+
+def _on_sigterm(signum: int, frame: Any) -> None:
+    raise _Terminated()
+
+
+def main() -> None:
+    """Console-script entry point (`kernels`, `kernel-skills`, `python -m kernel_skills`)."""
+    if hasattr(signal, "SIGTERM"):
+        signal.signal(signal.SIGTERM, _on_sigterm)
+    app()

@@ -1,0 +1,109 @@
+"""The user config file (config.yaml under the platformdirs user config dir).
+
+One setting so far: ``default_agents``, the agents ``kernels skills add`` installs for
+when no agent flag and no --dest is given.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .agents import get_agent
+from .errors import KernelsError
+
+KEYS = {
+    "default_agents": "agents `kernels skills add` installs for when no agent flag or --dest is given",
+}
+
+
+@dataclass
+class Config:
+    path: Path
+    default_agents: list[str] | None = None
+    extra: dict[str, Any] = field(default_factory=dict)  # keys we do not know, kept as they are
+
+    def to_json(self) -> dict[str, Any]:
+        return {"path": str(self.path), "default_agents": self.default_agents}
+
+
+def _bad(path: Path, problem: str) -> KernelsError:
+    return KernelsError(f"{path} is not a valid config file: {problem}", f"Fix it or delete it (`kernels skills config` rewrites it).")
+
+
+def load(path: Path) -> Config:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return Config(path)
+    except (OSError, UnicodeDecodeError) as exc:
+        raise KernelsError(f"cannot read {path}: {exc}", "Check its permissions, or delete it.") from None
+    import yaml
+
+    try:
+        data = yaml.safe_load(text) or {}
+    except yaml.YAMLError as exc:
+        raise _bad(path, str(getattr(exc, "problem", None) or exc).splitlines()[0]) from None
+    if not isinstance(data, dict):
+        raise _bad(path, "expected a mapping like `default_agents: [claude, agents]`")
+    agents = data.pop("default_agents", None)
+    if agents is not None:
+        if isinstance(agents, str):
+            agents = [agents]
+        if not isinstance(agents, list) or not all(isinstance(a, str) for a in agents):
+            raise _bad(path, "default_agents must be a list of agent names")
+        for name in agents:
+            try:
+                get_agent(name)
+            except KernelsError as exc:
+                raise _bad(path, exc.message) from None
+    return Config(path, agents, data)
+
+
+def save(config: Config) -> None:
+    """Write atomically: a crash leaves the old file or the new one, never half of one."""
+    import yaml
+
+    data = dict(config.extra)
+    if config.default_agents is not None:
+        data["default_agents"] = list(config.default_agents)
+    text = yaml.safe_dump(data, sort_keys=False, default_flow_style=None) if data else ""
+    path = config.path
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".config-", suffix=".tmp", dir=path.parent)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(tmp, path)
+    except OSError as exc:
+        raise KernelsError(f"cannot write {path}: {exc.strerror or exc}", "Check the folder's permissions.") from None
+
+
+def set_value(path: Path, key: str, values: Sequence[str] | None) -> Config:
+    """Set ``key`` (None unsets it) and save; returns the new config."""
+    check_key(key)
+    config = load(path)
+    if values is None:
+        config.default_agents = None
+    else:
+        names: list[str] = []
+        for value in values:
+            for name in value.replace(",", " ").split():
+                agent = get_agent(name).name
+                if agent not in names:
+                    names.append(agent)
+        if not names:
+            raise KernelsError("no agents given", "Name one or more, e.g. `kernels skills config default_agents claude agents`.", usage=True)
+        config.default_agents = names
+    save(config)
+    return config
+
+
+def check_key(key: str) -> str:
+    if key not in KEYS:
+        raise KernelsError(f"unknown config key '{key}'", f"Known keys: {', '.join(KEYS)}.", usage=True)
+    return key

@@ -1,0 +1,215 @@
+"""The few filesystem operations an install is made of, each one atomic or undoable.
+
+Everything install.py changes on disk goes through this module, so tests can make the
+k-th operation fail, and a test hook can slow every operation down to let a signal land
+anywhere. ``$KERNEL_SKILLS_TEST_HOOKS`` (comma-separated, for tests only):
+``delay=SECONDS`` sleeps before each operation; ``no-exchange`` disables
+renameat2(RENAME_EXCHANGE) so the two-rename fallback runs.
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import os
+import shutil
+import stat
+import sys
+import time
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Callable
+
+HOOKS_ENV = "KERNEL_SKILLS_TEST_HOOKS"
+_CHUNK = 1 << 20
+
+
+def _parse_hooks(text: str) -> dict[str, str]:
+    hooks: dict[str, str] = {}
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        key, _, value = item.partition("=")
+        hooks[key] = value
+    return hooks
+
+
+HOOKS = _parse_hooks(os.environ.get(HOOKS_ENV, ""))
+
+
+def _tick() -> None:
+    delay = HOOKS.get("delay")
+    if delay:
+        time.sleep(float(delay))
+
+
+# ------------------------------------------------------------------------------ writes
+
+
+def write_file(src: str, dst: str, mode: int) -> str:
+    """Copy ``src`` to a new file ``dst`` byte for byte with ``mode``; return its sha256."""
+    _tick()
+    digest = hashlib.sha256()
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+    with open(src, "rb") as fin:
+        fd = os.open(dst, flags, 0o600)
+        with os.fdopen(fd, "wb") as fout:
+            while chunk := fin.read(_CHUNK):
+                digest.update(chunk)
+                fout.write(chunk)
+    os.chmod(dst, mode)
+    return digest.hexdigest()
+
+
+def write_bytes(dst: str, data: bytes, mode: int = 0o644) -> None:
+    """Write a new file ``dst`` (it must not exist yet)."""
+    _tick()
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+    fd = os.open(dst, flags, 0o600)
+    with os.fdopen(fd, "wb") as fout:
+        fout.write(data)
+    os.chmod(dst, mode)
+
+
+def make_dir(path: str, mode: int = 0o755) -> None:
+    _tick()
+    os.mkdir(path)
+    os.chmod(path, mode)
+
+
+def make_dirs(path: Path) -> list[Path]:
+    """``mkdir -p``; returns the folders it created, outermost first (for undo)."""
+    missing: list[Path] = []
+    probe = path
+    while not os.path.lexists(probe):
+        missing.append(probe)
+        probe = probe.parent
+    created = []
+    for folder in reversed(missing):
+        _tick()
+        os.mkdir(folder)
+        created.append(folder)
+    return created
+
+
+def symlink(target: str, path: str) -> None:
+    _tick()
+    os.symlink(target, path, target_is_directory=True)
+
+
+def chmod(path: str, mode: int) -> None:
+    os.chmod(path, mode)
+
+
+# ----------------------------------------------------------------------------- renames
+
+_AT_FDCWD = -100
+_RENAME_NOREPLACE = 1
+_RENAME_EXCHANGE = 2
+_UNSUPPORTED = {errno.ENOSYS, errno.EINVAL, getattr(errno, "ENOTSUP", -1), getattr(errno, "EOPNOTSUPP", -1)}
+_renameat2: Any = None
+_renameat2_loaded = False
+
+
+def _load_renameat2() -> Any:
+    global _renameat2, _renameat2_loaded
+    if not _renameat2_loaded:
+        _renameat2_loaded = True
+        if sys.platform.startswith("linux"):
+            import ctypes
+
+            try:
+                fn = ctypes.CDLL(None, use_errno=True).renameat2
+            except (OSError, AttributeError):  # glibc < 2.28, musl without it
+                fn = None
+            if fn is not None:
+                fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+                fn.restype = ctypes.c_int
+                _renameat2 = (fn, ctypes)
+    return _renameat2
+
+
+def _rename2(src: str, dst: str, flags: int) -> bool:
+    """renameat2(src, dst, flags); False when this system or filesystem cannot do it."""
+    loaded = _load_renameat2()
+    if loaded is None:
+        return False
+    fn, ctypes = loaded
+    if fn(_AT_FDCWD, os.fsencode(src), _AT_FDCWD, os.fsencode(dst), flags) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in _UNSUPPORTED:
+        return False
+    raise OSError(err, os.strerror(err), src, None, dst)
+
+
+def exchange(a: str, b: str) -> bool:
+    """Swap two paths in one atomic step; False if unsupported here (use the fallback)."""
+    _tick()
+    if "no-exchange" in HOOKS:
+        return False
+    return _rename2(a, b, _RENAME_EXCHANGE)
+
+
+def rename_noreplace(src: str, dst: str) -> None:
+    """Rename ``src`` to ``dst``, failing with FileExistsError if ``dst`` exists."""
+    _tick()
+    if "no-exchange" not in HOOKS and _rename2(src, dst, _RENAME_NOREPLACE):
+        return
+    # Callers hold the directory lock, so nothing appears between the check and the rename.
+    if os.path.lexists(dst):
+        raise FileExistsError(errno.EEXIST, os.strerror(errno.EEXIST), dst)
+    os.rename(src, dst)
+
+
+def rename(src: str, dst: str) -> None:
+    _tick()
+    os.rename(src, dst)
+
+
+# ----------------------------------------------------------------------------- removal
+
+
+def _retry_writable(func: Callable[..., Any], path: str, *_: Any) -> None:
+    # A read-only file or folder (chmod -w by the user or a build) must not stop a removal.
+    os.chmod(os.path.dirname(path), stat.S_IRWXU)
+    if not os.path.islink(path) and os.path.exists(path):
+        os.chmod(path, stat.S_IRWXU)
+    func(path)
+
+
+def remove(path: str) -> None:
+    """Remove a tree, a file or a symlink. A symlink is unlinked, never followed."""
+    _tick()
+    if os.path.islink(path) or not os.path.isdir(path):
+        os.unlink(path)
+    elif sys.version_info >= (3, 12):
+        shutil.rmtree(path, onexc=_retry_writable)
+    else:
+        shutil.rmtree(path, onerror=_retry_writable)
+
+
+# ----------------------------------------------------------------------------- locking
+
+
+@contextmanager
+def locked(folders: Iterable[Path]) -> Iterator[None]:
+    """Hold an exclusive lock on each existing folder (flock on the folder itself).
+
+    Taken in sorted order so two runs over the same folders cannot deadlock. The kernel
+    drops the lock when the process dies, so a killed run never leaves a stale lock.
+    """
+    try:
+        import fcntl
+    except ImportError:  # Windows: no flock; concurrent runs are not serialized there
+        yield
+        return
+    fds: list[int] = []
+    try:
+        for folder in sorted({os.path.realpath(f) for f in folders}):
+            fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+            fds.append(fd)
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        for fd in fds:
+            os.close(fd)

@@ -1,0 +1,770 @@
+"""Install, update and remove skills: plan -> preflight -> stage -> atomic swap.
+
+Every change to a skills folder happens like this:
+
+1. *Plan and preflight* (read-only): resolve every destination, refuse anything that
+   would fail (a file in the way, an install without ``--force``, an unwritable folder,
+   an invalid skill), so that a run either does all of its work or none of it.
+2. *Stage*, holding a lock on each skills folder: copy each skill into
+   ``<skills>/.kernel-skills-tmp/new-<skill>-<token>`` beside its destination (the same
+   filesystem, so the final rename is atomic), write its receipt, and copy user-edited
+   trees that are about to be replaced into a backup under the user state dir.
+3. *Commit*: rename each staged tree into place. Over an existing install, Linux's
+   ``renameat2(RENAME_EXCHANGE)`` swaps old and new in one step, so the path always holds
+   one complete tree; elsewhere the old tree is renamed to ``old-<skill>-<token>`` first and
+   the next run restores it if the process died between the two renames. If any commit
+   fails, the earlier ones are swapped back.
+4. *Finish*: delete the old trees and the temp folder.
+
+:func:`recover` (run under the lock at the start of every write) cleans up after a run
+that was killed: ``old-*`` trees go back where they were if their destination is
+missing; everything else in the temp folder is deleted.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import shutil
+import signal
+import stat
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import fsops, receipts, sources
+from .agents import Target
+from .errors import KernelsError
+from .receipts import RECEIPT_FILE, Receipt
+from .skill import SKILL_FILE, check_name, is_ignored, read_info, validate, walk
+from .sources import SkillSource, SourceContext
+
+TMP_DIR = ".kernel-skills-tmp"
+BACKUP_DIR = "backups"
+
+
+# ------------------------------------------------------------------------ what is there
+
+
+@dataclass
+class Existing:
+    """What a destination path holds right now."""
+
+    kind: str = "none"  # "none", "dir", "symlink" or "file"
+    receipt: Receipt | None = None
+    changes: list[str] = field(default_factory=list)  # files that differ from the receipt
+    link_target: str | None = None
+
+    @property
+    def user_owned(self) -> bool:
+        """A real folder whose content is not exactly what we installed: never delete it unbacked."""
+        return self.kind == "dir" and (self.receipt is None or bool(self.changes))
+
+    def describe(self) -> str:
+        if self.kind == "symlink":
+            return f"a symlink to {self.link_target}"
+        if self.kind == "dir" and self.receipt is None:
+            return "a folder kernels did not install"
+        if self.kind == "dir" and self.changes:
+            return f"an install with local edits ({_few(self.changes)})"
+        return "an install" if self.kind == "dir" else self.kind
+
+
+def inspect(dest: Path) -> Existing:
+    """Look at ``dest`` without following a symlink there."""
+    if not os.path.lexists(dest):
+        return Existing()
+    if os.path.islink(dest):
+        receipt = receipts.read(dest) if os.path.isdir(dest) else None
+        return Existing("symlink", receipt, link_target=os.readlink(dest))
+    if os.path.isdir(dest):
+        receipt = receipts.read(dest)
+        return Existing("dir", receipt, receipt.changes(dest) if receipt else [])
+    return Existing("file")
+
+
+def _few(paths: Sequence[str], limit: int = 3) -> str:
+    shown = ", ".join(paths[:limit])
+    return shown + (f" and {len(paths) - limit} more" if len(paths) > limit else "")
+
+
+# ---------------------------------------------------------------------------- the plan
+
+
+@dataclass(eq=False)
+class Action:
+    """One change to one path: install, replace or remove ``dest``."""
+
+    op: str  # "install", "replace" or "remove"
+    skill: str
+    dest: Path
+    target: Target
+    source: SkillSource | None = None
+    link_to: Path | None = None  # --link: point at this install instead of copying
+    existing: Existing = field(default_factory=Existing)
+    backup_path: Path | None = None
+    linked: bool = False
+    note: str | None = None
+    # Bookkeeping while applying; see _commit() and _rollback().
+    _stage: Path | None = field(default=None, repr=False)
+    _leftover: Path | None = field(default=None, repr=False)
+    _mode: str | None = field(default=None, repr=False)
+
+    @property
+    def needs_backup(self) -> bool:
+        return self.op in ("replace", "remove") and self.existing.user_owned
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "op": self.op,
+            "skill": self.skill,
+            "path": str(self.dest),
+            "scope": self.target.scope,
+            "agents": list(self.target.agents),
+            "previous": self.existing.kind,
+            "edited_files": list(self.existing.changes),
+            "backup": str(self.backup_path) if self.backup_path else None,
+            "link_to": str(self.link_to) if self.link_to and self.linked else None,
+            "note": self.note,
+        }
+
+
+@dataclass
+class Skipped:
+    skill: str
+    path: Path
+    reason: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"skill": self.skill, "path": str(self.path), "reason": self.reason}
+
+
+@dataclass
+class Plan:
+    actions: list[Action] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def _combine(errors: list[KernelsError]) -> KernelsError:
+    if len(errors) == 1:
+        return errors[0]
+    fixes: list[str] = []
+    for error in errors:
+        if error.fix and error.fix not in fixes:
+            fixes.append(error.fix)
+    whats = "; ".join(e.what for e in errors)
+    return KernelsError(f"nothing was changed: {whats}", " ".join(fixes), usage=all(e.usage for e in errors))
+
+
+def _check_folder(folder: Path) -> KernelsError | None:
+    """Can a skill be written into ``folder`` (creating it if needed)?"""
+    probe = folder
+    while not os.path.lexists(probe) and probe.parent != probe:
+        probe = probe.parent
+    if os.path.islink(probe) and not os.path.exists(probe):
+        return KernelsError(f"{probe} is a broken symlink", "Fix or remove the link, then re-run.")
+    if not probe.is_dir():
+        return KernelsError(f"{probe} is a file, not a folder", "Choose another target, or move the file away.")
+    if not os.access(probe, os.W_OK | os.X_OK):
+        return KernelsError(f"cannot write to {probe} (permission denied)", "Choose a folder you can write to, or fix its permissions.")
+    return None
+
+
+def _check_dest(action: Action, *, force: bool) -> KernelsError | None:
+    """Inspect ``action.dest`` and decide install vs replace; an error if neither is allowed."""
+    existing = action.existing = inspect(action.dest)
+    if existing.kind == "file":
+        return KernelsError(f"{action.dest} is a file, not a skill folder", "Move or delete it, then re-run.")
+    if existing.kind == "none":
+        action.op = "install"
+        return None
+    if not force:
+        backed = " (your version is backed up first)" if existing.user_owned else ""
+        return KernelsError(
+            f"{action.dest} already exists ({existing.describe()})",
+            f"Re-run with --force to replace it{backed}.",
+        )
+    action.op = "replace"
+    return None
+
+
+def _validated(source: SkillSource) -> None:
+    report = validate(source.path)
+    if not report.ok:
+        more = f" (and {len(report.errors) - 1} more)" if len(report.errors) > 1 else ""
+        raise KernelsError(
+            f"skill '{source.name}' is not valid: {report.errors[0]}{more}",
+            f"Run `kernels skills validate {source.path}` for details.",
+        )
+
+
+def _inside(path: Path, root: Path) -> bool:
+    path_r, root_r = os.path.realpath(path), os.path.realpath(root)
+    return path_r == root_r or path_r.startswith(root_r.rstrip(os.sep) + os.sep)
+
+
+def plan_add(
+    skill_sources: Sequence[SkillSource], targets: Sequence[Target], *, force: bool = False, link: bool = False
+) -> Plan:
+    """Preflight installing every skill into every target; raises before anything is written."""
+    if not targets:
+        raise KernelsError("no target folder", "Pick one with an agent flag (--claude, ...) or --dest DIR.", usage=True)
+    for source in skill_sources:
+        _validated(source)
+    folder_errors = {t.path: e for t in targets if (e := _check_folder(t.path))}
+    errors = list(folder_errors.values())
+    plan = Plan()
+    for source in skill_sources:
+        first: Path | None = None
+        for target in targets:
+            action = Action("install", source.name, target.path / source.name, target, source)
+            if _inside(action.dest, source.path) or _inside(source.path, action.dest):
+                errors.append(KernelsError(f"{action.dest} overlaps the skill's own source {source.path}", "Choose another target."))
+                continue
+            if link and first is not None:
+                action.link_to = first
+            first = first or action.dest
+            if target.path not in folder_errors and (error := _check_dest(action, force=force)):
+                errors.append(error)
+            plan.actions.append(action)
+    if not errors:
+        errors += _check_space(plan.actions)
+    if errors:
+        raise _combine(errors)
+    return plan
+
+
+def tree_size(folder: Path) -> int:
+    return sum(e.stat(follow_symlinks=False).st_size for _, e in walk(folder) if e.is_file(follow_symlinks=False))
+
+
+def _check_space(actions: Sequence[Action]) -> list[KernelsError]:
+    """Refuse up front when a copy cannot fit, rather than failing halfway (and rolling back)."""
+    need: dict[Path, int] = {}
+    for action in actions:
+        if action.source is None or action.link_to is not None:
+            continue
+        probe = action.target.path
+        while not probe.exists() and probe.parent != probe:
+            probe = probe.parent
+        need[probe] = need.get(probe, 0) + tree_size(action.source.path) + (1 << 16)
+    errors = []
+    for probe, size in need.items():
+        try:
+            free = shutil.disk_usage(probe).free
+        except OSError:
+            continue
+        if free < size:
+            errors.append(KernelsError(f"not enough free space in {probe} ({free:,} bytes free, {size:,} needed)", "Free some space and re-run."))
+    return errors
+
+
+# ----------------------------------------------------------------------------- update
+
+
+@dataclass
+class Installed:
+    """A skill found in a skills folder."""
+
+    name: str
+    path: Path
+    target: Target
+    kind: str  # "dir", "link" or "broken-link"
+    receipt: Receipt | None = None
+    changes: list[str] = field(default_factory=list)
+    version: str | None = None
+    link_target: str | None = None
+    status: str | None = None  # "current", "outdated", "source missing" (managed installs only)
+
+    @property
+    def managed(self) -> bool:
+        return self.receipt is not None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "skill": self.name,
+            "path": str(self.path),
+            "scope": self.target.scope,
+            "agents": list(self.target.agents),
+            "kind": self.kind,
+            "managed": self.managed,
+            "modified": bool(self.changes) if self.kind == "dir" and self.managed else None,
+            "edited_files": list(self.changes),
+            "version": self.version,
+            "status": self.status,
+            "link_target": self.link_target,
+            "source": dict(self.receipt.source) if self.receipt else None,
+        }
+
+
+def find_installs(targets: Sequence[Target], names: Sequence[str] | None = None) -> list[Installed]:
+    """Every skill folder (or link to one) in ``targets``, optionally only ``names``."""
+    found: list[Installed] = []
+    for target in targets:
+        try:
+            entries = sorted(os.scandir(target.path), key=lambda e: e.name)
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        except OSError as exc:
+            raise KernelsError(f"cannot read {target.path}: {exc.strerror}", "Check its permissions.") from None
+        for entry in entries:
+            if entry.name.startswith(".") or is_ignored(entry.name) or (names and entry.name not in names):
+                continue
+            path = Path(entry.path)
+            if entry.is_symlink():
+                kind = "link" if path.exists() else "broken-link"
+            elif entry.is_dir():
+                kind = "dir"
+            else:
+                continue
+            if kind != "broken-link" and not ((path / SKILL_FILE).is_file() or (path / RECEIPT_FILE).is_file()):
+                continue
+            item = Installed(entry.name, path, target, kind)
+            if kind != "broken-link":
+                item.receipt = receipts.read(path)
+            if kind != "dir":
+                item.link_target = os.readlink(path)
+            if item.receipt is not None:
+                item.version = item.receipt.version
+                if kind == "dir":
+                    item.changes = item.receipt.changes(path)
+            elif kind != "broken-link":
+                try:
+                    item.version = read_info(path).version
+                except KernelsError:
+                    item.version = None
+            found.append(item)
+    return found
+
+
+def source_digests(installs: Sequence[Installed], ctx: SourceContext) -> None:
+    """Mark each managed install current or outdated against its source."""
+    cache: dict[str, str] = {}
+    for item in installs:
+        if item.receipt is None:
+            continue
+        try:
+            source = sources.from_origin(item.receipt.source, ctx)
+        except KernelsError:
+            item.status = "source missing"
+            continue
+        key = str(source.path)
+        if key not in cache:
+            cache[key] = receipts.digest(receipts.manifest(source.path))
+        item.status = "current" if cache[key] == item.receipt.digest else "outdated"
+
+
+def plan_update(
+    targets: Sequence[Target], ctx: SourceContext, *, names: Sequence[str] | None = None, force: bool = False
+) -> Plan:
+    """Re-install managed skills whose source changed; skip (and say why) everything else."""
+    for name in names or ():
+        check_name(name)
+    installs = find_installs(targets, names)
+    if names:
+        missing = [n for n in names if not any(i.name == n for i in installs)]
+        if missing:
+            raise KernelsError(
+                f"{', '.join(missing)} is not installed in {_where(targets)}",
+                f"Install it with `kernels skills add {missing[0]}`, or pick the right folder (--global, an agent flag, --dest).",
+            )
+    plan = Plan()
+    for item in installs:
+        if item.kind != "dir":
+            plan.skipped.append(Skipped(item.name, item.path, f"a link to {item.link_target}; update its target instead"))
+            continue
+        if item.receipt is None:
+            plan.skipped.append(Skipped(item.name, item.path, "not installed by kernels; left alone"))
+            continue
+        try:
+            source = sources.from_origin(item.receipt.source, ctx)
+        except KernelsError as exc:
+            plan.skipped.append(Skipped(item.name, item.path, exc.what))
+            continue
+        same = receipts.digest(receipts.manifest(source.path)) == item.receipt.digest
+        if same and not item.changes:
+            plan.skipped.append(Skipped(item.name, item.path, f"up to date ({item.version or 'unversioned'})"))
+            continue
+        if item.changes and not force:
+            plan.skipped.append(
+                Skipped(item.name, item.path, f"has local edits ({_few(item.changes)}); re-run with --force to back them up and update")
+            )
+            continue
+        _validated(source)
+        action = Action("replace", item.name, item.path, item.target, source)
+        action.existing = Existing("dir", item.receipt, item.changes)
+        plan.actions.append(action)
+    return plan
+
+
+def _where(targets: Sequence[Target]) -> str:
+    paths = [str(t.path) for t in targets]
+    return ", ".join(paths[:4]) + (f" or {len(paths) - 4} other folders" if len(paths) > 4 else "")
+
+
+# ----------------------------------------------------------------------------- remove
+
+
+def plan_remove(names: Sequence[str], targets: Sequence[Target], *, force: bool = False) -> Plan:
+    """Preflight removing ``names`` from ``targets``: only what kernels installed, unless --force."""
+    plan = Plan()
+    errors: list[KernelsError] = []
+    for name in names:
+        check_name(name)
+        found = False
+        for target in targets:
+            action = Action("remove", name, target.path / name, target)
+            existing = action.existing = inspect(action.dest)
+            if existing.kind == "none":
+                continue
+            found = True
+            ours = existing.receipt is not None and existing.receipt.skill == name
+            if existing.kind == "file":
+                errors.append(KernelsError(f"{action.dest} is a file, not a skill", "Delete it yourself if you mean to."))
+                continue
+            if not force and existing.kind == "symlink" and not ours:
+                errors.append(
+                    KernelsError(
+                        f"{action.dest} is {existing.describe()} that kernels did not create",
+                        "Re-run with --force to remove the link (the folder it points to is left alone).",
+                    )
+                )
+                continue
+            if not force and existing.user_owned:
+                errors.append(
+                    KernelsError(f"{action.dest} is {existing.describe()}", "Re-run with --force to remove it (it is backed up first).")
+                )
+                continue
+            plan.actions.append(action)
+        if not found:
+            errors.append(KernelsError(f"'{name}' is not installed in {_where(targets)}", "Run `kernels skills list` to see where it is."))
+    if errors:
+        raise _combine(errors)
+    return plan
+
+
+# ------------------------------------------------------------------------------- apply
+
+
+@contextmanager
+def _no_interrupts() -> Iterator[None]:
+    """Hold SIGINT/SIGTERM until a commit step and its bookkeeping are both done.
+
+    The signal is delivered right after, so Ctrl-C still works; it just cannot land
+    between a rename and the record that it happened.
+    """
+    usable = hasattr(signal, "pthread_sigmask") and threading.current_thread() is threading.main_thread()
+    if not usable:
+        yield
+        return
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
+def _token() -> str:
+    return secrets.token_hex(4)
+
+
+def _file_mode(mode: int) -> int:
+    # Keep the permission bits (scripts stay executable) but let the owner edit the copy.
+    return (stat.S_IMODE(mode) & 0o777) | 0o600
+
+
+def _dir_mode(mode: int) -> int:
+    return (stat.S_IMODE(mode) & 0o777) | 0o700
+
+
+def copy_tree(src: Path, dst: Path) -> dict[str, str]:
+    """Copy ``src`` into the new folder ``dst``: bytes, modes and in-tree symlinks.
+
+    Returns the manifest (relative path -> sha256 or symlink target) of what was written.
+    Receipts and regenerable clutter (``__pycache__``) are not copied.
+    """
+    fsops.make_dir(str(dst), 0o700)
+    files: dict[str, str] = {}
+    dir_modes: list[tuple[str, int]] = []
+    for rel, entry in walk(src):
+        if rel == RECEIPT_FILE:
+            continue
+        out = os.path.join(dst, rel)
+        st = entry.stat(follow_symlinks=False)
+        if stat.S_ISLNK(st.st_mode):
+            link = os.readlink(entry.path)
+            fsops.symlink(link, out)
+            files[rel] = "symlink:" + link
+        elif stat.S_ISDIR(st.st_mode):
+            fsops.make_dir(out, 0o700)
+            dir_modes.append((out, _dir_mode(st.st_mode)))
+        elif stat.S_ISREG(st.st_mode):
+            files[rel] = fsops.write_file(entry.path, out, _file_mode(st.st_mode))
+    for folder, mode in reversed(dir_modes):
+        fsops.chmod(folder, mode)
+    fsops.chmod(str(dst), _dir_mode(os.stat(src).st_mode))
+    return files
+
+
+def _folder_key(folder: Path) -> str:
+    import hashlib
+
+    return hashlib.sha256(os.path.realpath(folder).encode()).hexdigest()[:12]
+
+
+class _Run:
+    """One apply(): what it made, so a failure can undo exactly that."""
+
+    def __init__(self, plan: Plan, state_dir: Path, *, force: bool) -> None:
+        self.plan = plan
+        self.state_dir = state_dir
+        self.force = force
+        self.created: list[Path] = []
+        self.backups: list[Path] = []
+        self.committed: list[Action] = []
+
+    def tmp(self, action: Action) -> Path:
+        return action.target.path / TMP_DIR
+
+    # -- staging
+
+    def stage(self, action: Action) -> None:
+        tmp = self.tmp(action)
+        if not os.path.isdir(tmp):
+            fsops.make_dir(str(tmp), 0o700)
+        if action.needs_backup:
+            self.backup(action)
+        if action.op == "remove":
+            return
+        assert action.source is not None
+        if action.link_to is not None:
+            path = tmp / f"link-{action.skill}-{_token()}"
+            relative = os.path.relpath(
+                os.path.join(os.path.realpath(action.link_to.parent), action.skill), os.path.realpath(action.target.path)
+            )
+            action._stage = path
+            try:
+                fsops.symlink(relative, str(path))
+                action.linked = True
+                return
+            except (OSError, NotImplementedError):
+                action._stage = None
+                action.note = "symlinks are not available here, so this is a copy"
+        path = tmp / f"new-{action.skill}-{_token()}"
+        action._stage = path
+        files = copy_tree(action.source.path, path)
+        info = action.source.info()
+        data = receipts.render(skill=action.skill, version=info.version, source=action.source.origin, files=files)
+        fsops.write_bytes(str(path / RECEIPT_FILE), data)
+
+    def backup(self, action: Action) -> None:
+        root = self.state_dir / BACKUP_DIR
+        self.created += fsops.make_dirs(root)
+        partial = root / f".partial-{_folder_key(action.target.path)}-{_token()}"
+        self.backups.append(partial)
+        copy_tree(action.dest, partial)
+        final = root / f"{action.skill}-{time.strftime('%Y%m%d-%H%M%S')}-{_token()}"
+        fsops.rename(str(partial), str(final))
+        self.backups[-1] = final
+        action.backup_path = final
+
+    # -- commit and rollback
+
+    def commit(self, action: Action) -> None:
+        dest, tmp = str(action.dest), self.tmp(action)
+        with _no_interrupts():
+            if action.op == "remove":
+                gone = tmp / f"del-{action.skill}-{_token()}"
+                fsops.rename(dest, str(gone))
+                action._leftover, action._mode = gone, "removed"
+            elif action.op == "install":
+                try:
+                    fsops.rename_noreplace(str(action._stage), dest)
+                except FileExistsError:
+                    raise KernelsError(f"{dest} appeared while installing", "Re-run with --force to replace it.") from None
+                action._stage, action._mode = None, "installed"
+            elif fsops.exchange(str(action._stage), dest):
+                action._leftover, action._stage, action._mode = action._stage, None, "exchanged"
+            else:
+                old = tmp / f"old-{action.skill}-{_token()}"
+                fsops.rename(dest, str(old))
+                try:
+                    fsops.rename(str(action._stage), dest)
+                except BaseException:
+                    fsops.rename(str(old), dest)
+                    raise
+                action._leftover, action._stage, action._mode = old, None, "renamed"
+            self.committed.append(action)
+
+    def rollback(self, action: Action) -> None:
+        dest, tmp = str(action.dest), self.tmp(action)
+        with _no_interrupts():
+            if action._mode == "removed":
+                fsops.rename(str(action._leftover), dest)
+                action._leftover = None
+            elif action._mode == "installed":
+                out = tmp / f"new-{action.skill}-{_token()}"
+                fsops.rename(dest, str(out))
+                action._leftover = out
+            elif action._mode == "exchanged":
+                if not fsops.exchange(str(action._leftover), dest):
+                    raise OSError("cannot swap back")
+            elif action._mode == "renamed":
+                out = tmp / f"new-{action.skill}-{_token()}"
+                fsops.rename(dest, str(out))
+                fsops.rename(str(action._leftover), dest)
+                action._leftover = out
+            action._mode = None
+
+    # -- the whole thing
+
+    def run(self) -> None:
+        actions = self.plan.actions
+        folders = list(dict.fromkeys(a.target.path for a in actions))
+        try:
+            for folder in folders:
+                self.created += fsops.make_dirs(folder)
+            with fsops.locked(folders):
+                for folder in folders:
+                    self.plan.notes += recover(folder, self.state_dir)
+                errors = [e for e in (self.recheck(a) for a in actions) if e]
+                if errors:
+                    raise _combine(errors)
+                for action in actions:
+                    self.stage(action)
+                for action in actions:
+                    self.commit(action)
+                self.finish(actions)
+        except BaseException:
+            self.abort(actions)
+            raise
+
+    def recheck(self, action: Action) -> KernelsError | None:
+        # The preflight ran without the lock; another run may have changed the path since.
+        if action.op == "remove":
+            action.existing = inspect(action.dest)
+            if action.existing.kind == "none":
+                return KernelsError(f"{action.dest} disappeared while removing it", "Run `kernels skills list` to check.")
+            return None
+        return _check_dest(action, force=self.force or action.op == "replace")
+
+    def finish(self, actions: Sequence[Action]) -> None:
+        for action in actions:
+            for path in (action._leftover, action._stage):
+                if path is not None and os.path.lexists(path):
+                    try:
+                        fsops.remove(str(path))
+                    except OSError as exc:
+                        self.plan.notes.append(f"could not remove {path} ({exc.strerror}); the next run cleans it up")
+            action._leftover = action._stage = None
+        for tmp in dict.fromkeys(self.tmp(a) for a in actions):
+            _rmdir_quiet(tmp)
+
+    def abort(self, actions: Sequence[Action]) -> None:
+        """Undo this run after a failure or interrupt; whatever cannot be undone, recover() can."""
+        clean = True
+        for action in reversed(self.committed):
+            try:
+                self.rollback(action)
+            except BaseException:
+                clean = False
+        for action in actions:
+            for path in (action._stage, action._leftover if clean else None):
+                if path is not None and os.path.lexists(path):
+                    try:
+                        fsops.remove(str(path))
+                    except BaseException:
+                        pass
+        if clean:
+            for backup in self.backups:
+                if os.path.lexists(backup):
+                    try:
+                        fsops.remove(str(backup))
+                    except BaseException:
+                        pass
+        for tmp in dict.fromkeys(self.tmp(a) for a in actions):
+            _rmdir_quiet(tmp)
+        for folder in reversed(self.created):
+            _rmdir_quiet(folder)
+
+
+def _rmdir_quiet(folder: Path) -> None:
+    try:
+        os.rmdir(folder)
+    except OSError:
+        pass
+
+
+def apply(plan: Plan, *, state_dir: Path, force: bool = False) -> Plan:
+    """Carry out a plan from plan_add/plan_update/plan_remove: all of it, or none of it."""
+    if plan.actions:
+        _Run(plan, state_dir, force=force).run()
+    return plan
+
+
+# ---------------------------------------------------------------------------- recovery
+
+
+def recover(folder: Path, state_dir: Path) -> list[str]:
+    """Finish or undo what a killed run left in ``folder`` (call with the folder locked)."""
+    notes: list[str] = []
+    tmp = folder / TMP_DIR
+    try:
+        names = sorted(os.listdir(tmp))
+    except OSError:
+        names = []
+    for name in names:
+        path = tmp / name
+        kind, _, rest = name.partition("-")
+        skill = rest.rpartition("-")[0]
+        dest = folder / skill
+        if kind == "old" and skill and not os.path.lexists(dest):
+            fsops.rename(str(path), str(dest))
+            notes.append(f"restored {dest} (a previous run was interrupted while replacing it)")
+        else:
+            fsops.remove(str(path))
+    if names and not notes:
+        notes.append(f"cleaned up after an interrupted run in {folder}")
+    _rmdir_quiet(tmp)
+    backups = state_dir / BACKUP_DIR
+    prefix = f".partial-{_folder_key(folder)}-"
+    try:
+        partials = [n for n in os.listdir(backups) if n.startswith(prefix)]
+    except OSError:
+        partials = []
+    for name in partials:
+        fsops.remove(str(backups / name))
+    return notes
+
+
+def recover_all(folders: Sequence[Path], state_dir: Path) -> list[str]:
+    existing = [f for f in dict.fromkeys(folders) if os.path.isdir(f)]
+    notes: list[str] = []
+    with fsops.locked(existing):
+        for folder in existing:
+            notes += recover(folder, state_dir)
+    return notes
+
+
+def skill_sources(specs: Sequence[str], ctx: SourceContext) -> list[SkillSource]:
+    """Resolve SKILL arguments, each once, in order."""
+    out: dict[str, SkillSource] = {}
+    for spec in specs:
+        for source in sources.resolve(spec, ctx):
+            out.setdefault(source.name, source)
+    return list(out.values())
+
+
+def describe_tree(folder: Path) -> list[dict[str, Any]]:
+    """Every file and folder of a skill with its size (for `show`)."""
+    rows = []
+    for rel, entry in walk(folder):
+        st = entry.stat(follow_symlinks=False)
+        kind = "link" if stat.S_ISLNK(st.st_mode) else "dir" if stat.S_ISDIR(st.st_mode) else "file"
+        rows.append({"path": rel, "kind": kind, "size": st.st_size if kind == "file" else None})
+    return rows

@@ -1,0 +1,119 @@
+"""Printing for the CLI: rich for people, JSON for machines, nothing with -q.
+
+Kept apart from the core so the core never imports rich; rich itself is imported only
+when something is printed for a person.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from .agents import Location
+
+
+def show_path(path: Path, loc: Location) -> str:
+    """A path as the user would type it: relative to the cwd or ~/..., whichever is closer."""
+    best: str | None = None
+    for base, prefix in sorted(((loc.cwd, ""), (loc.home, "~/")), key=lambda item: -len(item[0].parts)):
+        try:
+            rel = path.relative_to(base)
+        except ValueError:
+            continue
+        best = (prefix + str(rel)) if str(rel) != "." else (prefix.rstrip("/") or ".")
+        break
+    return best if best is not None else str(path)
+
+
+def human_size(size: int) -> str:
+    value = float(size)
+    for unit in ("B", "kB", "MB", "GB"):
+        if value < 1000 or unit == "GB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1000
+    return f"{size} B"
+
+
+class Output:
+    def __init__(self, *, json_mode: bool = False, quiet: bool = False) -> None:
+        self.json_mode = json_mode
+        self.quiet = quiet
+        self._out: Any = None
+        self._err: Any = None
+
+    @property
+    def out(self) -> Any:
+        if self._out is None:
+            from rich.console import Console
+
+            # Piped output is for grep and logs: do not fold long paths at 80 columns.
+            self._out = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 200)
+        return self._out
+
+    @property
+    def err(self) -> Any:
+        if self._err is None:
+            from rich.console import Console
+
+            self._err = Console(stderr=True, highlight=False, soft_wrap=True)
+        return self._err
+
+    @property
+    def human(self) -> bool:
+        return not (self.json_mode or self.quiet)
+
+    def line(self, *parts: str | tuple[str, str]) -> None:
+        """One line for people: plain strings and (text, style) pairs; markup is not parsed."""
+        if self.human:
+            self.out.print(_text(parts))
+
+    def error_line(self, *parts: str | tuple[str, str]) -> None:
+        """A line about a failure: on stderr, shown even with -q (not with --json)."""
+        if not self.json_mode:
+            self.err.print(_text(parts))
+
+    def note(self, text: str) -> None:
+        if self.human:
+            self.err.print(_text([(text, "dim")]))
+
+    def warn(self, text: str) -> None:
+        if not (self.quiet or self.json_mode):
+            self.err.print(_text([("Warning: ", "yellow bold"), text]))
+
+    def json(self, data: Any) -> None:
+        sys.stdout.write(json.dumps(data, indent=2, default=str) + "\n")
+        sys.stdout.flush()
+
+    def table(
+        self,
+        columns: Sequence[str],
+        rows: Sequence[Sequence[str | tuple[str, str]]],
+        *,
+        title: str | None = None,
+        no_wrap: Sequence[str] = (),
+    ) -> None:
+        if not self.human:
+            return
+        from rich.table import Table
+
+        table = Table(title=title, title_justify="left", box=None, header_style="bold", pad_edge=False)
+        for column in columns:
+            table.add_column(column, overflow="fold", no_wrap=column in no_wrap)
+        for row in rows:
+            table.add_row(*(_text([cell]) for cell in row))
+        self.out.print(table)
+
+
+def _text(parts: Sequence[str | tuple[str, str]]) -> Any:
+    from rich.text import Text
+
+    text = Text()
+    for part in parts:
+        if isinstance(part, tuple):
+            text.append(part[0], style=part[1])
+        else:
+            text.append(part)
+    return text

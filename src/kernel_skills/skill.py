@@ -1,0 +1,371 @@
+"""SKILL.md: parse the front matter and check a skill folder against the Agent Skills rules.
+
+Pure functions over a folder on disk: nothing here writes, prints or exits.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import re
+import stat
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote
+
+from .errors import KernelsError
+
+SKILL_FILE = "SKILL.md"
+NAME_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
+NAME_MAX = 64
+DESCRIPTION_MAX = 1024
+COMPATIBILITY_MAX = 500
+LINES_WARN = 500
+KNOWN_KEYS = ("name", "description", "license", "compatibility", "metadata", "allowed-tools")
+# Regenerable clutter that is never part of a skill (an agent running a skill's scripts
+# leaves __pycache__ behind; that is not a user edit).
+IGNORED_NAMES = frozenset({"__pycache__", ".DS_Store", ".pytest_cache"})
+IGNORED_SUFFIXES = (".pyc", ".pyo")
+
+
+def is_ignored(name: str) -> bool:
+    return name in IGNORED_NAMES or name.endswith(IGNORED_SUFFIXES)
+
+
+def name_problem(name: str) -> str | None:
+    """Why ``name`` is not a valid skill name, or None when it is."""
+    if not name:
+        return "it is empty"
+    if len(name) > NAME_MAX:
+        return f"it is {len(name)} characters long (at most {NAME_MAX})"
+    if not NAME_RE.match(name):
+        return "use lowercase letters, digits and single hyphens only (like cuda-kernels)"
+    return None
+
+
+def check_name(name: str) -> str:
+    problem = name_problem(name)
+    if problem:
+        raise KernelsError(f"'{name}' is not a valid skill name: {problem}", "Skill names look like cuda-kernels.", usage=True)
+    return name
+
+
+@dataclass
+class Problem:
+    path: str  # relative to the skill folder
+    message: str
+    line: int | None = None
+
+    def __str__(self) -> str:
+        where = f"{self.path}:{self.line}" if self.line else self.path
+        return f"{where}: {self.message}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"path": self.path, "line": self.line, "message": self.message}
+
+
+@dataclass
+class Report:
+    path: Path
+    name: str | None = None
+    errors: list[Problem] = field(default_factory=list)
+    warnings: list[Problem] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+    def error(self, path: str, message: str, line: int | None = None) -> None:
+        self.errors.append(Problem(path, message, line))
+
+    def warn(self, path: str, message: str, line: int | None = None) -> None:
+        self.warnings.append(Problem(path, message, line))
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "path": str(self.path),
+            "name": self.name,
+            "valid": self.ok,
+            "errors": [p.to_json() for p in self.errors],
+            "warnings": [p.to_json() for p in self.warnings],
+        }
+
+
+@dataclass(frozen=True)
+class SkillInfo:
+    """What SKILL.md's front matter says about a skill."""
+
+    name: str
+    description: str
+    version: str | None
+    license: str | None
+    front_matter: dict[str, Any]
+
+
+class FrontMatterError(ValueError):
+    def __init__(self, message: str, line: int | None = None) -> None:
+        super().__init__(message)
+        self.line = line
+
+
+def split_front_matter(text: str) -> tuple[str, int]:
+    """The YAML between the opening and closing ``---`` lines, and the body's first line number."""
+    lines = text.splitlines()
+    if not lines or lines[0].rstrip() != "---":
+        raise FrontMatterError("must start with a '---' line opening the YAML front matter", 1)
+    for index, line in enumerate(lines[1:], start=1):
+        if line.rstrip() == "---":
+            return "\n".join(lines[1:index]), index + 2
+    raise FrontMatterError("the front matter has no closing '---' line", 1)
+
+
+def parse_front_matter(text: str) -> dict[str, Any]:
+    import yaml  # deferred: only commands that read skills pay for it
+
+    raw, _ = split_front_matter(text)
+    try:
+        data = yaml.safe_load(raw) if raw.strip() else {}
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 2 if mark is not None else None
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise FrontMatterError(f"front matter is not valid YAML: {problem}", line) from None
+    if not isinstance(data, dict):
+        raise FrontMatterError("front matter must be a YAML mapping of keys to values", 2)
+    return data
+
+
+def read_info(skill_dir: Path) -> SkillInfo:
+    """Name, description and version of a skill folder (raises KernelsError if unreadable)."""
+    path = skill_dir / SKILL_FILE
+    try:
+        data = parse_front_matter(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise KernelsError(f"{skill_dir} has no {SKILL_FILE}", "A skill is a folder with a SKILL.md file.") from None
+    except (OSError, UnicodeDecodeError, FrontMatterError) as exc:
+        raise KernelsError(f"cannot read {path}: {exc}", f"Run `kernels skills validate {skill_dir}`.") from None
+    return info_from(data, fallback_name=skill_dir.name)
+
+
+def info_from(data: dict[str, Any], *, fallback_name: str) -> SkillInfo:
+    metadata = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
+    version = metadata.get("version")
+    license_ = data.get("license")
+    return SkillInfo(
+        name=str(data.get("name") or fallback_name),
+        description=str(data.get("description") or "").strip(),
+        version=None if version is None else str(version),
+        license=None if license_ is None else str(license_),
+        front_matter=data,
+    )
+
+
+# ---------------------------------------------------------------------------- validation
+
+
+def validate(skill_dir: Path) -> Report:
+    """Check a skill folder against the Agent Skills format; never raises for bad content."""
+    report = Report(Path(skill_dir))
+    if not skill_dir.is_dir():
+        report.error(".", "not a folder" if skill_dir.exists() else "does not exist")
+        return report
+    skill_md = skill_dir / SKILL_FILE
+    if not skill_md.is_file():
+        report.error(SKILL_FILE, "missing: a skill is a folder with a SKILL.md file")
+    else:
+        _check_skill_md(skill_dir, skill_md, report)
+    _check_tree(skill_dir, report)
+    _check_references(skill_dir, report)
+    return report
+
+
+def _check_skill_md(skill_dir: Path, skill_md: Path, report: Report) -> None:
+    try:
+        text = skill_md.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        report.error(SKILL_FILE, "is not UTF-8 text")
+        return
+    except OSError as exc:
+        report.error(SKILL_FILE, f"cannot be read: {exc.strerror or exc}")
+        return
+    try:
+        data = parse_front_matter(text)
+    except FrontMatterError as exc:
+        report.error(SKILL_FILE, str(exc), exc.line)
+        return
+
+    name = data.get("name")
+    if not isinstance(name, str) or not name:
+        report.error(SKILL_FILE, "front matter needs 'name': the skill's folder name", 2)
+    else:
+        report.name = name
+        problem = name_problem(name)
+        if problem:
+            report.error(SKILL_FILE, f"name '{name}' is invalid: {problem}", 2)
+        elif name != skill_dir.resolve().name:
+            report.error(SKILL_FILE, f"name '{name}' must equal the folder name '{skill_dir.resolve().name}'", 2)
+
+    description = data.get("description")
+    if not isinstance(description, str) or not description.strip():
+        report.error(SKILL_FILE, "front matter needs 'description': what the skill does and when to use it", 2)
+    elif len(description) > DESCRIPTION_MAX:
+        report.error(SKILL_FILE, f"description is {len(description)} characters (at most {DESCRIPTION_MAX})", 2)
+
+    for key in ("license", "allowed-tools"):
+        if key in data and not isinstance(data[key], str):
+            report.error(SKILL_FILE, f"'{key}' must be a string", 2)
+    if "compatibility" in data:
+        value = data["compatibility"]
+        if not isinstance(value, str):
+            report.error(SKILL_FILE, "'compatibility' must be a string", 2)
+        elif len(value) > COMPATIBILITY_MAX:
+            report.error(SKILL_FILE, f"compatibility is {len(value)} characters (at most {COMPATIBILITY_MAX})", 2)
+    if "metadata" in data:
+        metadata = data["metadata"]
+        if not isinstance(metadata, dict):
+            report.error(SKILL_FILE, "'metadata' must be a mapping of strings to strings", 2)
+        else:
+            for key, value in metadata.items():
+                if not isinstance(key, str) or not isinstance(value, str):
+                    report.error(SKILL_FILE, f"metadata {key!r}: {value!r} must map a string to a string (quote it)", 2)
+    for key in data:
+        if key not in KNOWN_KEYS:
+            report.warn(SKILL_FILE, f"unknown front matter key '{key}' (agents ignore it; known: {', '.join(KNOWN_KEYS)})", 2)
+
+    lines = text.count("\n") + (0 if text.endswith("\n") else 1)
+    if lines > LINES_WARN:
+        report.warn(SKILL_FILE, f"is {lines} lines long; keep it under {LINES_WARN} and move detail into references/")
+
+
+def walk(skill_dir: Path) -> Iterator[tuple[str, os.DirEntry[str]]]:
+    """Every entry under ``skill_dir`` (relative posix path, entry), sorted, not following symlinks.
+
+    Ignored clutter (``__pycache__``, ``*.pyc``) is skipped.
+    """
+    stack = [("", str(skill_dir))]
+    while stack:
+        prefix, directory = stack.pop()
+        with os.scandir(directory) as it:
+            entries = sorted(it, key=lambda e: e.name)
+        subdirs = []
+        for entry in entries:
+            if is_ignored(entry.name):
+                continue
+            rel = f"{prefix}{entry.name}"
+            yield rel, entry
+            if entry.is_dir(follow_symlinks=False):
+                subdirs.append((f"{rel}/", entry.path))
+        stack.extend(reversed(subdirs))
+
+
+def _check_tree(skill_dir: Path, report: Report) -> None:
+    root = os.path.realpath(skill_dir)
+    for rel, entry in walk(skill_dir):
+        mode = entry.stat(follow_symlinks=False).st_mode
+        if stat.S_ISLNK(mode):
+            target = os.path.realpath(entry.path)
+            if not _inside(target, root):
+                report.error(rel, f"is a symlink to {os.readlink(entry.path)}, outside the skill; copy the file in instead")
+            elif not os.path.exists(entry.path):
+                report.error(rel, f"is a broken symlink (to {os.readlink(entry.path)})")
+        elif not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+            report.error(rel, "is not a regular file, folder or symlink")
+
+
+def _inside(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+# Markdown links [text](target "title") and reference definitions [id]: target
+_LINK = re.compile(r"!?\[[^\]\n]*\]\(\s*<?([^)\s>]+)>?(?:\s+[\"'(][^)]*)?\)")
+_REF_DEF = re.compile(r"^\s{0,3}\[[^\]]+\]:\s*<?(\S+?)>?(?:\s|$)")
+_CODE_SPAN = re.compile(r"`([^`\n]+)`")
+_SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
+_PLACEHOLDER = set("<>*{}$[]?|")
+
+
+def _references(text: str) -> Iterator[tuple[int, str, bool]]:
+    """(line, target, is_link) for every path a markdown text names, outside fenced code."""
+    fence: str | None = None
+    for number, line in enumerate(text.splitlines(), start=1):
+        stripped = line.lstrip()
+        if stripped.startswith(("```", "~~~")):
+            marker = stripped[:3]
+            fence = None if fence == marker else (fence or marker)
+            continue
+        if fence:
+            continue
+        for match in _LINK.finditer(line):
+            yield number, match.group(1), True
+        match = _REF_DEF.match(line)
+        if match:
+            yield number, match.group(1), True
+        for match in _CODE_SPAN.finditer(line):
+            for token in match.group(1).split():
+                yield number, token.strip(".,;:'\""), False
+
+
+def _check_references(skill_dir: Path, report: Report) -> None:
+    """Every relative path the skill's markdown names must exist, with exact case.
+
+    Links are resolved from the markdown file's folder. In SKILL.md, code spans that
+    start with one of the skill's top-level entries (``scripts/build.py``) are checked
+    too, from the skill folder: that is how SKILL.md tells agents what to run.
+    """
+    try:
+        top_level = {name for name in os.listdir(skill_dir) if not is_ignored(name)}
+    except OSError:
+        return
+    for rel, entry in walk(skill_dir):
+        if not rel.endswith(".md") or not entry.is_file(follow_symlinks=False):
+            continue
+        try:
+            text = Path(entry.path).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            if rel != SKILL_FILE:
+                report.error(rel, "is not readable UTF-8 text")
+            continue
+        base = posixpath.dirname(rel)
+        for line, target, is_link in _references(text):
+            if is_link:
+                if _SCHEME.match(target) or target.startswith(("#", "/", "\\")):
+                    continue
+                target = unquote(target.split("#", 1)[0].split("?", 1)[0])
+                if not target:
+                    continue
+                joined = posixpath.join(base, target)
+            else:
+                first = target.split("/", 1)[0]
+                if rel != SKILL_FILE or "/" not in target or first not in top_level or _PLACEHOLDER & set(target):
+                    continue
+                joined = target
+            problem = _resolve_exact(skill_dir, joined)
+            if problem:
+                report.error(rel, f"names '{target}', which {problem}", line)
+
+
+def _resolve_exact(skill_dir: Path, rel: str) -> str | None:
+    """None if ``rel`` (posix, relative to the skill) exists with exactly this case."""
+    normal = posixpath.normpath(rel)
+    if normal == ".":
+        return None
+    if normal == ".." or normal.startswith("../"):
+        return "is outside the skill (it will not be installed with it)"
+    current = str(skill_dir)
+    parts = normal.split("/")
+    for index, part in enumerate(parts):
+        try:
+            names = os.listdir(current)
+        except NotADirectoryError:
+            return f"does not exist ({'/'.join(parts[:index])} is a file)"
+        except OSError:
+            return "does not exist"
+        if part not in names:
+            matches = [n for n in names if n.lower() == part.lower()]
+            if matches:
+                return f"does not exist with that case (found '{'/'.join(parts[:index] + matches[:1])}')"
+            return "does not exist"
+        current = os.path.join(current, part)
+    return None

@@ -1,0 +1,194 @@
+"""Fixtures for the CLI tests: nothing here may touch the real home or the real cwd.
+
+The autouse fixture points HOME, XDG_CONFIG_HOME, XDG_STATE_HOME, CLAUDE_CONFIG_DIR and
+the cwd at tmp dirs, and points the bundled-skills root at a tmp folder of test skills
+(the real skills/ tree is being written by others and must not decide these tests).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from kernel_skills import fsops
+from kernel_skills.agents import Location
+from kernel_skills.roots import Roots
+
+REPO = Path(__file__).resolve().parents[2]
+_ENV_TO_CLEAR = ("KERNEL_SKILLS_BUNDLED_ROOT", "KERNEL_SKILLS_TEST_HOOKS", "KERNELS_DEBUG", "XDG_DATA_HOME", "XDG_CACHE_HOME")
+
+
+@dataclass
+class Sandbox:
+    root: Path
+    home: Path
+    project: Path
+    bundled: Path
+    state: Path
+    config_dir: Path
+
+    @property
+    def roots(self) -> Roots:
+        return Roots(
+            location=Location(self.project, self.home, dict(os.environ)),
+            bundled=self.bundled,
+            state_dir=self.state / "kernel-skills",
+            config_file=self.config_dir / "kernel-skills" / "config.yaml",
+        )
+
+    @property
+    def backups(self) -> Path:
+        return self.state / "kernel-skills" / "backups"
+
+    def env(self, **extra: str) -> dict[str, str]:
+        """The environment for a subprocess run of the CLI inside this sandbox."""
+        env = {k: v for k, v in os.environ.items() if k not in _ENV_TO_CLEAR}
+        env.update(extra)
+        return env
+
+
+@pytest.fixture(autouse=True)
+def sandbox(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Sandbox:
+    home = tmp_path / "home"
+    project = tmp_path / "project"
+    box = Sandbox(
+        root=tmp_path,
+        home=home,
+        project=project,
+        bundled=tmp_path / "bundled",
+        state=home / ".local" / "state",
+        config_dir=home / ".config",
+    )
+    for folder in (home, project, box.bundled):
+        folder.mkdir(parents=True)
+    for name in _ENV_TO_CLEAR:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("USERPROFILE", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(box.config_dir))
+    monkeypatch.setenv("XDG_STATE_HOME", str(box.state))
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(home / ".claude"))
+    monkeypatch.setenv("KERNEL_SKILLS_BUNDLED_ROOT", str(box.bundled))
+    monkeypatch.setattr(fsops, "HOOKS", {})
+    monkeypatch.chdir(project)
+    make_skill(box.bundled, "demo")
+    make_skill(box.bundled, "cuda-kernels", description="Stand-in for the real skill. Write CUDA kernels.")
+    return box
+
+
+# ------------------------------------------------------------------------------ helpers
+
+SKILL_TEMPLATE = """---
+name: {name}
+description: {description}
+license: Apache-2.0
+metadata:
+  version: "{version}"
+---
+# {name}
+
+Run `scripts/tool.py` and read [the guide](references/guide.md).
+"""
+
+
+def make_skill(
+    root: Path,
+    name: str,
+    *,
+    version: str = "1.0.0",
+    description: str = "A test skill. Use it in tests.",
+    extra: Mapping[str, bytes | str] | None = None,
+    skill_md: str | None = None,
+) -> Path:
+    """A small but complete skill: SKILL.md, an executable script, a reference, binary bytes."""
+    folder = root / name
+    files: dict[str, bytes | str] = {
+        "SKILL.md": skill_md if skill_md is not None else SKILL_TEMPLATE.format(name=name, description=description, version=version),
+        "scripts/tool.py": f"#!/usr/bin/env python3\nprint('{name} {version}')\n",
+        "references/guide.md": f"# Guide for {name} {version}\n\nSee [the skill](../SKILL.md).\n",
+        "assets/blob.bin": bytes(range(256)) * 3 + version.encode(),
+    }
+    files.update(extra or {})
+    for rel, content in files.items():
+        path = folder / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, str):
+            content = content.encode()
+        path.write_bytes(content)
+    os.chmod(folder / "scripts/tool.py", 0o755)
+    return folder
+
+
+def snapshot(path: Path) -> dict[str, tuple]:
+    """Everything under ``path`` (not following symlinks): kind, bytes or link target, mode."""
+    if not os.path.lexists(path):
+        return {}
+    result: dict[str, tuple] = {}
+    base = str(path)
+    entries = [(base, os.lstat(base))]
+    for dirpath, dirnames, filenames in os.walk(base):
+        for name in dirnames + filenames:
+            full = os.path.join(dirpath, name)
+            entries.append((full, os.lstat(full)))
+    for full, st in entries:
+        rel = os.path.relpath(full, base)
+        if stat.S_ISLNK(st.st_mode):
+            result[rel] = ("link", os.readlink(full))
+        elif stat.S_ISDIR(st.st_mode):
+            result[rel] = ("dir", stat.S_IMODE(st.st_mode))
+        else:
+            result[rel] = ("file", Path(full).read_bytes(), stat.S_IMODE(st.st_mode))
+    return result
+
+
+def skill_files(path: Path) -> dict[str, bytes]:
+    """The content of an installed skill, receipt left out (it has a timestamp)."""
+    out = {}
+    for dirpath, _, filenames in os.walk(path):
+        for name in filenames:
+            full = Path(dirpath) / name
+            rel = full.relative_to(path).as_posix()
+            if rel != ".kernel-skills.json":
+                out[rel] = full.read_bytes()
+    return out
+
+
+def leftovers(*folders: Path) -> list[str]:
+    """Temp folders an install may leave behind (there must be none after a finished run)."""
+    found = []
+    for folder in folders:
+        if folder.is_dir():
+            found += [str(p) for p in folder.rglob(".kernel-skills-tmp")]
+            found += [str(p) for p in folder.rglob(".partial-*")]
+    return found
+
+
+runner = CliRunner()
+
+
+def cli(*args: str, input: str | None = None):
+    """Run the CLI in-process (typer's CliRunner); stdout and stderr are kept apart."""
+    from kernel_skills.cli import app
+
+    return runner.invoke(app, list(args), input=input)
+
+
+def run_module(*args: str, env: Mapping[str, str] | None = None, cwd: Path | None = None, **kw) -> subprocess.CompletedProcess:
+    """Run `python -m kernel_skills ARGS` in a fresh process (the console-script path)."""
+    return subprocess.run(
+        [sys.executable, "-m", "kernel_skills", *args],
+        env=dict(env) if env is not None else None,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        **kw,
+    )

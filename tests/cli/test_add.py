@@ -1,0 +1,435 @@
+"""`kernels skills add`: targets, flags, receipts, backups, links, preflight."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from kernel_skills import fsops
+from kernel_skills.agents import AGENTS
+
+from .conftest import cli, leftovers, make_skill, skill_files, snapshot
+
+
+def bundled_files(sandbox, name: str = "demo") -> dict[str, bytes]:
+    return skill_files(sandbox.bundled / name)
+
+
+# ------------------------------------------------------------------------------ targets
+
+
+@pytest.mark.parametrize("agent", AGENTS, ids=lambda a: a.name)
+def test_each_agent_flag_installs_into_its_project_folder(sandbox, agent):
+    result = cli("skills", "add", "demo", f"--{agent.name}")
+    assert result.exit_code == 0, result.output
+    dest = sandbox.project / agent.project / "demo"
+    assert skill_files(dest) == bundled_files(sandbox)
+    assert str(Path(agent.project) / "demo") in result.stdout
+
+
+@pytest.mark.parametrize(
+    "flag, expected",
+    [
+        ("--claude", "claude-config/skills"),
+        ("--codex", ".agents/skills"),
+        ("--opencode", "xdg/opencode/skills"),
+        ("--cursor", ".cursor/skills"),
+        ("--gemini", ".gemini/skills"),
+        ("--copilot", ".copilot/skills"),
+        ("--windsurf", ".codeium/windsurf/skills"),
+        ("--kiro", ".kiro/skills"),
+        ("--agents", ".agents/skills"),
+    ],
+)
+def test_each_agent_flag_with_global_installs_into_its_user_folder(sandbox, monkeypatch, flag, expected):
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(sandbox.home / "claude-config"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(sandbox.home / "xdg"))
+    result = cli("skills", "add", "demo", flag, "--global")
+    assert result.exit_code == 0, result.output
+    assert (sandbox.home / expected / "demo" / "SKILL.md").is_file()
+    assert not (sandbox.project / ".agents").exists()
+
+
+def test_global_claude_defaults_to_home_dot_claude_without_claude_config_dir(sandbox, monkeypatch):
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR")
+    assert cli("skills", "add", "demo", "--claude", "-g").exit_code == 0
+    assert (sandbox.home / ".claude/skills/demo/SKILL.md").is_file()
+
+
+def test_global_opencode_defaults_to_dot_config_without_xdg(sandbox, monkeypatch):
+    monkeypatch.delenv("XDG_CONFIG_HOME")
+    assert cli("skills", "add", "demo", "--opencode", "-g").exit_code == 0
+    assert (sandbox.home / ".config/opencode/skills/demo/SKILL.md").is_file()
+
+
+def test_agent_option_selects_by_name_and_is_repeatable(sandbox):
+    result = cli("skills", "add", "demo", "--agent", "claude", "--agent", "kiro")
+    assert result.exit_code == 0, result.output
+    assert (sandbox.project / ".claude/skills/demo").is_dir()
+    assert (sandbox.project / ".kiro/skills/demo").is_dir()
+
+
+def test_unknown_agent_is_a_usage_error_listing_the_valid_ones(sandbox):
+    result = cli("skills", "add", "demo", "--agent", "vim")
+    assert result.exit_code == 2
+    assert "unknown agent 'vim'" in result.stderr
+    for agent in AGENTS:
+        assert agent.name in result.stderr
+    assert not (sandbox.project / ".agents").exists()
+
+
+def test_dest_is_repeatable_and_combines_with_agent_flags(sandbox, tmp_path):
+    result = cli("skills", "add", "demo", "--dest", "mine", "--dest", str(tmp_path / "abs"), "--claude")
+    assert result.exit_code == 0, result.output
+    for dest in (sandbox.project / "mine/demo", tmp_path / "abs/demo", sandbox.project / ".claude/skills/demo"):
+        assert skill_files(dest) == bundled_files(sandbox)
+
+
+def test_no_target_installs_into_the_shared_root_and_says_who_does_not_read_it(sandbox):
+    result = cli("skills", "add", "demo")
+    assert result.exit_code == 0, result.output
+    assert (sandbox.project / ".agents/skills/demo/SKILL.md").is_file()
+    assert "Claude Code and Kiro do not" in result.stderr
+    assert "--claude --kiro" in result.stderr
+
+
+def test_seed_example_add_cuda_kernels_global(sandbox):
+    result = cli("skills", "add", "cuda-kernels", "--global")
+    assert result.exit_code == 0, result.output
+    assert skill_files(sandbox.home / ".agents/skills/cuda-kernels") == bundled_files(sandbox, "cuda-kernels")
+
+
+def test_skill_defaults_to_cuda_kernels(sandbox):
+    assert cli("skills", "add", "--claude").exit_code == 0
+    assert (sandbox.project / ".claude/skills/cuda-kernels/SKILL.md").is_file()
+
+
+def test_several_skills_and_the_skill_option(sandbox):
+    make_skill(sandbox.bundled, "third")
+    result = cli("skills", "add", "demo", "--skill", "third", "--skill", "cuda-kernels", "--claude")
+    assert result.exit_code == 0, result.output
+    assert sorted(os.listdir(sandbox.project / ".claude/skills")) == ["cuda-kernels", "demo", "third"]
+
+
+def test_configured_default_agents_are_used_when_no_target_is_given(sandbox):
+    assert cli("skills", "config", "default_agents", "claude", "kiro").exit_code == 0
+    result = cli("skills", "add", "demo")
+    assert result.exit_code == 0, result.output
+    assert (sandbox.project / ".claude/skills/demo").is_dir()
+    assert (sandbox.project / ".kiro/skills/demo").is_dir()
+    assert not (sandbox.project / ".agents").exists()
+    assert "do not" not in result.stderr
+
+
+def test_targets_that_resolve_to_one_folder_are_written_once(sandbox):
+    # --codex and --agents are the same folder; a symlinked .claude/skills is too.
+    (sandbox.project / ".agents/skills").mkdir(parents=True)
+    (sandbox.project / ".claude").mkdir()
+    (sandbox.project / ".claude/skills").symlink_to("../.agents/skills")
+    result = cli("skills", "add", "demo", "--codex", "--agents", "--claude", "--json")
+    assert result.exit_code == 0, result.output
+    actions = json.loads(result.stdout)["actions"]
+    assert len(actions) == 1
+    assert set(actions[0]["agents"]) == {"codex", "agents", "claude"}
+
+
+# ----------------------------------------------------------------------------- content
+
+
+def test_bytes_modes_and_receipt(sandbox):
+    assert cli("skills", "add", "demo", "--claude").exit_code == 0
+    dest = sandbox.project / ".claude/skills/demo"
+    assert skill_files(dest) == bundled_files(sandbox)
+    assert os.stat(dest / "scripts/tool.py").st_mode & stat.S_IXUSR
+    assert not os.stat(dest / "SKILL.md").st_mode & stat.S_IXUSR
+    receipt = json.loads((dest / ".kernel-skills.json").read_text())
+    assert receipt["installer"] == "kernel-skills"
+    assert receipt["skill"] == "demo" and receipt["skill_version"] == "1.0.0"
+    assert receipt["source"] == {"kind": "bundled", "name": "demo"}
+    assert set(receipt["files"]) == set(bundled_files(sandbox))
+    import hashlib
+
+    assert receipt["files"]["assets/blob.bin"] == hashlib.sha256((dest / "assets/blob.bin").read_bytes()).hexdigest()
+
+
+def test_pycache_in_the_source_is_not_copied(sandbox):
+    (sandbox.bundled / "demo/scripts/__pycache__").mkdir()
+    (sandbox.bundled / "demo/scripts/__pycache__/tool.cpython-311.pyc").write_bytes(b"\0")
+    assert cli("skills", "add", "demo", "--claude").exit_code == 0
+    assert not (sandbox.project / ".claude/skills/demo/scripts/__pycache__").exists()
+
+
+def test_symlinks_inside_the_skill_are_kept_as_symlinks(sandbox):
+    (sandbox.bundled / "demo/references/alias.md").symlink_to("guide.md")
+    assert cli("skills", "add", "demo", "--claude").exit_code == 0
+    assert os.readlink(sandbox.project / ".claude/skills/demo/references/alias.md") == "guide.md"
+
+
+# ---------------------------------------------------------------------- existing installs
+
+
+def test_existing_install_without_force_fails_naming_the_path(sandbox):
+    assert cli("skills", "add", "demo", "--claude").exit_code == 0
+    before = snapshot(sandbox.project)
+    result = cli("skills", "add", "demo", "--claude")
+    assert result.exit_code == 1
+    assert str(sandbox.project / ".claude/skills/demo") in result.stderr
+    assert "re-run with --force" in result.stderr.lower()
+    assert result.stderr.startswith("Error: ")
+    assert snapshot(sandbox.project) == before
+
+
+def test_one_existing_target_means_no_target_is_written(sandbox):
+    assert cli("skills", "add", "demo", "--kiro").exit_code == 0
+    before = snapshot(sandbox.project)
+    result = cli("skills", "add", "demo", "--claude", "--kiro", "--cursor")
+    assert result.exit_code == 1
+    assert snapshot(sandbox.project) == before
+
+
+def test_force_replaces_a_clean_install_without_a_backup(sandbox):
+    assert cli("skills", "add", "demo", "--claude").exit_code == 0
+    make_skill(sandbox.bundled, "demo", version="2.0.0")
+    result = cli("skills", "add", "demo", "--claude", "--force")
+    assert result.exit_code == 0, result.output
+    assert skill_files(sandbox.project / ".claude/skills/demo") == bundled_files(sandbox)
+    assert not sandbox.backups.exists() or not os.listdir(sandbox.backups)
+    assert leftovers(sandbox.project) == []
+
+
+def test_force_over_user_edits_backs_them_up_outside_the_skills_folder(sandbox):
+    assert cli("skills", "add", "demo", "--claude").exit_code == 0
+    dest = sandbox.project / ".claude/skills/demo"
+    (dest / "references/guide.md").write_text("my notes\n")
+    (dest / "mine.md").write_text("added by me\n")
+    edited = skill_files(dest)
+    result = cli("skills", "add", "demo", "--claude", "--force")
+    assert result.exit_code == 0, result.output
+    assert skill_files(dest) == bundled_files(sandbox)
+    backups = [p for p in sandbox.backups.iterdir() if p.is_dir()]
+    assert len(backups) == 1
+    assert skill_files(backups[0]) == edited
+    assert str(backups[0]) in result.stderr
+    assert os.listdir(sandbox.project / ".claude/skills") == ["demo"]
+
+
+def test_force_over_an_unmanaged_folder_backs_it_up(sandbox):
+    mine = sandbox.project / ".claude/skills/demo"
+    mine.mkdir(parents=True)
+    (mine / "SKILL.md").write_text("---\nname: demo\ndescription: mine\n---\n")
+    result = cli("skills", "add", "demo", "--claude", "--force", "--json")
+    assert result.exit_code == 0, result.output
+    action = json.loads(result.stdout)["actions"][0]
+    assert action["op"] == "replace" and action["backup"]
+    assert (Path(action["backup"]) / "SKILL.md").read_text().endswith("description: mine\n---\n")
+
+
+def test_existing_symlink_to_the_users_folder_is_replaced_as_a_link_never_followed(sandbox, tmp_path):
+    users = tmp_path / "my-own-skill"
+    make_skill(tmp_path, "my-own-skill")
+    before = snapshot(users)
+    skills = sandbox.project / ".claude/skills"
+    skills.mkdir(parents=True)
+    (skills / "demo").symlink_to(users)
+
+    refused = cli("skills", "add", "demo", "--claude")
+    assert refused.exit_code == 1 and "symlink" in refused.stderr
+
+    result = cli("skills", "add", "demo", "--claude", "--force")
+    assert result.exit_code == 0, result.output
+    assert not (skills / "demo").is_symlink()
+    assert skill_files(skills / "demo") == bundled_files(sandbox)
+    assert snapshot(users) == before
+
+
+def test_broken_symlink_at_the_destination(sandbox):
+    skills = sandbox.project / ".claude/skills"
+    skills.mkdir(parents=True)
+    (skills / "demo").symlink_to(sandbox.root / "gone")
+    refused = cli("skills", "add", "demo", "--claude")
+    assert refused.exit_code == 1
+    assert "already exists" in refused.stderr
+    result = cli("skills", "add", "demo", "--claude", "--force")
+    assert result.exit_code == 0, result.output
+    assert skill_files(skills / "demo") == bundled_files(sandbox)
+
+
+def test_destination_that_is_a_file_is_refused_even_with_force(sandbox):
+    skills = sandbox.project / ".claude/skills"
+    skills.mkdir(parents=True)
+    (skills / "demo").write_text("not a skill")
+    for extra in ([], ["--force"]):
+        result = cli("skills", "add", "demo", "--claude", "--cursor", *extra)
+        assert result.exit_code == 1
+        assert "is a file" in result.stderr
+    assert (skills / "demo").read_text() == "not a skill"
+    assert not (sandbox.project / ".cursor").exists()
+
+
+def test_dest_that_is_a_file_or_under_a_file_is_refused_before_any_write(sandbox):
+    (sandbox.project / "afile").write_text("x")
+    for dest in ("afile", "afile/deeper"):
+        result = cli("skills", "add", "demo", "--claude", "--dest", dest)
+        assert result.exit_code == 1, result.output
+        assert "is a file, not a folder" in result.stderr
+        assert not (sandbox.project / ".claude").exists()
+
+
+@pytest.mark.skipif(hasattr(os, "geteuid") and os.geteuid() == 0, reason="root can write anywhere")
+def test_unwritable_folder_is_refused_before_any_write(sandbox):
+    locked = sandbox.project / "locked"
+    locked.mkdir()
+    locked.chmod(0o555)
+    try:
+        result = cli("skills", "add", "demo", "--claude", "--dest", "locked/skills")
+        assert result.exit_code == 1
+        assert "permission denied" in result.stderr
+        assert not (sandbox.project / ".claude").exists()
+    finally:
+        locked.chmod(0o755)
+
+
+def test_unwritable_folder_check_runs_in_preflight(sandbox, monkeypatch):
+    # Runs as root too: os.access is what the preflight asks, so make it say no for one folder.
+    locked = sandbox.project / "locked"
+    locked.mkdir()
+    real_access = os.access
+    monkeypatch.setattr(os, "access", lambda p, mode, **kw: False if Path(p) == locked else real_access(p, mode, **kw))
+    result = cli("skills", "add", "demo", "--claude", "--dest", "locked/skills")
+    assert result.exit_code == 1
+    assert f"cannot write to {locked}" in result.stderr
+    assert not (sandbox.project / ".claude").exists()
+
+
+def test_not_enough_space_is_refused_before_any_write(sandbox, monkeypatch):
+    import shutil
+    from collections import namedtuple
+
+    usage = namedtuple("usage", "total used free")
+    monkeypatch.setattr(shutil, "disk_usage", lambda p: usage(10, 10, 0))
+    result = cli("skills", "add", "demo", "--claude")
+    assert result.exit_code == 1
+    assert "not enough free space" in result.stderr
+    assert not (sandbox.project / ".claude").exists()
+
+
+# ------------------------------------------------------------------------------ skills
+
+
+@pytest.mark.parametrize("name", ["a/b", "../demo", "..", "Demo", "CUDA-kernels", "demo--x", "-demo", "x" * 65])
+def test_bad_skill_names_are_usage_errors(sandbox, name):
+    result = cli("skills", "add", "--claude", f"--skill={name}")
+    assert result.exit_code == 2, result.output
+    assert "not a valid skill name" in result.stderr
+    assert not (sandbox.project / ".claude").exists()
+    assert not (sandbox.root / "demo").exists()
+
+
+def test_unknown_skill_suggests_the_closest_bundled_name(sandbox):
+    result = cli("skills", "add", "cuda-kernel", "--claude")
+    assert result.exit_code == 1
+    assert "Did you mean 'cuda-kernels'?" in result.stderr
+
+
+def test_a_skill_that_fails_validation_is_refused(sandbox):
+    make_skill(sandbox.bundled, "broken", skill_md="---\nname: broken\n---\nno description\n")
+    result = cli("skills", "add", "broken", "--claude")
+    assert result.exit_code == 1
+    assert "is not valid" in result.stderr and "description" in result.stderr
+    assert not (sandbox.project / ".claude").exists()
+
+
+def test_a_skill_folder_without_skill_md_is_refused(sandbox):
+    (sandbox.bundled / "half").mkdir()
+    result = cli("skills", "add", "half", "--claude")
+    assert result.exit_code == 1
+    assert "SKILL.md" in result.stderr
+
+
+# -------------------------------------------------------------------------------- link
+
+
+def test_link_copies_once_and_links_the_rest_relatively(sandbox):
+    result = cli("skills", "add", "demo", "--claude", "--cursor", "--kiro", "--link")
+    assert result.exit_code == 0, result.output
+    first = sandbox.project / ".claude/skills/demo"
+    assert first.is_dir() and not first.is_symlink()
+    for other in (".cursor/skills/demo", ".kiro/skills/demo"):
+        link = sandbox.project / other
+        assert link.is_symlink()
+        assert os.readlink(link) == "../../.claude/skills/demo"
+        assert skill_files(link) == bundled_files(sandbox)
+
+
+def test_link_falls_back_to_a_copy_where_symlinks_fail(sandbox, monkeypatch):
+    def no_symlinks(target, path, is_dir=True):
+        raise OSError(1, "symlinks not permitted")
+
+    monkeypatch.setattr(fsops, "symlink", no_symlinks)
+    result = cli("skills", "add", "demo", "--claude", "--cursor", "--link", "--json")
+    assert result.exit_code == 0, result.output
+    assert not (sandbox.project / ".cursor/skills/demo").is_symlink()
+    assert skill_files(sandbox.project / ".cursor/skills/demo") == bundled_files(sandbox)
+    assert "copy" in json.loads(result.stdout)["actions"][1]["note"]
+
+
+# ------------------------------------------------------------------------ output modes
+
+
+def test_dry_run_prints_the_plan_and_writes_nothing(sandbox):
+    assert cli("skills", "add", "demo", "--kiro").exit_code == 0
+    (sandbox.project / ".kiro/skills/demo/mine.md").write_text("edit")
+    before = snapshot(sandbox.root)
+    result = cli("skills", "add", "demo", "--claude", "--kiro", "--force", "--dry-run")
+    assert result.exit_code == 0, result.output
+    assert "Would install demo" in result.stdout
+    assert "Would replace demo" in result.stdout
+    assert "backed up first" in result.stderr
+    assert "nothing was written" in result.stdout
+    assert snapshot(sandbox.root) == before
+
+
+def test_json_result(sandbox):
+    result = cli("skills", "add", "demo", "--claude", "--dest", "d", "--json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["ok"] is True and data["command"] == "add" and data["dry_run"] is False
+    assert [a["path"] for a in data["actions"]] == [
+        str(sandbox.project / ".claude/skills/demo"),
+        str(sandbox.project / "d/demo"),
+    ]
+    assert data["actions"][0]["agents"] == ["claude"] and data["actions"][1]["scope"] == "dest"
+
+
+def test_json_error_goes_to_stdout_as_json_and_stderr_as_text(sandbox):
+    cli("skills", "add", "demo", "--claude")
+    result = cli("skills", "add", "demo", "--claude", "--json")
+    assert result.exit_code == 1
+    error = json.loads(result.stdout)
+    assert error["ok"] is False and "already exists" in error["error"]["what"]
+    assert result.stderr.startswith("Error: ")
+
+
+def test_quiet_prints_nothing_on_success_and_the_error_on_failure(sandbox):
+    ok = cli("skills", "add", "demo", "-q")
+    assert ok.exit_code == 0 and ok.stdout == "" and ok.stderr == ""
+    failed = cli("skills", "add", "demo", "-q")
+    assert failed.exit_code == 1 and failed.stdout == "" and failed.stderr.startswith("Error: ")
+
+
+def test_one_line_per_target_with_the_path(sandbox):
+    result = cli("skills", "add", "demo", "--claude", "--kiro")
+    lines = result.stdout.strip().splitlines()
+    assert len(lines) == 2
+    assert ".claude/skills/demo" in lines[0] and ".kiro/skills/demo" in lines[1]
+
+
+def test_nothing_left_behind_after_a_run(sandbox):
+    assert cli("skills", "add", "demo", "--claude", "--force").exit_code == 0
+    assert cli("skills", "add", "demo", "--claude", "--force").exit_code == 0
+    assert leftovers(sandbox.root) == []
+    assert os.listdir(sandbox.project / ".claude/skills") == ["demo"]
