@@ -10,6 +10,7 @@ script renders, and the skill's tests fail when a guide and the data file disagr
     python scripts/gpu_specs.py --list               # every GPU key
     python scripts/gpu_specs.py --markdown h200-sxm  # the Markdown table a guide embeds
     python scripts/gpu_specs.py --gpu a100-40gb --json
+    python scripts/gpu_specs.py --update-guides      # rewrite the guides' tables after editing the JSON
 
 Standard library only; torch is imported only to detect the current device.
 Exit codes: 0 ok, 1 failure (e.g. no CUDA device to detect), 2 usage error.
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -131,6 +133,26 @@ def markdown_table(specs: dict[str, Any], key: str) -> str:
     return "\n".join(lines)
 
 
+TABLE_BLOCK = re.compile(r"(<!-- gpu-specs:(?P<key>[a-z0-9-]+) -->\n)(?P<body>.*?)(<!-- /gpu-specs -->)", re.DOTALL)
+
+
+def render_guide(specs: dict[str, Any], text: str) -> str:
+    """The guide text with every `<!-- gpu-specs:KEY -->` block replaced by the current table."""
+    return TABLE_BLOCK.sub(lambda m: m.group(1) + markdown_table(specs, m.group("key")) + "\n" + m.group(4), text)
+
+
+def update_guides(specs: dict[str, Any], skill_dir: Path = SPECS_PATH.parent.parent) -> list[Path]:
+    changed = []
+    for guide in sorted({entry["guide"] for entry in specs["gpus"].values()}):
+        path = skill_dir / guide
+        text = path.read_text(encoding="utf-8")
+        new = render_guide(specs, text)
+        if new != text:
+            path.write_text(new, encoding="utf-8")
+            changed.append(path)
+    return changed
+
+
 def detect_current_gpu() -> tuple[str, tuple[int, int]]:
     try:
         import torch  # noqa: PLC0415 - only needed for detection
@@ -165,6 +187,8 @@ def main(argv: list[str] | None = None) -> int:
     group.add_argument("--gpu", metavar="KEY", help="a GPU key from --list")
     group.add_argument("--list", action="store_true", help="list the GPU keys and names")
     group.add_argument("--markdown", metavar="KEY", help="print the Markdown table that the GPU's guide embeds")
+    group.add_argument("--update-guides", action="store_true",
+                       help="rewrite the tables in the references/*-optimization-guide.md files from the JSON")
     parser.add_argument("--json", action="store_true", help="print the entry as JSON (with --gpu or detection)")
     args = parser.parse_args(argv)
 
@@ -173,6 +197,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.list:
             for key, entry in specs["gpus"].items():
                 print(f"{key:<16} {entry['name']:<34} cc {entry['compute_capability']['value']}  {entry['guide']}")
+        elif args.update_guides:
+            for path in update_guides(specs):
+                print(f"updated {path}")
         elif args.markdown:
             print(markdown_table(specs, args.markdown))
         elif args.gpu:

@@ -1,0 +1,143 @@
+"""assets/gpu_specs.json is the one source of per-GPU numbers: the guides' tables match it,
+every value names a source, measured values point at committed JSON, and the facts that
+earlier CUDA skills got wrong stay right."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+import skilldocs
+
+SCRIPT = skilldocs.SKILL / "scripts" / "gpu_specs.py"
+
+
+def _load_script() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("gpu_specs_under_test", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    assert spec.loader is not None
+    spec.loader.exec_module(module)
+    return module
+
+
+gpu_specs = _load_script()
+SPECS = gpu_specs.load_specs()
+
+
+def _facts(specs: dict) -> list[tuple[str, dict]]:
+    facts = []
+    for key, entry in specs["gpus"].items():
+        facts += [(f"gpus.{key}.{k}", v) for k, v in entry.items() if isinstance(v, dict)]
+    for cc, limits in specs["compute_capabilities"].items():
+        facts += [(f"compute_capabilities.{cc}.{k}", v) for k, v in limits.items() if isinstance(v, dict)]
+    return facts
+
+
+@pytest.mark.parametrize("key", sorted(SPECS["gpus"]))
+def test_guide_table_matches_the_data_file(key: str) -> None:
+    entry = SPECS["gpus"][key]
+    guide = skilldocs.SKILL / entry["guide"]
+    text = guide.read_text(encoding="utf-8")
+    match = next((m for m in gpu_specs.TABLE_BLOCK.finditer(text) if m.group("key") == key), None)
+    assert match is not None, f"{entry['guide']} has no <!-- gpu-specs:{key} --> table"
+    assert match.group("body").strip() == gpu_specs.markdown_table(SPECS, key), (
+        f"{entry['guide']}: the {key} table differs from assets/gpu_specs.json; "
+        "run `python scripts/gpu_specs.py --update-guides`"
+    )
+
+
+def test_guides_embed_no_table_for_unknown_gpus() -> None:
+    for guide in sorted((skilldocs.SKILL / "references").glob("*-optimization-guide.md")):
+        for m in gpu_specs.TABLE_BLOCK.finditer(guide.read_text(encoding="utf-8")):
+            assert m.group("key") in SPECS["gpus"], f"{guide.name}: unknown table key {m.group('key')}"
+
+
+def test_every_value_names_a_known_source() -> None:
+    for where, fact in _facts(SPECS):
+        assert "value" in fact and "source" in fact, f"{where}: needs value and source"
+        assert fact["source"] in SPECS["sources"], f"{where}: unknown source {fact['source']!r}"
+
+
+def test_document_sources_have_urls_and_measured_sources_point_at_committed_json() -> None:
+    for key, source in SPECS["sources"].items():
+        assert source["kind"] in ("document", "measured"), key
+        if source["kind"] == "document":
+            assert source["url"].startswith("https://"), key
+            continue
+        # A measured number must come from a JSON file a script in the repo wrote.
+        path = skilldocs.REPO / source["file"]
+        assert path.is_file(), f"source {key}: {source['file']} does not exist"
+        assert source.get("script") and source.get("date"), f"source {key}: needs script and date"
+
+
+def test_measured_values_equal_the_value_in_their_json() -> None:
+    for where, fact in _facts(SPECS):
+        source = SPECS["sources"][fact["source"]]
+        if source["kind"] != "measured":
+            continue
+        data = json.loads((skilldocs.REPO / source["file"]).read_text(encoding="utf-8"))
+        for part in fact["json_key"].split("."):
+            data = data[int(part)] if isinstance(data, list) else data[part]
+        assert data == fact["value"], f"{where}: {fact['value']} but {source['file']}:{fact['json_key']} is {data}"
+
+
+def test_known_hardware_facts() -> None:
+    cc = SPECS["compute_capabilities"]
+    gpus = SPECS["gpus"]
+    assert (cc["9.0"]["shared_memory_per_sm_kb"]["value"], cc["9.0"]["shared_memory_per_block_kb"]["value"]) == (228, 227)
+    assert (cc["8.0"]["shared_memory_per_sm_kb"]["value"], cc["8.0"]["shared_memory_per_block_kb"]["value"]) == (164, 163)
+    assert gpus["h100-sxm"]["l2_cache_mb"]["value"] == 50
+    assert gpus["a100-sxm-80gb"]["l2_cache_mb"]["value"] == 40
+    assert "no BF16" in gpus["t4"]["tensor_cores"]["value"]
+    assert "bf16_tensor_tflops_dense" not in gpus["t4"]
+    assert gpus["h200-sxm"]["memory_gb"]["value"] == 141
+    assert gpus["h200-sxm"]["memory_bandwidth_gbs"]["value"] == 4800
+    for key, entry in gpus.items():
+        assert (skilldocs.SKILL / entry["guide"]).is_file(), key
+
+
+@pytest.mark.parametrize(
+    ("device_name", "key"),
+    [
+        ("NVIDIA H100 80GB HBM3", "h100-sxm"),
+        ("NVIDIA H100 PCIe", "h100-pcie"),
+        ("NVIDIA H200", "h200-sxm"),
+        ("NVIDIA A100-SXM4-80GB", "a100-sxm-80gb"),
+        ("NVIDIA A100-SXM4-40GB", "a100-40gb"),
+        ("Tesla T4", "t4"),
+        ("NVIDIA GeForce RTX 4090", None),
+    ],
+)
+def test_device_names_map_to_entries(device_name: str, key: str | None) -> None:
+    assert gpu_specs.match_device_name(SPECS, device_name) == key
+
+
+def _run_without_torch(*args: str) -> subprocess.CompletedProcess[str]:
+    code = ("import runpy, sys; sys.modules['torch'] = None; "
+            f"sys.argv = [{str(SCRIPT)!r}, *{list(args)!r}]; runpy.run_path({str(SCRIPT)!r}, run_name='__main__')")
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+
+
+def test_script_works_without_torch() -> None:
+    assert _run_without_torch("--help").returncode == 0
+    listed = _run_without_torch("--list")
+    assert listed.returncode == 0 and "h200-sxm" in listed.stdout
+    table = _run_without_torch("--markdown", "t4")
+    assert table.returncode == 0 and table.stdout.strip() == gpu_specs.markdown_table(SPECS, "t4")
+    detect = _run_without_torch()
+    assert detect.returncode == 1 and "torch is not installed" in detect.stderr
+    unknown = _run_without_torch("--gpu", "nope")
+    assert unknown.returncode == 2 and "unknown GPU" in unknown.stderr
+
+
+def test_update_guides_is_idempotent(tmp_path: Path) -> None:
+    # Rendering an already-rendered guide changes nothing.
+    for guide in {entry["guide"] for entry in SPECS["gpus"].values()}:
+        text = (skilldocs.SKILL / guide).read_text(encoding="utf-8")
+        assert gpu_specs.render_guide(SPECS, text) == text, guide
