@@ -1,0 +1,52 @@
+"""__NAME__: an RMSNorm CUDA kernel built the kernel-builder way.
+
+    y = x * rsqrt(mean(x**2, dim=-1) + eps) * weight        (fp32 math, result in x.dtype)
+
+CUDA tensors in float32/float16/bfloat16 run the kernel; everything else (CPU tensors,
+float64, a weight of another dtype, inputs that need gradients) runs the PyTorch
+reference in `reference.py`, so callers never need to check where they are.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from . import reference
+from ._ops import add_op_namespace_prefix, ops
+
+__all__ = ["rms_norm", "reference"]
+
+_KERNEL_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
+
+
+def _kernel_supports(x: torch.Tensor, weight: torch.Tensor | None) -> bool:
+    if not x.is_cuda or x.dtype not in _KERNEL_DTYPES or x.dim() == 0:
+        return False
+    if weight is not None and not (
+        weight.device == x.device
+        and weight.dtype == x.dtype
+        and weight.dim() == 1
+        and weight.shape[0] == x.shape[-1]
+        and weight.is_contiguous()
+    ):
+        return False
+    # The kernel has no backward; let autograd differentiate the reference instead.
+    needs_grad = x.requires_grad or (weight is not None and weight.requires_grad)
+    return not (needs_grad and torch.is_grad_enabled())
+
+
+def rms_norm(x: torch.Tensor, weight: torch.Tensor | None = None, eps: float = 1e-6) -> torch.Tensor:
+    """RMSNorm over the last dimension of `x` (any leading dims, any strides).
+
+    Returns a new contiguous tensor with x's shape and dtype.
+    """
+    if _kernel_supports(x, weight):
+        return ops.rms_norm(x, weight, eps)
+    return reference.rms_norm(x, weight, eps)
+
+
+# torch.compile traces with fake tensors: tell it what the op returns without running it.
+# The op name must carry this build's namespace, hence add_op_namespace_prefix.
+@torch.library.register_fake(add_op_namespace_prefix("rms_norm"))
+def _rms_norm_fake(input: torch.Tensor, weight: torch.Tensor | None, epsilon: float) -> torch.Tensor:
+    return input.new_empty(input.shape)  # contiguous, like the kernel's output

@@ -1,0 +1,222 @@
+#!/usr/bin/env python3
+"""Create a complete kernel-builder project for a CUDA op: kernel, binding, tests, benchmark.
+
+    python new_kernel_project.py NAME --op rmsnorm [--capabilities 8.0,9.0] [--out DIR] [--force]
+
+writes DIR/NAME/ (DIR defaults to the current directory):
+
+    build.toml                    kernel-builder configuration ([general], [torch], [kernel.<op>])
+    flake.nix                     kernel-builder flake (Nix builds for the Kernel Hub)
+    kernel_src/<op>.cu            the CUDA kernels and their launcher
+    torch-ext/torch_binding.h     launcher declaration
+    torch-ext/torch_binding.cpp   argument checks + TORCH_LIBRARY_EXPAND / REGISTER_EXTENSION
+    torch-ext/<pkg>/__init__.py   Python API over `from ._ops import ops`, fake kernel for torch.compile
+    torch-ext/<pkg>/reference.py  PyTorch reference: CPU path and ground truth
+    tests/test_<op>.py            correctness against float64 (GPU tests marked `gpu`)
+    benchmarks/benchmark_<op>.py  time, GB/s, % of copy bandwidth, vs eager and torch.compile
+    README.md                     how to build (Nix and local), test and benchmark
+
+NAME is the kernel name, lowercase words joined by '-' (the Python package is NAME with
+'-' replaced by '_'). An existing non-empty directory is refused unless --force, which
+overwrites the files the template writes and leaves every other file alone.
+
+Next step: python build_local.py DIR/NAME --check   (same scripts/ directory).
+Standard library only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import keyword
+import os
+import re
+import shutil
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+SCRIPTS_DIR = Path(__file__).resolve().parent
+TEMPLATE_DIR = SCRIPTS_DIR.parent / "assets" / "template"
+
+# op -> one-line description; each has a directory TEMPLATE_DIR/<op>.
+OPS = {
+    "rmsnorm": "RMSNorm over the last dimension (float32/float16/bfloat16, optional weight)",
+}
+DEFAULT_CAPABILITIES = ("8.0", "9.0", "10.0", "12.0")
+
+NAME_RE = re.compile(r"^[a-z][a-z0-9]*(?:[-_][a-z0-9]+)*$")
+ARCH_RE = re.compile(r"^\d+\.\d+[af]?(?:\+PTX)?$")
+TOKEN_RE = re.compile(r"__(?:NAME|PKG|OP|CAPABILITIES|SKILL_SCRIPTS)__")
+# Package names that would shadow something a kernel project imports.
+RESERVED_PACKAGES = {"torch", "triton", "kernels", "numpy", "pytest", "transformers", "diffusers", "tests", "test"}
+
+
+class ScaffoldError(Exception):
+    def __init__(self, message: str, *, exit_code: int = 1) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+@dataclass(frozen=True)
+class Plan:
+    target: Path
+    files: dict[Path, str]  # relative path -> content
+
+
+def validate_name(name: str) -> str:
+    """Return the Python package name for kernel NAME, or raise ScaffoldError (usage)."""
+    if not NAME_RE.fullmatch(name) or len(name) > 64:
+        raise ScaffoldError(
+            f"invalid kernel name {name!r}: use lowercase letters and digits in words joined by '-' "
+            "(e.g. my-rmsnorm), starting with a letter, at most 64 characters",
+            exit_code=2,
+        )
+    package = name.replace("-", "_")
+    stdlib = getattr(sys, "stdlib_module_names", set())
+    if keyword.iskeyword(package) or package in RESERVED_PACKAGES or package in stdlib:
+        raise ScaffoldError(
+            f"kernel name {name!r} gives the Python package {package!r}, which would shadow an existing "
+            "module; choose a more specific name (e.g. my-kernels)",
+            exit_code=2,
+        )
+    return package
+
+
+def parse_capabilities(text: str) -> list[str]:
+    caps = [c.strip() for c in text.split(",") if c.strip()]
+    bad = [c for c in caps if not ARCH_RE.fullmatch(c)]
+    if not caps or bad:
+        raise ScaffoldError(
+            f"invalid --capabilities {text!r}: give comma-separated compute capabilities like 8.0,9.0 "
+            "(9.0a and 12.0+PTX forms are accepted)",
+            exit_code=2,
+        )
+
+    def key(cap: str) -> tuple[int, int, str]:
+        major, rest = cap.split(".", 1)
+        minor = re.match(r"\d+", rest)
+        return int(major), int(minor.group(0)) if minor else 0, cap
+
+    return sorted(dict.fromkeys(caps), key=key)
+
+
+def render(op: str, name: str, capabilities: list[str]) -> dict[Path, str]:
+    """All files of the project, relative path -> text, with the placeholders filled in."""
+    if op not in OPS:
+        raise ScaffoldError(f"unknown --op {op!r}; available: {', '.join(sorted(OPS))}", exit_code=2)
+    package = validate_name(name)
+    values = {
+        "__NAME__": name,
+        "__PKG__": package,
+        "__OP__": op,
+        "__CAPABILITIES__": ", ".join(f'"{c}"' for c in capabilities),
+        "__SKILL_SCRIPTS__": str(SCRIPTS_DIR),
+    }
+    files: dict[Path, str] = {}
+    for layer in (TEMPLATE_DIR / "common", TEMPLATE_DIR / op):
+        if not layer.is_dir():
+            raise ScaffoldError(f"template directory {layer} is missing; reinstall the cuda-kernels skill")
+        for src in sorted(layer.rglob("*")):
+            if not src.is_file() or "__pycache__" in src.parts or src.suffix == ".pyc":
+                continue
+            rel = src.relative_to(layer)
+            parts = [values["__PKG__"] if p == "__PKG__" else p for p in rel.parts]
+            if parts[-1] == "gitignore":
+                parts[-1] = ".gitignore"
+            text = src.read_text(encoding="utf-8")
+            for token, value in values.items():
+                text = text.replace(token, value)
+            leftover = TOKEN_RE.search(text)
+            if leftover:
+                raise ScaffoldError(f"template bug: {rel} still contains {leftover.group(0)} after rendering")
+            files[Path(*parts)] = text
+    return files
+
+
+def plan_project(name: str, op: str, capabilities: list[str], out: Path, force: bool) -> Plan:
+    target = out / name
+    if target.exists() and not target.is_dir():
+        raise ScaffoldError(f"{target} exists and is not a directory")
+    if target.is_dir() and any(target.iterdir()) and not force:
+        raise ScaffoldError(f"{target} already exists and is not empty; pass --force to overwrite the template's files")
+    return Plan(target=target, files=render(op, name, capabilities))
+
+
+def write_project(plan: Plan) -> list[Path]:
+    """Write the files; returns the ones that replaced existing files.
+
+    Everything is rendered into a temporary directory next to the target first, so a
+    failure never leaves a half-written project behind.
+    """
+    plan.target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{plan.target.name}.", dir=plan.target.parent))
+    try:
+        for rel, text in plan.files.items():
+            path = staging / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+        if not plan.target.exists():
+            os.replace(staging, plan.target)  # one atomic step for a new project
+            return []
+        replaced = []
+        for rel in plan.files:
+            dest = plan.target / rel
+            if dest.exists():
+                replaced.append(rel)
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(staging / rel, dest)
+        return replaced
+    finally:
+        if staging.exists():
+            shutil.rmtree(staging)
+
+
+def _parser() -> argparse.ArgumentParser:
+    ops_help = "; ".join(f"{op}: {desc}" for op, desc in OPS.items())
+    parser = argparse.ArgumentParser(
+        prog="new_kernel_project.py",
+        description="Create a kernel-builder project (build.toml, flake.nix, CUDA kernel, torch binding, "
+        "Python package, tests, benchmark, README) for a CUDA op.",
+        epilog="example:\n  new_kernel_project.py my-rmsnorm --op rmsnorm --capabilities 8.0,9.0 --out ~/kernels\n"
+        "then:\n  build_local.py ~/kernels/my-rmsnorm --check",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("name", metavar="NAME", help="kernel name, lowercase words joined by '-' (e.g. my-rmsnorm)")
+    parser.add_argument("--op", required=True, choices=sorted(OPS), help=f"the op to generate ({ops_help})")
+    parser.add_argument(
+        "--capabilities",
+        default=",".join(DEFAULT_CAPABILITIES),
+        metavar="LIST",
+        help=f"CUDA compute capabilities for build.toml (default: {','.join(DEFAULT_CAPABILITIES)})",
+    )
+    parser.add_argument("--out", default=".", metavar="DIR", help="parent directory of the project (default: .)")
+    parser.add_argument("--force", action="store_true", help="write into an existing non-empty directory")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        capabilities = parse_capabilities(args.capabilities)
+        plan = plan_project(args.name, args.op, capabilities, Path(args.out).expanduser().resolve(), args.force)
+        replaced = write_project(plan)
+    except ScaffoldError as exc:
+        print(f"new_kernel_project: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except OSError as exc:
+        print(f"new_kernel_project: error: {exc}", file=sys.stderr)
+        return 1
+    package = args.name.replace("-", "_")
+    print(f"created {plan.target} ({len(plan.files)} files, op {args.op}, package {package})")
+    if replaced:
+        print(f"overwrote {len(replaced)} existing files: {', '.join(str(p) for p in replaced)}")
+    build_local = SCRIPTS_DIR / "build_local.py"
+    print("next:")
+    print(f"  python {build_local} {plan.target} --check")
+    print(f"  cd {plan.target} && PYTHONPATH=$(python {build_local} .) python -m pytest tests")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
