@@ -1,0 +1,193 @@
+// Shared device helpers for the qwen3_8b kernels: dtype conversion, 16-byte packs,
+// warp/block reductions and the host-side checks that gate the vector paths.
+//
+// Conversions use the explicit intrinsics (__bfloat162float, __float2bfloat16_rn, ...)
+// rather than operators, so the code compiles both with kernel-builder's flags and with
+// torch.utils.cpp_extension's default -D__CUDA_NO_HALF_OPERATORS__ / _CONVERSIONS__.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <c10/cuda/CUDAException.h>
+
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#include "qwen3_kernels.h"
+
+namespace qwen3_kernels {
+
+__device__ __forceinline__ float to_float(float v) { return v; }
+__device__ __forceinline__ float to_float(__half v) { return __half2float(v); }
+__device__ __forceinline__ float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
+
+template <typename T>
+__device__ __forceinline__ T from_float(float v);
+template <>
+__device__ __forceinline__ float from_float<float>(float v) { return v; }
+template <>
+__device__ __forceinline__ __half from_float<__half>(float v) { return __float2half_rn(v); }
+template <>
+__device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
+
+// W consecutive elements moved as one access: W = 16 / sizeof(T) gives one 128-bit
+// LDG/STG per pack; W = 1 is the scalar path for unaligned or odd-sized data.
+template <typename T, int W>
+struct alignas(sizeof(T) * W) Pack {
+  T v[W];
+};
+
+template <typename T>
+constexpr int kVecElems = 16 / static_cast<int>(sizeof(T));
+
+// 16-byte packs move through a uint4 so that nvcc keeps them as four 32-bit registers
+// (two 16-bit values each) instead of unpacking every element into its own register,
+// which costs bf16 kernels up to twice the registers and spills.
+template <typename T, int W>
+__device__ __forceinline__ Pack<T, W> load_pack(const T* p) {
+  Pack<T, W> r;
+  if constexpr (sizeof(T) * W == 16) {
+    const uint4 raw = *reinterpret_cast<const uint4*>(p);
+    memcpy(&r, &raw, 16);
+  } else {
+    r = *reinterpret_cast<const Pack<T, W>*>(p);
+  }
+  return r;
+}
+
+template <typename T, int W>
+__device__ __forceinline__ void store_pack(T* p, const Pack<T, W>& v) {
+  if constexpr (sizeof(T) * W == 16) {
+    uint4 raw;
+    memcpy(&raw, &v, 16);
+    *reinterpret_cast<uint4*>(p) = raw;
+  } else {
+    *reinterpret_cast<Pack<T, W>*>(p) = v;
+  }
+}
+
+// Pack <-> float conversion. 16-bit types go two at a time (cvt.rn.bf16x2.f32 and
+// friends): converting element by element leaves each value in its own 32-bit register,
+// which doubles the register footprint of bf16 kernels and made several of them spill.
+template <typename T, int W>
+__device__ __forceinline__ void unpack(const Pack<T, W>& p, float (&f)[W]) {
+  if constexpr (std::is_same_v<T, __nv_bfloat16> && W % 2 == 0) {
+#pragma unroll
+    for (int i = 0; i < W / 2; ++i) {
+      __nv_bfloat162 two;
+      memcpy(&two, &p.v[2 * i], 4);
+      const float2 ff = __bfloat1622float2(two);
+      f[2 * i] = ff.x;
+      f[2 * i + 1] = ff.y;
+    }
+  } else if constexpr (std::is_same_v<T, __half> && W % 2 == 0) {
+#pragma unroll
+    for (int i = 0; i < W / 2; ++i) {
+      __half2 two;
+      memcpy(&two, &p.v[2 * i], 4);
+      const float2 ff = __half22float2(two);
+      f[2 * i] = ff.x;
+      f[2 * i + 1] = ff.y;
+    }
+  } else {
+#pragma unroll
+    for (int i = 0; i < W; ++i) f[i] = to_float(p.v[i]);
+  }
+}
+
+template <typename T, int W>
+__device__ __forceinline__ Pack<T, W> pack_floats(const float (&f)[W]) {
+  Pack<T, W> p;
+  if constexpr (std::is_same_v<T, __nv_bfloat16> && W % 2 == 0) {
+#pragma unroll
+    for (int i = 0; i < W / 2; ++i) {
+      const __nv_bfloat162 two = __floats2bfloat162_rn(f[2 * i], f[2 * i + 1]);
+      memcpy(&p.v[2 * i], &two, 4);
+    }
+  } else if constexpr (std::is_same_v<T, __half> && W % 2 == 0) {
+#pragma unroll
+    for (int i = 0; i < W / 2; ++i) {
+      const __half2 two = __floats2half2_rn(f[2 * i], f[2 * i + 1]);
+      memcpy(&p.v[2 * i], &two, 4);
+    }
+  } else {
+#pragma unroll
+    for (int i = 0; i < W; ++i) p.v[i] = from_float<T>(f[i]);
+  }
+  return p;
+}
+
+// Sum over the `width` lanes of an aligned lane group (width a power of two <= 32).
+// Every lane of the warp must call it (full mask), also lanes with no data.
+template <int WIDTH>
+__device__ __forceinline__ float group_sum(float v) {
+#pragma unroll
+  for (int offset = WIDTH / 2; offset > 0; offset >>= 1) {
+    v += __shfl_xor_sync(0xffffffffu, v, offset, WIDTH);
+  }
+  return v;
+}
+
+// Block-wide sum, returned to every thread. `smem` holds one float per warp and must not
+// be reused by the next call until all threads have read it: callers alternate two
+// buffers, which the __syncthreads() inside makes safe (a warp can only come back to a
+// buffer after every warp has passed the barrier of the call in between).
+__device__ __forceinline__ float block_sum(float v, float* smem) {
+  v = group_sum<32>(v);
+  const int warps = static_cast<int>(blockDim.x) >> 5;
+  if (warps == 1) return v;
+  const int lane = threadIdx.x & 31;
+  const int warp = threadIdx.x >> 5;
+  if (lane == 0) smem[warp] = v;
+  __syncthreads();
+  float t = lane < warps ? smem[lane] : 0.0f;
+  return group_sum<32>(t);
+}
+
+// ------------------------------------------------------------------------- host helpers
+
+inline bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
+
+inline int element_size(DType t) { return t == DType::kFloat32 ? 4 : 2; }
+
+inline int vec_elems(DType t) { return 16 / element_size(t); }
+
+// SM count of the current device, cached per device (cudaDeviceGetAttribute is cheap but
+// not free, and the launchers run on every call).
+inline int sm_count() {
+  static int cached[64] = {0};
+  int dev = 0;
+  C10_CUDA_CHECK(cudaGetDevice(&dev));
+  if (dev < 0 || dev >= 64) {
+    int n = 0;
+    C10_CUDA_CHECK(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev));
+    return n;
+  }
+  if (cached[dev] == 0) {
+    int n = 0;
+    C10_CUDA_CHECK(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev));
+    cached[dev] = n;
+  }
+  return cached[dev];
+}
+
+inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// Dispatch `f` with a typed null pointer of the CUDA element type for `dtype`.
+template <typename F>
+inline auto dispatch_dtype(DType dtype, F&& f) {
+  switch (dtype) {
+    case DType::kFloat16:
+      return f(static_cast<__half*>(nullptr));
+    case DType::kBFloat16:
+      return f(static_cast<__nv_bfloat16*>(nullptr));
+    case DType::kFloat32:
+    default:
+      return f(static_cast<float*>(nullptr));
+  }
+}
+
+}  // namespace qwen3_kernels

@@ -1,0 +1,86 @@
+// Host-side launch API of the qwen3_8b kernels.
+//
+// The torch binding (torch-ext/torch_binding.cpp) validates tensors, allocates outputs and
+// fills these plain structs; the .cu files pick a kernel configuration and launch. Keeping
+// torch types out of this header keeps the .cu translation units small (they include only
+// c10's CUDA error macros), so nvcc compiles each in seconds.
+//
+// Conventions for every struct: pointers are device pointers; strides and sizes are in
+// elements (not bytes); every index is 64-bit; `dtype` applies to all tensors of the call.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+namespace qwen3_kernels {
+
+enum class DType : int { kFloat32 = 0, kFloat16 = 1, kBFloat16 = 2 };
+
+// y = x * rsqrt(mean(x^2) + eps) * weight over rows of `hidden` elements.
+// With residual != nullptr (fused add): s = round_to_dtype(x + residual) is written to
+// sum_out and normalized instead of x.
+struct RmsNormParams {
+  DType dtype;
+  void* out;
+  int64_t out_row_stride;
+  void* sum_out;  // fused add only
+  int64_t sum_row_stride;
+  const void* x;
+  int64_t x_row_stride;
+  const void* residual;  // nullptr: plain RMSNorm
+  int64_t residual_row_stride;
+  const void* weight;  // nullptr: no weight (multiply by 1)
+  int64_t rows;
+  int64_t hidden;
+  float eps;
+};
+
+// Overrides for the benchmark's tuning sweep; 0 / -1 mean "use the built-in heuristic".
+struct RmsNormTuning {
+  int threads = 0;         // block size of the row kernels
+  int rows_per_group = 0;  // packed small-row kernel: rows each lane group handles
+  int persistent = -1;     // row kernel: 1 = grid of (SMs x occupancy) blocks looping over rows
+};
+
+void launch_rms_norm(const RmsNormParams& p, const RmsNormTuning& tuning, cudaStream_t stream);
+
+// out = silu(gate) * up over a [rows, cols] grid; each operand has its own row stride and a
+// contiguous last dimension.
+struct SwiGluParams {
+  DType dtype;
+  void* out;
+  int64_t out_row_stride;
+  const void* gate;
+  int64_t gate_row_stride;
+  const void* up;
+  int64_t up_row_stride;
+  int64_t rows;
+  int64_t cols;
+};
+
+void launch_swiglu(const SwiGluParams& p, cudaStream_t stream);
+
+// Rotate-half RoPE on q [B, Hq, S, D] and k [B, Hk, S, D] with cos/sin [B or 1, S, D].
+// Strides are given per dimension (last-dimension stride must be 1 for the vector path;
+// the scalar path takes any). In-place: the *_out pointers and strides equal the *_in ones.
+struct RopeParams {
+  DType dtype;
+  int64_t batch, seq, q_heads, k_heads, head_dim;
+  const void* q_in;
+  void* q_out;
+  const void* k_in;
+  void* k_out;
+  const void* cos;
+  const void* sin;
+  int64_t q_in_stride[4];   // b, h, s, d
+  int64_t q_out_stride[4];  // b, h, s, d
+  int64_t k_in_stride[4];
+  int64_t k_out_stride[4];
+  int64_t cos_stride[3];  // b (0 when broadcast), s, d
+  int64_t sin_stride[3];
+};
+
+void launch_rope(const RopeParams& p, cudaStream_t stream);
+
+}  // namespace qwen3_kernels

@@ -1,0 +1,434 @@
+// RMSNorm and fused residual-add + RMSNorm kernels (templates; instantiated by rms_norm.cu
+// with ADD=false and by fused_add_rms_norm.cu with ADD=true so the two build in parallel).
+//
+//   y = x * rsqrt(mean(x^2) + eps) * w          (fp32 math, one rounding at the end)
+//   ADD: s = round(x + r) is stored and normalized in place of x, like transformers'
+//        `hidden_states = residual + hidden_states` followed by the next RMSNorm.
+//
+// Three kernels, chosen on the host:
+//  * row kernel (hidden > 32 packs of 16 bytes, e.g. 4096): one row per block iteration.
+//    Each thread issues all of its VPT 16-byte loads first (the whole row sits in
+//    registers), then the block reduces (warp shuffles + one smem exchange), then scales
+//    and stores. The weight is loaded into registers once per thread and reused for every
+//    row the block handles (persistent grid of SMs x occupancy blocks by default).
+//  * packed kernel (hidden <= 32 packs, e.g. q/k norm over head_dim 128 = 16 packs of
+//    bf16): LPR lanes share a row, one 16-byte pack each, reduced with __shfl_xor_sync
+//    inside the lane group; a block holds many rows and each group handles up to 4 rows
+//    with all loads in flight. One 32-thread block per 256-byte row leaves the memory
+//    system idle (about 19% of copy bandwidth on an H200); packing fixes that.
+//  * scalar kernel: any hidden size, alignment or row stride (odd sizes, 1-element-offset
+//    views). Two passes over the row; the second re-reads from L1/L2.
+#pragma once
+
+#include "common.cuh"
+
+namespace qwen3_kernels {
+
+template <typename T>
+struct NormArgs {
+  T* out;
+  int64_t out_rs;
+  T* sum_out;
+  int64_t sum_rs;
+  const T* x;
+  int64_t x_rs;
+  const T* res;
+  int64_t res_rs;
+  const T* w;
+  int64_t rows;
+  int64_t hidden;
+  int nvec;  // packs per row (vector kernels)
+  int rows_per_group;
+  float eps;
+};
+
+// Loads one row's packs of x (and r), forms the rounded sum when ADD, stores it, and
+// returns the partial sum of squares of the values to normalize.
+template <typename T, int W, int N, bool ADD>
+__device__ __forceinline__ float load_row_packs(Pack<T, W> (&xv)[N], const NormArgs<T>& a, int64_t row,
+                                                const bool (&active)[N], const int (&idx)[N]) {
+  const T* xr = a.x + row * a.x_rs;
+#pragma unroll
+  for (int j = 0; j < N; ++j) {
+    if (active[j]) xv[j] = load_pack<T, W>(xr + static_cast<int64_t>(idx[j]) * W);
+  }
+  if constexpr (ADD) {
+    Pack<T, W> rv[N];
+    const T* rr = a.res + row * a.res_rs;
+#pragma unroll
+    for (int j = 0; j < N; ++j) {
+      if (active[j]) rv[j] = load_pack<T, W>(rr + static_cast<int64_t>(idx[j]) * W);
+    }
+    T* sr = a.sum_out + row * a.sum_rs;
+#pragma unroll
+    for (int j = 0; j < N; ++j) {
+      if (active[j]) {
+        float xf[W], rf[W];
+        unpack<T, W>(xv[j], xf);
+        unpack<T, W>(rv[j], rf);
+#pragma unroll
+        for (int e = 0; e < W; ++e) xf[e] += rf[e];
+        xv[j] = pack_floats<T, W>(xf);  // rounded to T: the residual stream transformers keeps
+        store_pack<T, W>(sr + static_cast<int64_t>(idx[j]) * W, xv[j]);
+      }
+    }
+  }
+  float ss = 0.0f;
+#pragma unroll
+  for (int j = 0; j < N; ++j) {
+    if (active[j]) {
+      float xf[W];
+      unpack<T, W>(xv[j], xf);
+#pragma unroll
+      for (int e = 0; e < W; ++e) ss = fmaf(xf[e], xf[e], ss);
+    }
+  }
+  return ss;
+}
+
+// Scales and stores one row's packs. With CACHED_W the weight packs come from registers
+// (wv); otherwise they are loaded here, from L1/L2 after the first row of the block.
+template <typename T, int W, int N, bool HAS_W, bool CACHED_W>
+__device__ __forceinline__ void store_normed_packs(const Pack<T, W> (&xv)[N], const Pack<T, W> (&wv)[N], const T* w,
+                                                   float inv, T* orow, const bool (&active)[N], const int (&idx)[N]) {
+#pragma unroll
+  for (int j = 0; j < N; ++j) {
+    if (active[j]) {
+      Pack<T, W> wj;
+      if constexpr (HAS_W) {
+        if constexpr (CACHED_W) {
+          wj = wv[j];
+        } else {
+          wj = load_pack<T, W>(w + static_cast<int64_t>(idx[j]) * W);
+        }
+      }
+      float y[W];
+      unpack<T, W>(xv[j], y);
+#pragma unroll
+      for (int e = 0; e < W; ++e) y[e] *= inv;
+      if constexpr (HAS_W) {
+        float wf[W];
+        unpack<T, W>(wj, wf);
+#pragma unroll
+        for (int e = 0; e < W; ++e) y[e] *= wf[e];
+      }
+      store_pack<T, W>(orow + static_cast<int64_t>(idx[j]) * W, pack_floats<T, W>(y));
+    }
+  }
+}
+
+// Register budget: with 4-8 packs per thread (or 2-4 plus as many residual packs) a
+// thread keeps up to 64 values in flight and needs up to 128 registers, so those kernels
+// are limited to 512 threads; the others fit the 64 registers a 1024-thread block allows.
+// The fused kernel stops at 4 packs per thread: at 8, bf16 spills to local memory even
+// with 128 registers.
+template <int VPT, bool ADD>
+__host__ __device__ constexpr int row_kernel_max_threads() {
+  return (VPT >= 4 || (ADD && VPT >= 2)) ? 512 : 1024;
+}
+
+template <bool ADD>
+constexpr int kRowMaxVpt = ADD ? 4 : 8;
+
+// The weight stays in registers across rows only when that costs few registers; with 4 or
+// 8 packs per thread the float copies would push the kernel into local-memory spills.
+template <int VPT>
+__host__ __device__ constexpr bool row_kernel_caches_weight() {
+  return VPT <= 2;
+}
+
+template <typename T, int VPT, bool HAS_W, bool ADD>
+__global__ void __launch_bounds__(row_kernel_max_threads<VPT, ADD>()) rms_norm_row_kernel(const NormArgs<T> a) {
+  constexpr int W = kVecElems<T>;
+  constexpr bool kCacheW = HAS_W && row_kernel_caches_weight<VPT>();
+  __shared__ float red[2][32];
+  int idx[VPT];
+  bool active[VPT];
+#pragma unroll
+  for (int j = 0; j < VPT; ++j) {
+    idx[j] = static_cast<int>(threadIdx.x) + j * static_cast<int>(blockDim.x);
+    active[j] = idx[j] < a.nvec;
+  }
+  Pack<T, W> wv[VPT];
+  if constexpr (kCacheW) {
+#pragma unroll
+    for (int j = 0; j < VPT; ++j) {
+      if (active[j]) wv[j] = load_pack<T, W>(a.w + static_cast<int64_t>(idx[j]) * W);
+    }
+  }
+  const float inv_hidden = 1.0f / static_cast<float>(a.hidden);
+  int buf = 0;
+  // The loop bound is the same for every thread of the block, so the barrier inside
+  // block_sum is reached uniformly.
+  for (int64_t row = blockIdx.x; row < a.rows; row += gridDim.x) {
+    Pack<T, W> xv[VPT];
+    float ss = load_row_packs<T, W, VPT, ADD>(xv, a, row, active, idx);
+    ss = block_sum(ss, red[buf]);
+    buf ^= 1;
+    const float inv = rsqrtf(ss * inv_hidden + a.eps);
+    store_normed_packs<T, W, VPT, HAS_W, kCacheW>(xv, wv, a.w, inv, a.out + row * a.out_rs, active, idx);
+  }
+}
+
+template <typename T, int LPR, int R, bool HAS_W, bool ADD>
+__global__ void __launch_bounds__(1024) rms_norm_packed_kernel(const NormArgs<T> a) {
+  constexpr int W = kVecElems<T>;
+  const int lane = static_cast<int>(threadIdx.x) & (LPR - 1);
+  const int group = static_cast<int>(threadIdx.x) / LPR;
+  const int groups = static_cast<int>(blockDim.x) / LPR;
+  const bool has_pack = lane < a.nvec;
+  Pack<T, W> wv[1];
+  if constexpr (HAS_W) {
+    if (has_pack) wv[0] = load_pack<T, W>(a.w + static_cast<int64_t>(lane) * W);
+  }
+  // Rows of one block iteration r are consecutive across the groups (coalesced).
+  const int64_t block_first = static_cast<int64_t>(blockIdx.x) * groups * R;
+  const int idx[1] = {lane};
+  Pack<T, W> xv[R][1];
+  float ss[R];
+  bool active[R][1];
+#pragma unroll
+  for (int r = 0; r < R; ++r) {
+    const int64_t row = block_first + static_cast<int64_t>(r) * groups + group;
+    active[r][0] = has_pack && row < a.rows;
+    ss[r] = load_row_packs<T, W, 1, ADD>(xv[r], a, row, active[r], idx);
+  }
+  // Every lane takes part in the shuffles, also lanes without data (they add 0).
+#pragma unroll
+  for (int r = 0; r < R; ++r) ss[r] = group_sum<LPR>(ss[r]);
+  const float inv_hidden = 1.0f / static_cast<float>(a.hidden);
+#pragma unroll
+  for (int r = 0; r < R; ++r) {
+    const int64_t row = block_first + static_cast<int64_t>(r) * groups + group;
+    const float inv = rsqrtf(ss[r] * inv_hidden + a.eps);
+    store_normed_packs<T, W, 1, HAS_W, true>(xv[r], wv, a.w, inv, a.out + row * a.out_rs, active[r], idx);
+  }
+}
+
+template <typename T, bool HAS_W, bool ADD>
+__global__ void __launch_bounds__(1024) rms_norm_scalar_kernel(const NormArgs<T> a) {
+  __shared__ float red[2][32];
+  int buf = 0;
+  const float inv_hidden = 1.0f / static_cast<float>(a.hidden);
+  for (int64_t row = blockIdx.x; row < a.rows; row += gridDim.x) {
+    const T* xr = a.x + row * a.x_rs;
+    float ss = 0.0f;
+    for (int64_t i = threadIdx.x; i < a.hidden; i += blockDim.x) {
+      float v = to_float(xr[i]);
+      if constexpr (ADD) {
+        const T s = from_float<T>(v + to_float(a.res[row * a.res_rs + i]));
+        a.sum_out[row * a.sum_rs + i] = s;
+        v = to_float(s);
+      }
+      ss = fmaf(v, v, ss);
+    }
+    ss = block_sum(ss, red[buf]);
+    buf ^= 1;
+    const float inv = rsqrtf(ss * inv_hidden + a.eps);
+    // Each thread re-reads exactly the elements it wrote above, so no barrier is needed
+    // before reading sum_out back.
+    const T* src = ADD ? a.sum_out + row * a.sum_rs : xr;
+    T* orow = a.out + row * a.out_rs;
+    for (int64_t i = threadIdx.x; i < a.hidden; i += blockDim.x) {
+      float y = to_float(src[i]) * inv;
+      if constexpr (HAS_W) y *= to_float(a.w[i]);
+      orow[i] = from_float<T>(y);
+    }
+  }
+}
+
+inline int next_pow2(int64_t v) {
+  int p = 1;
+  while (p < v) p <<= 1;
+  return p;
+}
+
+inline int round_up32(int64_t v) { return static_cast<int>(ceil_div(v, 32) * 32); }
+
+template <typename T>
+NormArgs<T> make_norm_args(const RmsNormParams& p) {
+  NormArgs<T> a;
+  a.out = static_cast<T*>(p.out);
+  a.out_rs = p.out_row_stride;
+  a.sum_out = static_cast<T*>(p.sum_out);
+  a.sum_rs = p.sum_row_stride;
+  a.x = static_cast<const T*>(p.x);
+  a.x_rs = p.x_row_stride;
+  a.res = static_cast<const T*>(p.residual);
+  a.res_rs = p.residual_row_stride;
+  a.w = static_cast<const T*>(p.weight);
+  a.rows = p.rows;
+  a.hidden = p.hidden;
+  a.nvec = 0;
+  a.rows_per_group = 1;
+  a.eps = p.eps;
+  return a;
+}
+
+inline bool vector_path_ok(const RmsNormParams& p, bool add) {
+  const int w = vec_elems(p.dtype);
+  if (p.hidden % w != 0) return false;
+  if (!aligned16(p.x) || !aligned16(p.out)) return false;
+  if (p.x_row_stride % w != 0 || p.out_row_stride % w != 0) return false;
+  if (p.weight != nullptr && !aligned16(p.weight)) return false;
+  if (add) {
+    if (!aligned16(p.residual) || !aligned16(p.sum_out)) return false;
+    if (p.residual_row_stride % w != 0 || p.sum_row_stride % w != 0) return false;
+  }
+  return true;
+}
+
+// Blocks of `kernel` with `threads` threads that fit on one SM, cached per call site
+// (occupancy depends only on the kernel's resources and the GPU model).
+template <typename Kernel>
+int blocks_per_sm(Kernel kernel, int threads, int* cache) {
+  const int slot = threads / 32;
+  if (cache[slot] == 0) {
+    int n = 0;
+    C10_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, threads, 0));
+    cache[slot] = n > 0 ? n : 1;
+  }
+  return cache[slot];
+}
+
+template <typename T, int VPT, bool HAS_W, bool ADD>
+void launch_row(NormArgs<T> a, int threads, bool persistent, cudaStream_t stream) {
+  static int occupancy_cache[33] = {0};
+  auto kernel = rms_norm_row_kernel<T, VPT, HAS_W, ADD>;
+  int64_t grid = a.rows;
+  if (persistent) {
+    const int64_t resident = static_cast<int64_t>(blocks_per_sm(kernel, threads, occupancy_cache)) * sm_count();
+    grid = grid < resident ? grid : resident;
+  }
+  grid = grid < 0x7fffffff ? grid : 0x7fffffff;
+  kernel<<<static_cast<unsigned>(grid), threads, 0, stream>>>(a);
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
+template <typename T, bool HAS_W, bool ADD>
+void launch_row_vpt(NormArgs<T> a, int vpt, int threads, bool persistent, cudaStream_t stream) {
+  switch (vpt) {
+    case 1:
+      return launch_row<T, 1, HAS_W, ADD>(a, threads, persistent, stream);
+    case 2:
+      return launch_row<T, 2, HAS_W, ADD>(a, threads, persistent, stream);
+    case 4:
+      return launch_row<T, 4, HAS_W, ADD>(a, threads, persistent, stream);
+    default:
+      if constexpr (!ADD) return launch_row<T, 8, HAS_W, ADD>(a, threads, persistent, stream);
+  }
+}
+
+template <typename T, int LPR, int R, bool HAS_W, bool ADD>
+void launch_packed(NormArgs<T> a, int threads, cudaStream_t stream) {
+  const int64_t rows_per_block = static_cast<int64_t>(threads / LPR) * R;
+  const int64_t grid = ceil_div(a.rows, rows_per_block);
+  TORCH_CHECK(grid <= 0x7fffffff, "rms_norm: too many rows (", a.rows, ") for one launch");
+  rms_norm_packed_kernel<T, LPR, R, HAS_W, ADD><<<static_cast<unsigned>(grid), threads, 0, stream>>>(a);
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
+template <typename T, int LPR, bool HAS_W, bool ADD>
+void launch_packed_rows(NormArgs<T> a, int threads, cudaStream_t stream) {
+  switch (a.rows_per_group) {
+    case 1:
+      return launch_packed<T, LPR, 1, HAS_W, ADD>(a, threads, stream);
+    case 4:
+      return launch_packed<T, LPR, 4, HAS_W, ADD>(a, threads, stream);
+    default:
+      return launch_packed<T, LPR, 2, HAS_W, ADD>(a, threads, stream);
+  }
+}
+
+template <typename T, bool HAS_W, bool ADD>
+void launch_packed_lpr(NormArgs<T> a, int lpr, int threads, cudaStream_t stream) {
+  switch (lpr) {
+    case 4:
+      return launch_packed_rows<T, 4, HAS_W, ADD>(a, threads, stream);
+    case 8:
+      return launch_packed_rows<T, 8, HAS_W, ADD>(a, threads, stream);
+    case 16:
+      return launch_packed_rows<T, 16, HAS_W, ADD>(a, threads, stream);
+    default:
+      return launch_packed_rows<T, 32, HAS_W, ADD>(a, threads, stream);
+  }
+}
+
+template <typename T, bool HAS_W, bool ADD>
+void launch_scalar(NormArgs<T> a, cudaStream_t stream) {
+  int threads = round_up32(a.hidden < 256 ? a.hidden : 256);
+  const int64_t cap = static_cast<int64_t>(sm_count()) * 8;
+  const int64_t grid = a.rows < cap ? a.rows : cap;
+  rms_norm_scalar_kernel<T, HAS_W, ADD><<<static_cast<unsigned>(grid), threads, 0, stream>>>(a);
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
+template <bool ADD>
+int row_max_threads(int vpt) {
+  switch (vpt) {
+    case 1:
+      return row_kernel_max_threads<1, ADD>();
+    case 2:
+      return row_kernel_max_threads<2, ADD>();
+    case 4:
+      return row_kernel_max_threads<4, ADD>();
+    default:
+      return row_kernel_max_threads<8, ADD>();
+  }
+}
+
+template <typename T, bool HAS_W, bool ADD>
+void launch_norm_typed(const RmsNormParams& p, const RmsNormTuning& t, cudaStream_t stream) {
+  NormArgs<T> a = make_norm_args<T>(p);
+  if (vector_path_ok(p, ADD)) {
+    const int w = kVecElems<T>;
+    const int64_t nvec = p.hidden / w;
+    if (nvec <= 32) {
+      a.nvec = static_cast<int>(nvec);
+      const int lpr = nvec <= 4 ? 4 : next_pow2(nvec);
+      const int threads = t.threads > 0 ? t.threads : 256;
+      a.rows_per_group = t.rows_per_group > 0 ? t.rows_per_group : 2;
+      TORCH_CHECK(threads % 32 == 0 && threads <= 1024, "rms_norm: threads must be a multiple of 32 up to 1024");
+      TORCH_CHECK(a.rows_per_group == 1 || a.rows_per_group == 2 || a.rows_per_group == 4,
+                  "rms_norm: rows_per_group must be 1, 2 or 4");
+      return launch_packed_lpr<T, HAS_W, ADD>(a, lpr, threads, stream);
+    }
+    int vpt;
+    int threads;
+    if (t.threads > 0) {
+      TORCH_CHECK(t.threads % 32 == 0 && t.threads <= 1024, "rms_norm: threads must be a multiple of 32 up to 1024");
+      threads = t.threads;
+      vpt = next_pow2(ceil_div(nvec, threads));
+      TORCH_CHECK(vpt <= kRowMaxVpt<ADD> && threads <= row_max_threads<ADD>(vpt), "rms_norm: ", threads,
+                  " threads cannot hold a row of ", nvec, " packs (see row_kernel_max_threads)");
+    } else {
+      // About 128 threads per row: 4096 bf16 = 512 packs -> 128 threads x 4 packs.
+      vpt = next_pow2(ceil_div(nvec, 128));
+      if (vpt > kRowMaxVpt<ADD>) vpt = kRowMaxVpt<ADD>;
+      threads = round_up32(ceil_div(nvec, vpt));
+    }
+    if (threads <= row_max_threads<ADD>(vpt)) {
+      a.nvec = static_cast<int>(nvec);
+      const bool persistent = t.persistent != 0;
+      return launch_row_vpt<T, HAS_W, ADD>(a, vpt, threads, persistent, stream);
+    }
+  }
+  launch_scalar<T, HAS_W, ADD>(a, stream);
+}
+
+template <bool ADD>
+void launch_norm(const RmsNormParams& p, const RmsNormTuning& t, cudaStream_t stream) {
+  dispatch_dtype(p.dtype, [&](auto* tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    if (p.weight != nullptr) {
+      launch_norm_typed<T, true, ADD>(p, t, stream);
+    } else {
+      launch_norm_typed<T, false, ADD>(p, t, stream);
+    }
+  });
+}
+
+// Defined in fused_add_rms_norm.cu.
+void launch_fused_add_rms_norm(const RmsNormParams& p, const RmsNormTuning& t, cudaStream_t stream);
+
+}  // namespace qwen3_kernels

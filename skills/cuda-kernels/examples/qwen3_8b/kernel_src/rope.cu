@@ -1,0 +1,243 @@
+// Rotary position embedding, rotate-half form (transformers' apply_rotary_pos_emb with
+// unsqueeze_dim=1), for q [B, Hq, S, D] and k [B, Hk, S, D] in one launch:
+//
+//   out[d]       = x[d]       * cos[d]       - x[d + D/2] * sin[d]
+//   out[d + D/2] = x[d + D/2] * cos[d + D/2] + x[d]       * sin[d + D/2]      (d < D/2)
+//
+// fp32 math, one rounding (eager rounds q*cos, rotate_half(q)*sin and their sum
+// separately). Tensors are addressed through their strides: Qwen3 produces q and k as
+// view(B, S, H, D).transpose(1, 2), which is not contiguous, and copying it first would
+// cost a full extra read and write. In place when out == in (rope_), else out of place.
+//
+// Vector kernel: a block row (threadIdx.y) covers all Hq + Hk heads of a token, LPR =
+// D/2/pack lanes per head, each lane owning one 16-byte pack in each half.
+// cos/sin of a token are read by every head from L1, from DRAM once. Scalar kernel: one
+// thread per element pair, any strides and head_dim.
+#include "common.cuh"
+
+namespace qwen3_kernels {
+namespace {
+
+template <typename T>
+struct RopeArgs {
+  const T* q_in;
+  T* q_out;
+  const T* k_in;
+  T* k_out;
+  const T* cos;
+  const T* sin;
+  int64_t q_in_st[4], q_out_st[4], k_in_st[4], k_out_st[4];
+  int64_t cos_st[3], sin_st[3];
+  int64_t batch, seq;
+  int q_heads, k_heads, half;
+};
+
+// (token / seq, token % seq); 32-bit division when both fit, which is the common case and
+// several times cheaper than the 64-bit sequence.
+__device__ __forceinline__ void split_token(int64_t token, int64_t seq, int64_t& b, int64_t& s) {
+  if (((token | seq) >> 31) == 0) {
+    const uint32_t t = static_cast<uint32_t>(token), sq = static_cast<uint32_t>(seq);
+    b = t / sq;
+    s = t - static_cast<uint32_t>(b) * sq;
+  } else {
+    b = token / seq;
+    s = token - b * seq;
+  }
+}
+
+template <typename T, int W>
+__device__ __forceinline__ void rotate_packs(const Pack<T, W>& x_lo, const Pack<T, W>& x_hi, const Pack<T, W>& c_lo,
+                                             const Pack<T, W>& c_hi, const Pack<T, W>& s_lo, const Pack<T, W>& s_hi,
+                                             Pack<T, W>& o_lo, Pack<T, W>& o_hi) {
+  float lo[W], hi[W], cl[W], ch[W], sl[W], sh[W], ol[W], oh[W];
+  unpack<T, W>(x_lo, lo);
+  unpack<T, W>(x_hi, hi);
+  unpack<T, W>(c_lo, cl);
+  unpack<T, W>(c_hi, ch);
+  unpack<T, W>(s_lo, sl);
+  unpack<T, W>(s_hi, sh);
+#pragma unroll
+  for (int e = 0; e < W; ++e) {
+    ol[e] = fmaf(lo[e], cl[e], -hi[e] * sl[e]);
+    oh[e] = fmaf(hi[e], ch[e], lo[e] * sh[e]);
+  }
+  o_lo = pack_floats<T, W>(ol);
+  o_hi = pack_floats<T, W>(oh);
+}
+
+// TPT tokens per thread and iteration: all their loads are issued before any math, so a
+// thread keeps 2 x TPT x 16 bytes of q/k in flight (TPT = kTokensPerThread).
+template <typename T, int LPR, int TPT>
+__global__ void __launch_bounds__(1024) rope_vec_kernel(const RopeArgs<T> a) {
+  constexpr int W = kVecElems<T>;
+  const int head_slot = static_cast<int>(threadIdx.x) / LPR;
+  const int lane = static_cast<int>(threadIdx.x) % LPR;
+  if (head_slot >= a.q_heads + a.k_heads) return;  // padding lanes of the last warp; no barriers below
+  const bool is_q = head_slot < a.q_heads;
+  const int h = is_q ? head_slot : head_slot - a.q_heads;
+  const T* in = is_q ? a.q_in : a.k_in;
+  T* out = is_q ? a.q_out : a.k_out;
+  const int64_t* ist = is_q ? a.q_in_st : a.k_in_st;
+  const int64_t* ost = is_q ? a.q_out_st : a.k_out_st;
+  const int64_t d = static_cast<int64_t>(lane) * W;
+  in += h * ist[1] + d;
+  out += h * ost[1] + d;
+  const int64_t tokens = a.batch * a.seq;
+  const int64_t block_tokens = static_cast<int64_t>(blockDim.y) * TPT;
+  for (int64_t first = static_cast<int64_t>(blockIdx.x) * block_tokens + threadIdx.y; first < tokens;
+       first += static_cast<int64_t>(gridDim.x) * block_tokens) {
+    Pack<T, W> x_lo[TPT], x_hi[TPT], c_lo[TPT], c_hi[TPT], s_lo[TPT], s_hi[TPT];
+    int64_t b[TPT], s[TPT];
+#pragma unroll
+    for (int t = 0; t < TPT; ++t) {
+      const int64_t token = first + static_cast<int64_t>(t) * blockDim.y;
+      if (token < tokens) {
+        split_token(token, a.seq, b[t], s[t]);
+        const T* xi = in + b[t] * ist[0] + s[t] * ist[2];
+        const T* c = a.cos + b[t] * a.cos_st[0] + s[t] * a.cos_st[1] + d;
+        const T* sn = a.sin + b[t] * a.sin_st[0] + s[t] * a.sin_st[1] + d;
+        x_lo[t] = load_pack<T, W>(xi);
+        x_hi[t] = load_pack<T, W>(xi + a.half);
+        c_lo[t] = load_pack<T, W>(c);
+        c_hi[t] = load_pack<T, W>(c + a.half);
+        s_lo[t] = load_pack<T, W>(sn);
+        s_hi[t] = load_pack<T, W>(sn + a.half);
+      }
+    }
+#pragma unroll
+    for (int t = 0; t < TPT; ++t) {
+      const int64_t token = first + static_cast<int64_t>(t) * blockDim.y;
+      if (token < tokens) {
+        Pack<T, W> o_lo, o_hi;
+        rotate_packs<T, W>(x_lo[t], x_hi[t], c_lo[t], c_hi[t], s_lo[t], s_hi[t], o_lo, o_hi);
+        T* xo = out + b[t] * ost[0] + s[t] * ost[2];
+        store_pack<T, W>(xo, o_lo);
+        store_pack<T, W>(xo + a.half, o_hi);
+      }
+    }
+  }
+}
+
+template <typename T>
+__global__ void __launch_bounds__(256) rope_scalar_kernel(const RopeArgs<T> a) {
+  const int heads = a.q_heads + a.k_heads;
+  const int64_t total = a.batch * a.seq * heads * a.half;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t j = i % a.half;
+    const int64_t r = i / a.half;
+    const int head_slot = static_cast<int>(r % heads);
+    const int64_t token = r / heads;
+    int64_t b, s;
+    split_token(token, a.seq, b, s);
+    const bool is_q = head_slot < a.q_heads;
+    const int h = is_q ? head_slot : head_slot - a.q_heads;
+    const int64_t* ist = is_q ? a.q_in_st : a.k_in_st;
+    const int64_t* ost = is_q ? a.q_out_st : a.k_out_st;
+    const T* xi = (is_q ? a.q_in : a.k_in) + b * ist[0] + h * ist[1] + s * ist[2];
+    T* xo = (is_q ? a.q_out : a.k_out) + b * ost[0] + h * ost[1] + s * ost[2];
+    const T* c = a.cos + b * a.cos_st[0] + s * a.cos_st[1];
+    const T* sn = a.sin + b * a.sin_st[0] + s * a.sin_st[1];
+    Pack<T, 1> x_lo{{xi[j * ist[3]]}}, x_hi{{xi[(j + a.half) * ist[3]]}};
+    Pack<T, 1> c_lo{{c[j * a.cos_st[2]]}}, c_hi{{c[(j + a.half) * a.cos_st[2]]}};
+    Pack<T, 1> s_lo{{sn[j * a.sin_st[2]]}}, s_hi{{sn[(j + a.half) * a.sin_st[2]]}};
+    Pack<T, 1> o_lo, o_hi;
+    rotate_packs<T, 1>(x_lo, x_hi, c_lo, c_hi, s_lo, s_hi, o_lo, o_hi);
+    xo[j * ost[3]] = o_lo.v[0];
+    xo[(j + a.half) * ost[3]] = o_hi.v[0];
+  }
+}
+
+template <typename T>
+bool vector_ok(const RopeParams& p) {
+  constexpr int W = kVecElems<T>;
+  const int64_t half = p.head_dim / 2;
+  if (half % W != 0) return false;
+  const int lpr = static_cast<int>(half / W);
+  if (lpr != 2 && lpr != 4 && lpr != 8 && lpr != 16 && lpr != 32) return false;
+  if ((p.q_heads + p.k_heads) * lpr > 1024) return false;
+  const void* ptrs[] = {p.q_in, p.q_out, p.k_in, p.k_out, p.cos, p.sin};
+  for (const void* ptr : ptrs) {
+    if (!aligned16(ptr)) return false;
+  }
+  const int64_t* strides4[] = {p.q_in_stride, p.q_out_stride, p.k_in_stride, p.k_out_stride};
+  for (const int64_t* st : strides4) {
+    if (st[3] != 1 || st[0] % W != 0 || st[1] % W != 0 || st[2] % W != 0) return false;
+  }
+  const int64_t* strides3[] = {p.cos_stride, p.sin_stride};
+  for (const int64_t* st : strides3) {
+    if (st[2] != 1 || st[0] % W != 0 || st[1] % W != 0) return false;
+  }
+  return true;
+}
+
+// One token per thread: at two, bf16 needs more than 128 registers and spills.
+constexpr int kTokensPerThread = 1;
+
+template <typename T, int LPR>
+void launch_vec(const RopeArgs<T>& a, cudaStream_t stream) {
+  const int heads = a.q_heads + a.k_heads;
+  const int bx = static_cast<int>(ceil_div(static_cast<int64_t>(heads) * LPR, 32) * 32);
+  // Several tokens per block when a token has few heads, so blocks stay >= 256 threads.
+  int by = 256 / bx;
+  by = by < 1 ? 1 : by;
+  const int64_t tokens = a.batch * a.seq;
+  int64_t grid = ceil_div(tokens, static_cast<int64_t>(by) * kTokensPerThread);
+  grid = grid < 0x7fffffff ? grid : 0x7fffffff;
+  rope_vec_kernel<T, LPR, kTokensPerThread><<<static_cast<unsigned>(grid), dim3(bx, by), 0, stream>>>(a);
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
+}  // namespace
+
+void launch_rope(const RopeParams& p, cudaStream_t stream) {
+  if (p.batch <= 0 || p.seq <= 0 || p.head_dim <= 0 || p.q_heads + p.k_heads <= 0) return;  // empty
+  dispatch_dtype(p.dtype, [&](auto* tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    constexpr int W = kVecElems<T>;
+    RopeArgs<T> a;
+    a.q_in = static_cast<const T*>(p.q_in);
+    a.q_out = static_cast<T*>(p.q_out);
+    a.k_in = static_cast<const T*>(p.k_in);
+    a.k_out = static_cast<T*>(p.k_out);
+    a.cos = static_cast<const T*>(p.cos);
+    a.sin = static_cast<const T*>(p.sin);
+    for (int i = 0; i < 4; ++i) {
+      a.q_in_st[i] = p.q_in_stride[i];
+      a.q_out_st[i] = p.q_out_stride[i];
+      a.k_in_st[i] = p.k_in_stride[i];
+      a.k_out_st[i] = p.k_out_stride[i];
+    }
+    for (int i = 0; i < 3; ++i) {
+      a.cos_st[i] = p.cos_stride[i];
+      a.sin_st[i] = p.sin_stride[i];
+    }
+    a.batch = p.batch;
+    a.seq = p.seq;
+    a.q_heads = static_cast<int>(p.q_heads);
+    a.k_heads = static_cast<int>(p.k_heads);
+    a.half = static_cast<int>(p.head_dim / 2);
+    if (vector_ok<T>(p)) {
+      switch (a.half / W) {
+        case 2:
+          return launch_vec<T, 2>(a, stream);
+        case 4:
+          return launch_vec<T, 4>(a, stream);
+        case 8:
+          return launch_vec<T, 8>(a, stream);
+        case 16:
+          return launch_vec<T, 16>(a, stream);
+        default:
+          return launch_vec<T, 32>(a, stream);
+      }
+    }
+    const int64_t total = p.batch * p.seq * (p.q_heads + p.k_heads) * (p.head_dim / 2);
+    int64_t grid = ceil_div(total, 256);
+    const int64_t cap = static_cast<int64_t>(sm_count()) * 16;
+    grid = grid < cap ? grid : cap;
+    rope_scalar_kernel<T><<<static_cast<unsigned>(grid), 256, 0, stream>>>(a);
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+  });
+}
+
+}  // namespace qwen3_kernels

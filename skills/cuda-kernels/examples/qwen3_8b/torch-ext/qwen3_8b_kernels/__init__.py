@@ -1,0 +1,191 @@
+"""CUDA kernels for Qwen3-8B in transformers: RMSNorm (hidden and per-head q/k norm),
+fused residual-add + RMSNorm, SwiGLU and rotate-half RoPE.
+
+Every function takes any leading dimensions (the normalized / feature dimension last) and
+float32, float16 or bfloat16. CUDA tensors run the CUDA kernels; CPU tensors, other
+dtypes, inputs that need autograd, and shapes a kernel does not take go to the PyTorch
+reference in ``reference.py``, so code written against this API also runs on CPU.
+All ops work under ``torch.compile(fullgraph=True)`` (fake kernels registered below).
+"""
+
+from __future__ import annotations
+
+import torch
+
+from . import reference
+from ._ops import add_op_namespace_prefix, ops
+
+__all__ = [
+    "fused_add_rms_norm",
+    "reference",
+    "rms_norm",
+    "rope",
+    "rope_",
+    "swiglu",
+]
+
+_KERNEL_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
+
+
+def _kernel_ok(*tensors: torch.Tensor) -> bool:
+    """True when the CUDA kernels can serve these tensors (the rest go to the reference)."""
+    first = tensors[0]
+    if not first.is_cuda or first.dtype not in _KERNEL_DTYPES:
+        return False
+    for t in tensors:
+        if t.device != first.device or t.dtype != first.dtype:
+            return False
+    # The kernels have no backward: keep autograd working through the reference.
+    if torch.is_grad_enabled() and any(t.requires_grad for t in tensors):
+        return False
+    return True
+
+
+def _resolve_eps(eps: float | None, dtype: torch.dtype) -> float:
+    # torch.nn.RMSNorm(eps=None) means the dtype's machine epsilon.
+    return torch.finfo(dtype).eps if eps is None else float(eps)
+
+
+def rms_norm(x: torch.Tensor, weight: torch.Tensor | None, eps: float | None = 1e-6) -> torch.Tensor:
+    """y = x * rsqrt(mean(x^2) + eps) * weight over the last dimension (fp32 math).
+
+    ``weight=None`` skips the scale. Returns a new contiguous tensor of x's shape and dtype.
+    """
+    eps = _resolve_eps(eps, x.dtype)
+    tensors = (x,) if weight is None else (x, weight)
+    if x.dim() >= 1 and _kernel_ok(*tensors) and (weight is None or weight.shape == (x.shape[-1],)):
+        return ops.rms_norm(x, weight, eps)
+    return reference.rms_norm(x, weight, eps)
+
+
+def fused_add_rms_norm(
+    x: torch.Tensor, residual: torch.Tensor, weight: torch.Tensor | None, eps: float | None = 1e-6
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """(rms_norm(x + residual), x + residual) in one pass.
+
+    The sum is rounded to x.dtype before it is normalized, as transformers' decoder layer
+    does with ``hidden_states = residual + hidden_states``.
+    """
+    eps = _resolve_eps(eps, x.dtype)
+    tensors = (x, residual) if weight is None else (x, residual, weight)
+    if (
+        x.dim() >= 1
+        and x.shape == residual.shape
+        and _kernel_ok(*tensors)
+        and (weight is None or weight.shape == (x.shape[-1],))
+    ):
+        out, new_residual = ops.fused_add_rms_norm(x, residual, weight, eps)
+        return out, new_residual
+    return reference.fused_add_rms_norm(x, residual, weight, eps)
+
+
+def swiglu(gate: torch.Tensor, up: torch.Tensor) -> torch.Tensor:
+    """silu(gate) * up in one pass (fp32 math, one rounding).
+
+    gate and up may be row-strided views, e.g. the two halves of a fused gate_up
+    projection output; they are read in place, not copied.
+    """
+    if gate.dim() >= 1 and gate.shape == up.shape and _kernel_ok(gate, up):
+        return ops.swiglu(gate, up)
+    return reference.swiglu(gate, up)
+
+
+def _rope_args(
+    q: torch.Tensor, k: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor] | None:
+    """cos/sin prepared for the kernel, or None when the reference must run."""
+    if q.dim() != 4 or k.dim() != 4 or q.shape[-1] % 2 != 0:
+        return None
+    if cos.dim() == 2:  # [S, D]: one table for every batch entry
+        cos, sin = cos.unsqueeze(0), sin.unsqueeze(0)
+    if cos.dim() != 3 or cos.shape != sin.shape:
+        return None
+    # transformers hands cos/sin over in the activation dtype already; cast if not.
+    if cos.dtype != q.dtype:
+        cos, sin = cos.to(q.dtype), sin.to(q.dtype)
+    if not _kernel_ok(q, k, cos, sin):
+        return None
+    return cos, sin
+
+
+def rope_(q: torch.Tensor, k: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> None:
+    """Apply rotate-half RoPE to q [B, Hq, S, D] and k [B, Hk, S, D] in place.
+
+    Same math as transformers' ``apply_rotary_pos_emb(q, k, cos, sin)`` (unsqueeze_dim=1)
+    with cos/sin [B or 1, S, D]. q and k may be non-contiguous views such as
+    ``x.view(B, S, H, D).transpose(1, 2)``; they are updated through their strides.
+    """
+    args = _rope_args(q, k, cos, sin)
+    if args is None:
+        reference.rope_(q, k, cos if cos.dim() == 3 else cos.unsqueeze(0), sin if sin.dim() == 3 else sin.unsqueeze(0))
+        return
+    ops.rope_(q, k, *args)
+
+
+def rope(
+    q: torch.Tensor, k: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Out-of-place rope_: returns (q_embed, k_embed) with the strides of q and k."""
+    args = _rope_args(q, k, cos, sin)
+    if args is None:
+        return reference.rope(q, k, cos if cos.dim() == 3 else cos.unsqueeze(0), sin if sin.dim() == 3 else sin.unsqueeze(0))
+    q_embed, k_embed = ops.rope(q, k, *args)
+    return q_embed, k_embed
+
+
+# --------------------------------------------------------------------------------------
+# Fake (meta) kernels: shapes, dtypes and strides of each op's outputs without running it,
+# which is what torch.compile traces with. They must match the C++ ops exactly: rms_norm,
+# fused_add_rms_norm and swiglu return contiguous tensors (at::empty), rope returns
+# empty_like(q) / empty_like(k), which keeps the strides of a dense q (e.g. a transposed view).
+
+
+@torch.library.register_fake(add_op_namespace_prefix("rms_norm"))
+def _rms_norm_fake(x: torch.Tensor, weight: torch.Tensor | None, eps: float) -> torch.Tensor:
+    return x.new_empty(x.shape)
+
+
+@torch.library.register_fake(add_op_namespace_prefix("fused_add_rms_norm"))
+def _fused_add_rms_norm_fake(
+    x: torch.Tensor, residual: torch.Tensor, weight: torch.Tensor | None, eps: float
+) -> tuple[torch.Tensor, torch.Tensor]:
+    return x.new_empty(x.shape), x.new_empty(x.shape)
+
+
+@torch.library.register_fake(add_op_namespace_prefix("swiglu"))
+def _swiglu_fake(gate: torch.Tensor, up: torch.Tensor) -> torch.Tensor:
+    return gate.new_empty(gate.shape)
+
+
+@torch.library.register_fake(add_op_namespace_prefix("rope_"))
+def _rope__fake(q: torch.Tensor, k: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> None:
+    return None
+
+
+@torch.library.register_fake(add_op_namespace_prefix("rope"))
+def _rope_fake(
+    q: torch.Tensor, k: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
+    return torch.empty_like(q), torch.empty_like(k)
+
+
+@torch.library.register_fake(add_op_namespace_prefix("rms_norm_tuned"))
+def _rms_norm_tuned_fake(
+    x: torch.Tensor,
+    residual: torch.Tensor | None,
+    weight: torch.Tensor | None,
+    eps: float,
+    threads: int,
+    rows_per_group: int,
+    persistent: int,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    return x.new_empty(x.shape), x.new_empty(x.shape) if residual is not None else x.new_empty((0,))
+
+
+# transformers / Kernel Hub layer classes live in layers.py (written by the integration
+# side of this example); kernel-builder packages expose them as `<package>.layers`.
+try:
+    from . import layers  # noqa: F401
+except ModuleNotFoundError as _exc:  # pragma: no cover - only while layers.py is absent
+    if _exc.name != f"{__name__}.layers":
+        raise
