@@ -168,7 +168,7 @@ def cast_inputs(inputs: dict[str, Any], dtype: torch.dtype) -> dict[str, Any]:
 
 def relative_error(actual: torch.Tensor, expected: torch.Tensor) -> float:
     """||actual - expected|| / ||expected|| in float64 (the whole tensor, not elementwise)."""
-    a, e = actual.double(), expected.double()
+    a, e = actual.detach().double(), expected.detach().double()
     return float(torch.linalg.vector_norm(a - e) / torch.linalg.vector_norm(e).clamp_min(1e-300))
 
 

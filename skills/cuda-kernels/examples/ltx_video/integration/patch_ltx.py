@@ -12,6 +12,7 @@ What is replaced (diffusers 0.42.1, default LTXVideoTransformer3DModel config):
   diffusers RMSNorm, no weight, eps 1e-6 (norm1/2)   56  forward -> rms_norm(x, None, eps)
   torch.nn.RMSNorm, weight, eps 1e-5 (q/k norms)    112  forward -> rms_norm(x, w, eps)
   FeedForward's GELU(approximate="tanh")             28  forward -> gelu_tanh(proj(x))
+  caption projection's torch.nn.GELU("tanh")          1  forward -> gelu_tanh(x)
   LTXVideoTransformerBlock (2 AdaLN sites each)      28  forward -> rms_norm_modulate fused
   LTXAttention processor                             56  q/k norm + interleaved RoPE kernels
 
@@ -61,6 +62,7 @@ __all__ = [
     "KIND_ATTENTION",
     "KIND_BLOCK_ADALN",
     "KIND_GELU_TANH",
+    "KIND_GELU_TANH_TORCH",
     "KIND_RMSNORM_DIFFUSERS",
     "KIND_RMSNORM_DIFFUSERS_WEIGHT",
     "KIND_RMSNORM_TORCH",
@@ -90,6 +92,7 @@ KIND_RMSNORM_DIFFUSERS = "rmsnorm.diffusers.no_weight"
 KIND_RMSNORM_DIFFUSERS_WEIGHT = "rmsnorm.diffusers.weight"
 KIND_RMSNORM_TORCH = "rmsnorm.torch"
 KIND_GELU_TANH = "ff.gelu_tanh"
+KIND_GELU_TANH_TORCH = "gelu_tanh.torch"
 KIND_BLOCK_ADALN = "block.adaln"
 KIND_ATTENTION = "attention.processor"
 
@@ -355,10 +358,10 @@ def patch_ltx_transformer(
         raise PatchError(
             "the transformer (or one of its blocks) is already compiled; patch first, then torch.compile"
         )
-    layers = _load_layers(kernels_module)
     for fn in ("rms_norm", "rms_norm_modulate", "gelu_tanh", "rope_interleaved"):
         if not callable(getattr(kernels_module, fn, None)):
             raise PatchError(f"{kernels_module.__name__} lacks `{fn}`; is it the ltx_video_kernels package?")
+    layers = _load_layers(kernels_module)
 
     bad_sources: set[str] = set()
     if verify_source:
@@ -436,6 +439,19 @@ def patch_ltx_transformer(
             else:
                 _bind_forward(module, layers.GELUTanh, undo)
                 counts[KIND_GELU_TANH] += 1
+            continue
+        if isinstance(module, nn.GELU):
+            if not gelu:
+                continue
+            if cls is not nn.GELU:
+                skip(name, module, "subclass of torch.nn.GELU: its forward is not verified")
+            elif module.approximate != "tanh":
+                skip(name, module, f"nn.GELU(approximate={module.approximate!r}): the kernel is the tanh form")
+            elif (reason := _forward_taken(module)) is not None:
+                skip(name, module, reason)
+            else:
+                _bind_forward(module, layers.TorchGELUTanh, undo)
+                counts[KIND_GELU_TANH_TORCH] += 1
             continue
         if gelu and cls.__name__ in {"GEGLU", "ApproximateGELU", "SwiGLU", "LinearActivation"}:
             skip(name, module, f"{cls.__name__} is not GELU-tanh; this package has no kernel for it")

@@ -17,6 +17,7 @@ layer                  replaces the forward of                           kernels
 DiffusersRMSNorm       diffusers.models.normalization.RMSNorm            rms_norm (weight may be None)
 TorchRMSNorm           torch.nn.RMSNorm (1-D normalized_shape)           rms_norm
 GELUTanh               diffusers.models.activations.GELU, tanh variant   gelu_tanh
+TorchGELUTanh          torch.nn.GELU(approximate="tanh")                 gelu_tanh
 LTXVideoBlockAdaLN     diffusers' LTXVideoTransformerBlock               rms_norm_modulate (norm1/2 +
                                                                          AdaLN scale/shift, fused)
 =====================  ================================================  ===========================
@@ -29,17 +30,21 @@ Inference only (``has_backward = False``): the CUDA ops register no autograd for
 
 from __future__ import annotations
 
+import importlib
+
 import torch
 from torch import nn
 
-# The package defines these before anything imports `layers` (kernels' get_kernel and our
-# patch module import it after the package itself).
-from . import gelu_tanh, rms_norm, rms_norm_modulate
+# The package's public functions, looked up on the package module at call time: this file
+# then works whichever order `__init__` defines them and imports `layers` in, and when the
+# `kernels` library loads the package under a generated module name.
+_ops = importlib.import_module(__package__)
 
 __all__ = [
     "DiffusersRMSNorm",
     "GELUTanh",
     "LTXVideoBlockAdaLN",
+    "TorchGELUTanh",
     "TorchRMSNorm",
     "torch_rms_norm_default_eps",
 ]
@@ -72,7 +77,7 @@ class DiffusersRMSNorm(nn.Module):
         if self.bias is not None or (weight is not None and weight.dtype != hidden_states.dtype):
             # bias: not in the kernel; fp32 weight on bf16 input: diffusers returns fp32.
             return type(self).forward(self, hidden_states)
-        return rms_norm(hidden_states, weight, self.eps)
+        return _ops.rms_norm(hidden_states, weight, self.eps)
 
 
 class TorchRMSNorm(nn.Module):
@@ -85,7 +90,7 @@ class TorchRMSNorm(nn.Module):
         if len(self.normalized_shape) != 1:
             return type(self).forward(self, x)
         eps = self.eps if self.eps is not None else torch_rms_norm_default_eps(x.dtype)
-        return rms_norm(x, self.weight, eps)
+        return _ops.rms_norm(x, self.weight, eps)
 
 
 class GELUTanh(nn.Module):
@@ -97,7 +102,19 @@ class GELUTanh(nn.Module):
     def forward(self, hidden_states: torch.Tensor) -> torch.Tensor:
         if self.approximate != "tanh":
             return type(self).forward(self, hidden_states)
-        return gelu_tanh(self.proj(hidden_states))
+        return _ops.gelu_tanh(self.proj(hidden_states))
+
+
+class TorchGELUTanh(nn.Module):
+    """``torch.nn.GELU(approximate="tanh")``: LTX's caption projection (PixArtAlphaTextProjection)."""
+
+    can_torch_compile = True
+    has_backward = False
+
+    def forward(self, input: torch.Tensor) -> torch.Tensor:  # noqa: A002 - torch's parameter name
+        if self.approximate != "tanh":
+            return type(self).forward(self, input)
+        return _ops.gelu_tanh(input)
 
 
 def _norm_modulate(
@@ -113,7 +130,7 @@ def _norm_modulate(
         and shift.dtype == x.dtype
     )
     if fusable:
-        return rms_norm_modulate(x, weight, scale, shift, norm.eps)
+        return _ops.rms_norm_modulate(x, weight, scale, shift, norm.eps)
     return norm(x) * (1 + scale) + shift
 
 
