@@ -1,0 +1,240 @@
+"""build_local.py's pure parts: build.toml, architectures, the binding's op declarations."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from kernel_project_helpers import BUILD_LOCAL, run_script
+
+import build_local
+from build_local import BuildError, OpDecl
+
+
+def toml(**overrides: object) -> dict:
+    data: dict = {
+        "general": {"name": "my-norm", "backends": ["cuda"], "license": "Apache-2.0", "version": 1},
+        "torch": {"src": ["torch-ext/torch_binding.cpp", "torch-ext/torch_binding.h"]},
+        "kernel": {
+            "rmsnorm": {
+                "backend": "cuda",
+                "depends": ["torch"],
+                "src": ["kernel_src/rmsnorm.cu"],
+                "cuda-capabilities": ["8.0", "9.0"],
+            }
+        },
+    }
+    data.update(overrides)
+    return data
+
+
+# ----------------------------------------------------------------------------- build.toml
+
+
+def test_current_schema_is_read() -> None:
+    spec = build_local.parse_build_toml(toml(), Path("/p"))
+    assert spec.name == "my-norm" and spec.package == "my_norm"
+    assert spec.torch_src == ("torch-ext/torch_binding.cpp", "torch-ext/torch_binding.h")
+    assert spec.pyext == ("py", "pyi")
+    (kernel,) = spec.kernels
+    assert kernel.name == "rmsnorm" and kernel.capabilities == ("8.0", "9.0")
+    assert spec.python_dir == Path("/p/torch-ext/my_norm")
+
+
+def test_kernel_flags_includes_and_other_backends() -> None:
+    data = toml()
+    data["kernel"]["rmsnorm"].update({"include": ["kernel_src"], "cuda-flags": ["-Xptxas=-v"], "cxx-flags": ["-Wall"]})
+    data["kernel"]["rmsnorm_metal"] = {"backend": "metal", "depends": ["torch"], "src": ["m/relu.mm"]}
+    spec = build_local.parse_build_toml(data, Path("/p"))
+    (kernel,) = spec.kernels
+    assert kernel.include == ("kernel_src",) and kernel.cuda_flags == ("-Xptxas=-v",) and kernel.cxx_flags == ("-Wall",)
+    assert spec.skipped_kernels == ("rmsnorm_metal (metal)",)
+
+
+def test_older_schema_without_backend_keys_means_cuda() -> None:
+    data = toml(general={"name": "legacy"})
+    del data["kernel"]["rmsnorm"]["backend"]
+    spec = build_local.parse_build_toml(data, Path("/p"))
+    assert [k.name for k in spec.kernels] == ["rmsnorm"]
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda d: d.pop("general"), r"\[general\] needs name"),
+        (lambda d: d["general"].update(name="bad name"), "not a valid kernel name"),
+        (lambda d: d["general"].update(name="1abc"), "not a valid kernel name"),
+        (lambda d: d["general"].update(backends=["rocm"]), 'does not include "cuda"'),
+        (lambda d: d.pop("torch"), r"missing \[torch\]"),
+        (lambda d: d["torch"].update(src=[]), r"\[torch\] src is empty"),
+        (lambda d: d["kernel"]["rmsnorm"].update(depends=["torch", "cutlass_3_8"]), "cutlass_3_8"),
+        (lambda d: d["kernel"]["rmsnorm"].update(src="kernel_src/rmsnorm.cu"), "must be a list of strings"),
+        (lambda d: d["kernel"]["rmsnorm"].update(backend="rocm"), "no \\[kernel.<name>\\] section"),
+        (lambda d: d["kernel"]["rmsnorm"].update({"cuda-capabilities": ["nine"]}), "unrecognised CUDA architecture"),
+    ],
+)
+def test_invalid_build_toml_is_rejected_with_the_reason(change, message: str) -> None:
+    data = toml()
+    change(data)
+    with pytest.raises(BuildError, match=message):
+        build_local.parse_build_toml(data, Path("/p"))
+
+
+def test_missing_project_and_missing_sources_are_reported(tmp_path: Path) -> None:
+    with pytest.raises(BuildError, match="not a directory") as exc:
+        build_local.load_project(tmp_path / "nope")
+    assert exc.value.exit_code == 2
+    with pytest.raises(BuildError, match="no build.toml"):
+        build_local.load_project(tmp_path)
+    (tmp_path / "build.toml").write_text(
+        '[general]\nname = "x"\nbackends = ["cuda"]\n[torch]\nsrc = ["torch-ext/b.cpp"]\n'
+        '[kernel.k]\nbackend = "cuda"\ndepends = ["torch"]\nsrc = ["k.cu"]\n'
+    )
+    with pytest.raises(BuildError, match="do not exist: torch-ext/b.cpp, k.cu"):
+        build_local.load_project(tmp_path)
+    (tmp_path / "k.cu").write_text("")
+    (tmp_path / "torch-ext").mkdir()
+    (tmp_path / "torch-ext" / "b.cpp").write_text("")
+    with pytest.raises(BuildError, match="missing torch-ext/x/__init__.py"):
+        build_local.load_project(tmp_path)
+    (tmp_path / "build.toml").write_text("[general\n")
+    with pytest.raises(BuildError, match="invalid TOML"):
+        build_local.load_project(tmp_path)
+
+
+# -------------------------------------------------------------------------- architectures
+
+
+@pytest.mark.parametrize(
+    ("given", "canonical"),
+    [("9.0", "9.0"), ("90", "9.0"), ("sm_90", "9.0"), ("sm_90a", "9.0a"), ("compute_80", "8.0"),
+     ("100", "10.0"), ("12.0+PTX", "12.0+PTX"), ("10.0f", "10.0f")],
+)
+def test_architectures_are_normalised(given: str, canonical: str) -> None:
+    assert build_local.normalize_arch(given) == canonical
+
+
+@pytest.mark.parametrize("bad", ["9", "nine", "9.x", "sm9", "9.0b", ""])
+def test_bad_architectures_are_usage_errors(bad: str) -> None:
+    with pytest.raises(BuildError) as exc:
+        build_local.normalize_arch(bad)
+    assert exc.value.exit_code == 2
+
+
+@pytest.mark.parametrize(
+    ("caps", "targets", "expected"),
+    [
+        # Highest listed capability <= target within the same major version.
+        (["7.5", "8.0", "8.6", "9.0"], ["8.0", "8.9", "9.0"], ["8.0", "8.6", "9.0"]),
+        # An arch-specific 9.0a replaces the plain 9.0 target.
+        (["7.5", "8.0", "8.6", "9.0", "9.0a"], ["8.0", "8.9", "9.0"], ["8.0", "8.6", "9.0a"]),
+        # SASS does not cross major versions ...
+        (["8.0"], ["9.0"], []),
+        # ... but PTX does (JIT).
+        (["8.0+PTX"], ["9.0"], ["8.0+PTX"]),
+        (["9.0"], ["8.0", "9.0"], ["9.0"]),
+        (["8.0", "9.0", "10.0", "12.0"], ["8.0", "9.0"], ["8.0", "9.0"]),
+    ],
+)
+def test_loose_intersection_follows_kernel_builder(caps: list[str], targets: list[str], expected: list[str]) -> None:
+    assert build_local.loose_intersection(caps, targets) == expected
+
+
+def test_gencode_flags() -> None:
+    assert build_local.gencode_flags(["8.0", "9.0a", "12.0+PTX"]) == [
+        "-gencode=arch=compute_80,code=sm_80",
+        "-gencode=arch=compute_90a,code=sm_90a",
+        "-gencode=arch=compute_120,code=sm_120",
+        "-gencode=arch=compute_120,code=compute_120",
+    ]
+
+
+# ----------------------------------------------------------------------- binding parsing
+
+BINDING = r'''
+#include "registration.h"
+// ops.def("commented_out(Tensor x) -> Tensor");
+/* ops.def("also_commented(Tensor x) -> Tensor"); */
+TORCH_LIBRARY_EXPAND(TORCH_EXTENSION_NAME, m) {
+  m.def("rms_norm(Tensor input, Tensor? weight, float epsilon) -> Tensor");
+  m.def("fused_add(Tensor! out, Tensor x, "
+        "Tensor y) -> ()");
+  m.def("scale.out(Tensor x, *, Tensor(a!) out) -> Tensor(a!)");
+  m.def("inferred", &inferred);
+  m.impl("rms_norm", torch::kCUDA, &rms_norm);  // braces in strings: "{"
+  const char* s = "}";
+}
+TORCH_LIBRARY_IMPL_EXPAND(TORCH_EXTENSION_NAME, CUDA, m) { m.def("not_a_library_block(Tensor x) -> Tensor"); }
+REGISTER_EXTENSION(TORCH_EXTENSION_NAME)
+'''
+
+
+def test_binding_ops_are_parsed_from_the_library_block_only() -> None:
+    decls = build_local.parse_binding_ops(BINDING, "b.cpp")
+    assert decls == [
+        OpDecl("rms_norm", "rms_norm(Tensor input, Tensor? weight, float epsilon) -> Tensor", "b.cpp"),
+        OpDecl("fused_add", "fused_add(Tensor! out, Tensor x, Tensor y) -> ()", "b.cpp"),
+        OpDecl("scale.out", "scale.out(Tensor x, *, Tensor(a!) out) -> Tensor(a!)", "b.cpp"),
+        OpDecl("inferred", None, "b.cpp"),
+    ]
+
+
+def test_binding_without_library_block_declares_nothing() -> None:
+    assert build_local.parse_binding_ops("int main() { return 0; }") == []
+
+
+def test_schema_that_is_not_a_literal_is_an_error() -> None:
+    text = "TORCH_LIBRARY_EXPAND(TORCH_EXTENSION_NAME, ops) {\n  ops.def(SCHEMA_MACRO);\n}"
+    with pytest.raises(BuildError, match="does not start with a string literal"):
+        build_local.parse_binding_ops(text, "b.cpp")
+
+
+# ---------------------------------------------------------------------- build identity
+
+
+def _mini_project(root: Path) -> Path:
+    (root / "kernel_src").mkdir(parents=True)
+    (root / "torch-ext" / "mini").mkdir(parents=True)
+    (root / "build.toml").write_text(
+        '[general]\nname = "mini"\nbackends = ["cuda"]\n[torch]\nsrc = ["torch-ext/b.cpp"]\n'
+        '[kernel.k]\nbackend = "cuda"\ndepends = ["torch"]\nsrc = ["kernel_src/k.cu"]\n'
+    )
+    (root / "kernel_src" / "k.cu").write_text("// kernel\n")
+    (root / "torch-ext" / "b.cpp").write_text("// binding\n")
+    (root / "torch-ext" / "mini" / "__init__.py").write_text("")
+    return root
+
+
+def test_namespace_is_unique_per_source_content(tmp_path: Path) -> None:
+    spec = build_local.load_project(_mini_project(tmp_path / "p"))
+    first = build_local.source_namespace(spec)
+    assert first.startswith("_mini_") and first == build_local.source_namespace(spec)
+    (tmp_path / "p" / "kernel_src" / "k.cu").write_text("// kernel, edited\n")
+    assert build_local.source_namespace(spec) != first
+
+
+def test_default_build_dir_is_outside_the_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KERNEL_SKILLS_CACHE", str(tmp_path / "cache"))
+    spec = build_local.load_project(_mini_project(tmp_path / "p"))
+    build_dir = build_local.default_build_dir(spec)
+    assert build_dir.parent == tmp_path / "cache" / "build_local"
+    assert build_dir.name.startswith("mini-")
+    assert spec.root not in build_dir.parents
+
+
+# ---------------------------------------------------------------------------------- CLI
+
+
+def test_cli_usage_errors_exit_2(tmp_path: Path) -> None:
+    missing = run_script(BUILD_LOCAL, tmp_path / "does-not-exist")
+    assert missing.returncode == 2
+    assert "build_local: error:" in missing.stderr and "not a directory" in missing.stderr
+    assert missing.stdout == ""
+    no_args = run_script(BUILD_LOCAL)
+    assert no_args.returncode == 2 and "PROJECT" in no_args.stderr
+
+
+def test_cli_help_explains_usage() -> None:
+    result = run_script(BUILD_LOCAL, "--help")
+    assert result.returncode == 0
+    assert "--arch" in result.stdout and "--check" in result.stdout and "PYTHONPATH" in result.stdout

@@ -1,0 +1,186 @@
+"""Every op the scaffold offers builds with build_local.py --check, imports, and passes its own tests.
+
+CI (no GPU) compiles each generated project for sm_80 and sm_90 and runs the project's
+CPU-side tests (reference path, fake kernel, op schema). On a GPU machine the `gpu` test
+builds for the visible GPU, runs the project's whole test suite and its benchmark, and
+writes the logs and the benchmark JSON to $KERNEL_SKILLS_GPU_OUT (default: a temp dir).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from kernel_project_helpers import BUILD_LOCAL, CI_ARCHS, needs_toolchain, run_script, sync_scaffold
+
+import build_local
+import new_kernel_project
+
+OPS = sorted(new_kernel_project.OPS)
+
+
+@dataclasses.dataclass
+class Built:
+    project: Path
+    build_dir: Path
+    seconds: float
+    stderr: str
+
+
+_BUILDS: dict[tuple[str, tuple[str, ...]], Built] = {}
+
+
+def snapshot(root: Path) -> dict[str, int]:
+    return {str(p.relative_to(root)): p.stat().st_mtime_ns for p in root.rglob("*")}
+
+
+def build(root: Path, op: str, archs: tuple[str, ...]) -> Built:
+    """Scaffold `op` and build it with `build_local.py --check`, once per session."""
+    key = (op, archs)
+    if key not in _BUILDS:
+        needs_toolchain()
+        project = sync_scaffold(f"ci-{op}", op, root / "projects")
+        build_dir = root / "builds" / f"{op}-{'-'.join('sm' + a.replace('.', '') for a in archs)}"
+        before = snapshot(project)
+        args = [project, "--build-dir", build_dir, "--check"]
+        for arch in archs:
+            args += ["--arch", arch]
+        start = time.monotonic()
+        result = run_script(BUILD_LOCAL, *args, env=dict(os.environ, MAX_JOBS=os.environ.get("MAX_JOBS", "2")))
+        seconds = time.monotonic() - start
+        assert result.returncode == 0, f"build_local failed for {op}:\n{result.stderr}"
+        assert result.stdout.strip().splitlines()[-1] == str(build_dir)
+        assert "check passed" in result.stderr
+        assert snapshot(project) == before, "build_local wrote into the project"
+        _BUILDS[key] = Built(project, build_dir, seconds, result.stderr)
+    return _BUILDS[key]
+
+
+def run_project_tests(built: Built, *extra: str, timeout: float = 1500) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, PYTHONPATH=str(built.build_dir))
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "tests", "-p", "no:cacheprovider", "-q", *extra],
+        cwd=built.project, env=env, capture_output=True, text=True, timeout=timeout,
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("op", OPS)
+def test_generated_project_builds_for_sm80_and_sm90_and_checks(kernel_project_root: Path, op: str) -> None:
+    built = build(kernel_project_root, op, CI_ARCHS)
+    package = f"ci_{op}"
+    (extension,) = (built.build_dir / package).glob(f"_{package}_*.so")
+    assert (built.build_dir / package / "_ops.py").is_file()
+    assert (built.build_dir / package / "__init__.py").is_file()
+    print(f"{op}: built and checked in {built.seconds:.0f} s -> {extension.name}")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("op", OPS)
+def test_generated_project_cpu_tests_pass(kernel_project_root: Path, op: str) -> None:
+    built = build(kernel_project_root, op, CI_ARCHS)
+    result = run_project_tests(built, "-m", "not gpu")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert " passed" in result.stdout and "error" not in result.stdout.lower()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("op", OPS)
+def test_rebuild_without_changes_compiles_nothing(kernel_project_root: Path, op: str) -> None:
+    built = build(kernel_project_root, op, CI_ARCHS)
+    messages: list[str] = []
+    start = time.monotonic()
+    result = build_local.build_project(built.project, archs=list(CI_ARCHS), build_dir=built.build_dir, log=messages.append)
+    assert result.recompiled is False, messages
+    assert result.path == built.build_dir and result.package == f"ci_{op}"
+    assert time.monotonic() - start < 60
+
+
+_CHECK_SCRIPT = r"""
+import dataclasses, sys
+sys.path.insert(0, sys.argv[1])
+import build_local
+result = build_local.build_project(sys.argv[2], archs=sys.argv[4].split(","), build_dir=sys.argv[3], log=lambda m: None)
+decl = result.ops[0]
+case = sys.argv[5]
+if case == "mismatch":
+    ops = (dataclasses.replace(decl, schema=decl.schema.replace("float epsilon", "float eps")),)
+elif case == "missing":
+    ops = (build_local.OpDecl("not_there", "not_there(Tensor x) -> Tensor", "torch-ext/torch_binding.cpp"),)
+else:
+    ops = ()
+try:
+    build_local.check_build(dataclasses.replace(result, ops=ops))
+except build_local.BuildError as exc:
+    print(exc)
+    sys.exit(1)
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("case", "message"),
+    [("mismatch", "but declared as"), ("missing", "not_there: declared in"), ("none", "no ops.def")],
+)
+def test_check_reports_what_does_not_match(kernel_project_root: Path, case: str, message: str) -> None:
+    built = build(kernel_project_root, "rmsnorm", CI_ARCHS)
+    result = subprocess.run(
+        [sys.executable, "-c", _CHECK_SCRIPT, str(BUILD_LOCAL.parent), str(built.project), str(built.build_dir),
+         ",".join(CI_ARCHS), case],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert message in result.stdout
+
+
+@pytest.mark.slow
+def test_compiler_errors_come_through_with_the_failing_file(tmp_path: Path) -> None:
+    needs_toolchain()
+    project = sync_scaffold("broken", "rmsnorm", tmp_path)
+    cu = project / "kernel_src" / "rmsnorm.cu"
+    cu.write_text("#error deliberately broken for the test\n" + cu.read_text())
+    before = snapshot(project)
+    result = run_script(BUILD_LOCAL, project, "--arch", "8.0", "--build-dir", tmp_path / "build")
+    assert result.returncode == 1
+    assert "build_local: error: compiling kernel_src/rmsnorm.cu failed:" in result.stderr
+    assert "deliberately broken for the test" in result.stderr
+    assert result.stdout == ""
+    assert snapshot(project) == before
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("op", OPS)
+def test_generated_project_on_gpu(kernel_project_root: Path, op: str) -> None:
+    import torch
+
+    major, minor = torch.cuda.get_device_capability()
+    built = build(kernel_project_root, op, (f"{major}.{minor}",))
+    out_dir = Path(os.environ.get("KERNEL_SKILLS_GPU_OUT") or kernel_project_root / "gpu-results")
+    out_dir.mkdir(parents=True, exist_ok=True)
+
+    tests = run_project_tests(built, "-v", "-rs")
+    (out_dir / f"{op}-tests.log").write_text(tests.stdout + tests.stderr)
+    assert tests.returncode == 0, tests.stdout[-6000:] + tests.stderr[-3000:]
+    assert " skipped" not in tests.stdout.splitlines()[-1], "GPU tests were skipped on a GPU machine"
+
+    bench_json = out_dir / f"benchmark_{op}.json"
+    env = dict(os.environ, PYTHONPATH=str(built.build_dir))
+    bench = subprocess.run(
+        [sys.executable, str(built.project / "benchmarks" / f"benchmark_{op}.py"), "--out", str(bench_json)],
+        cwd=built.project, env=env, capture_output=True, text=True, timeout=1500,
+    )
+    (out_dir / f"benchmark_{op}.txt").write_text(bench.stdout + bench.stderr)
+    assert bench.returncode == 0, bench.stdout + bench.stderr
+    data = json.loads(bench_json.read_text())
+    assert data["copy_bandwidth_GBps"] > 0 and data["results"]
+    for row in data["results"]:
+        assert row["kernel_us"] > 0 and row["eager_us"] > 0 and row["compile_us"] > 0
+        assert 0 < row["pct_of_copy_bandwidth"]
+    shutil.copy(built.project / "kernel_src" / f"{op}.cu", out_dir / f"{op}.cu")  # the code that was measured

@@ -1,0 +1,167 @@
+"""new_kernel_project.py writes a complete kernel-builder project, and nothing of the user's is lost."""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+from pathlib import Path
+
+import pytest
+from kernel_project_helpers import NEW_PROJECT, run_script
+
+import build_local
+import new_kernel_project
+
+tomllib = pytest.importorskip("tomllib")
+
+EXPECTED_FILES = {
+    "build.toml",
+    "flake.nix",
+    ".gitignore",
+    "README.md",
+    "kernel_src/{op}.cu",
+    "torch-ext/torch_binding.h",
+    "torch-ext/torch_binding.cpp",
+    "torch-ext/{pkg}/__init__.py",
+    "torch-ext/{pkg}/reference.py",
+    "tests/conftest.py",
+    "tests/test_{op}.py",
+    "benchmarks/benchmark_{op}.py",
+}
+
+
+def files_under(root: Path) -> set[str]:
+    return {str(p.relative_to(root)) for p in root.rglob("*") if p.is_file()}
+
+
+@pytest.mark.parametrize("op", sorted(new_kernel_project.OPS))
+def test_scaffold_writes_the_whole_project(tmp_path: Path, op: str) -> None:
+    result = run_script(NEW_PROJECT, "my-kernel", "--op", op, "--capabilities", "9.0,8.0", "--out", tmp_path)
+    assert result.returncode == 0, result.stderr
+    project = tmp_path / "my-kernel"
+    assert files_under(project) == {f.format(op=op, pkg="my_kernel") for f in EXPECTED_FILES}
+    assert "build_local.py" in result.stdout and str(project) in result.stdout
+
+    config = tomllib.loads((project / "build.toml").read_text())
+    assert config["general"]["name"] == "my-kernel" and config["general"]["backends"] == ["cuda"]
+    assert config["general"]["license"] and config["general"]["version"] == 1
+    kernel = config["kernel"][op]
+    assert kernel["backend"] == "cuda" and kernel["depends"] == ["torch"]
+    assert kernel["cuda-capabilities"] == ["8.0", "9.0"]
+    spec = build_local.load_project(project)  # the local builder accepts it as is
+    assert spec.package == "my_kernel" and [k.name for k in spec.kernels] == [op]
+
+    flake = (project / "flake.nix").read_text()
+    assert 'kernel-builder.url = "github:huggingface/kernels"' in flake and "genKernelFlakeOutputs" in flake
+
+    binding = (project / "torch-ext" / "torch_binding.cpp").read_text()
+    assert "TORCH_LIBRARY_EXPAND(TORCH_EXTENSION_NAME, ops)" in binding
+    assert "REGISTER_EXTENSION(TORCH_EXTENSION_NAME)" in binding
+    assert build_local.parse_binding_ops(binding), "the binding declares no ops"
+
+    init = (project / "torch-ext" / "my_kernel" / "__init__.py").read_text()
+    assert "from ._ops import add_op_namespace_prefix, ops" in init
+    assert "register_fake(add_op_namespace_prefix(" in init
+
+    for path in project.rglob("*"):
+        if path.is_file():
+            text = path.read_text()
+            assert not new_kernel_project.TOKEN_RE.search(text), f"unfilled placeholder in {path}"
+            if path.suffix == ".py":
+                ast.parse(text, filename=str(path))
+
+
+def test_generated_kernel_follows_the_hard_rules(tmp_path: Path) -> None:
+    run_script(NEW_PROJECT, "rules", "--op", "rmsnorm", "--out", tmp_path)
+    cu = (tmp_path / "rules" / "kernel_src" / "rmsnorm.cu").read_text()
+    launches = [m.end() for m in re.finditer(r"<<<", cu)]
+    assert launches, "no kernel launches found"
+    for at in launches:  # every launch is checked before the launcher can return
+        check = cu.find("C10_CUDA_KERNEL_LAUNCH_CHECK()", at)
+        ret = cu.find("return", at)
+        assert check != -1 and (ret == -1 or check < ret), f"unchecked launch at offset {at}"
+        assert cu[at : cu.find(">>>", at)].rstrip().endswith("stream"), "launch not on the current stream"
+    assert "at::cuda::getCurrentCUDAStream()" in cu and "CUDAGuard" in cu
+    assert "int64_t" in cu and "is_aligned(" in cu and "numel() == 0" in cu
+    for dtype in ("at::ScalarType::Float", "at::ScalarType::Half", "at::ScalarType::BFloat16"):
+        assert dtype in cu
+
+
+def test_default_capabilities_and_out_dir(tmp_path: Path) -> None:
+    result = run_script(NEW_PROJECT, "defaults", "--op", "rmsnorm", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    config = tomllib.loads((tmp_path / "defaults" / "build.toml").read_text())
+    assert config["kernel"]["rmsnorm"]["cuda-capabilities"] == list(new_kernel_project.DEFAULT_CAPABILITIES)
+
+
+def test_refuses_a_non_empty_directory_and_changes_nothing(tmp_path: Path) -> None:
+    project = tmp_path / "taken"
+    project.mkdir()
+    (project / "notes.txt").write_text("mine")
+    result = run_script(NEW_PROJECT, "taken", "--op", "rmsnorm", "--out", tmp_path)
+    assert result.returncode == 1
+    assert "not empty" in result.stderr and "--force" in result.stderr
+    assert files_under(project) == {"notes.txt"}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["taken"], "left a staging directory behind"
+
+
+def test_an_empty_existing_directory_is_fine(tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    assert run_script(NEW_PROJECT, "empty", "--op", "rmsnorm", "--out", tmp_path).returncode == 0
+    assert (tmp_path / "empty" / "build.toml").is_file()
+
+
+def test_force_overwrites_template_files_and_keeps_the_users(tmp_path: Path) -> None:
+    project = tmp_path / "again"
+    assert run_script(NEW_PROJECT, "again", "--op", "rmsnorm", "--out", tmp_path).returncode == 0
+    (project / "build.toml").write_text("edited")
+    (project / "kernel_src" / "extra.cuh").write_text("// mine")
+    result = run_script(NEW_PROJECT, "again", "--op", "rmsnorm", "--out", tmp_path, "--force")
+    assert result.returncode == 0, result.stderr
+    assert "overwrote" in result.stdout and "build.toml" in result.stdout
+    assert (project / "build.toml").read_text().startswith("#")
+    assert (project / "kernel_src" / "extra.cuh").read_text() == "// mine"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["again"]
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["My-Kernel", "my kernel", "-lead", "trail-", "double--dash", "9lives", "torch", "json", "class", "kernels",
+     "a" * 65, "dots.in.name"],
+)
+def test_bad_names_are_usage_errors(tmp_path: Path, name: str) -> None:
+    result = run_script(NEW_PROJECT, "--op", "rmsnorm", "--out", tmp_path, "--", name)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.startswith("new_kernel_project: error:")
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("caps", ["", "nine", "9", "8.0,x", "9.0b"])
+def test_bad_capabilities_are_usage_errors(tmp_path: Path, caps: str) -> None:
+    result = run_script(NEW_PROJECT, "ok-name", "--op", "rmsnorm", "--capabilities", caps, "--out", tmp_path)
+    assert result.returncode == 2 and "--capabilities" in result.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_unknown_op_is_a_usage_error(tmp_path: Path) -> None:
+    result = run_script(NEW_PROJECT, "ok-name", "--op", "softmax", "--out", tmp_path)
+    assert result.returncode == 2 and "invalid choice" in result.stderr
+
+
+def test_out_path_that_is_a_file_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "file-name").write_text("x")
+    result = run_script(NEW_PROJECT, "file-name", "--op", "rmsnorm", "--out", tmp_path)
+    assert result.returncode == 1 and "not a directory" in result.stderr
+
+
+def test_scaffold_needs_only_the_standard_library(tmp_path: Path) -> None:
+    # `python -S -I`: no site-packages, so torch and friends are unavailable.
+    import subprocess
+    import sys
+
+    out = subprocess.run(
+        [sys.executable, "-S", "-I", str(NEW_PROJECT), "stdlib-only", "--op", "rmsnorm", "--out", str(tmp_path)],
+        capture_output=True, text=True, env={"PATH": os.environ.get("PATH", "")},
+    )
+    assert out.returncode == 0, out.stderr
