@@ -3,8 +3,9 @@
 Everything install.py changes on disk goes through this module, so tests can make the
 k-th operation fail, and a test hook can slow every operation down to let a signal land
 anywhere. ``$KERNEL_SKILLS_TEST_HOOKS`` (comma-separated, for tests only):
-``delay=SECONDS`` sleeps before each operation; ``no-exchange`` disables
-renameat2(RENAME_EXCHANGE) so the two-rename fallback runs.
+``delay=SECONDS`` sleeps before each operation; ``kill-at=N`` SIGKILLs the process just
+before its N-th operation; ``no-exchange`` disables renameat2(RENAME_EXCHANGE) so the
+two-rename fallback runs.
 """
 
 from __future__ import annotations
@@ -36,10 +37,20 @@ def _parse_hooks(text: str) -> dict[str, str]:
 HOOKS = _parse_hooks(os.environ.get(HOOKS_ENV, ""))
 
 
+_ticks = 0
+
+
 def _tick() -> None:
-    delay = HOOKS.get("delay")
-    if delay:
-        time.sleep(float(delay))
+    if not HOOKS:
+        return
+    global _ticks
+    _ticks += 1
+    if HOOKS.get("kill-at") and _ticks == int(HOOKS["kill-at"]):
+        import signal
+
+        os.kill(os.getpid(), signal.SIGKILL)
+    if HOOKS.get("delay"):
+        time.sleep(float(HOOKS["delay"]))
 
 
 # ------------------------------------------------------------------------------ writes
@@ -76,19 +87,23 @@ def make_dir(path: str, mode: int = 0o755) -> None:
     os.chmod(path, mode)
 
 
-def make_dirs(path: Path) -> list[Path]:
-    """``mkdir -p``; returns the folders it created, outermost first (for undo)."""
+def make_dirs(path: Path, created: list[Path]) -> None:
+    """``mkdir -p``, appending each folder it creates to ``created`` (outermost first) as it
+    goes, so that an interrupt half-way still leaves an exact record for undo."""
     missing: list[Path] = []
     probe = path
     while not os.path.lexists(probe):
         missing.append(probe)
         probe = probe.parent
-    created = []
     for folder in reversed(missing):
         _tick()
-        os.mkdir(folder)
+        try:
+            os.mkdir(folder)
+        except FileExistsError:  # a concurrent run made it first; it is not ours to undo
+            if not os.path.isdir(folder):
+                raise
+            continue
         created.append(folder)
-    return created
 
 
 def symlink(target: str, path: str) -> None:

@@ -31,7 +31,7 @@ import stat
 import threading
 import time
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -564,14 +564,14 @@ class _Run:
 
     def backup(self, action: Action) -> None:
         root = self.state_dir / BACKUP_DIR
-        self.created += fsops.make_dirs(root)
+        fsops.make_dirs(root, self.created)
         partial = root / f".partial-{_folder_key(action.target.path)}-{_token()}"
         self.backups.append(partial)
         copy_tree(action.dest, partial)
         final = root / f"{action.skill}-{time.strftime('%Y%m%d-%H%M%S')}-{_token()}"
-        fsops.rename(str(partial), str(final))
-        self.backups[-1] = final
-        action.backup_path = final
+        with _no_interrupts():
+            fsops.rename(str(partial), str(final))
+            self.backups[-1] = action.backup_path = final
 
     # -- commit and rollback
 
@@ -626,10 +626,11 @@ class _Run:
     def run(self) -> None:
         actions = self.plan.actions
         folders = list(dict.fromkeys(a.target.path for a in actions))
-        try:
-            for folder in folders:
-                self.created += fsops.make_dirs(folder)
-            with fsops.locked(folders):
+        with ExitStack() as stack:
+            try:
+                for folder in folders:
+                    fsops.make_dirs(folder, self.created)
+                stack.enter_context(fsops.locked(folders))
                 for folder in folders:
                     self.plan.notes += recover(folder, self.state_dir)
                 errors = [e for e in (self.recheck(a) for a in actions) if e]
@@ -639,10 +640,12 @@ class _Run:
                     self.stage(action)
                 for action in actions:
                     self.commit(action)
-                self.finish(actions)
-        except BaseException:
-            self.abort(actions)
-            raise
+            except BaseException:
+                self.abort(actions)
+                raise
+            # Every path now holds its new tree: from here on nothing is rolled back, and
+            # whatever an interrupt leaves behind is garbage that recover() deletes.
+            self.finish(actions)
 
     def recheck(self, action: Action) -> KernelsError | None:
         # The preflight ran without the lock; another run may have changed the path since.

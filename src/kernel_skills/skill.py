@@ -240,24 +240,22 @@ def _check_skill_md(skill_dir: Path, skill_md: Path, report: Report) -> None:
 
 
 def walk(skill_dir: Path) -> Iterator[tuple[str, os.DirEntry[str]]]:
-    """Every entry under ``skill_dir`` (relative posix path, entry), sorted, not following symlinks.
+    """Every entry under ``skill_dir`` as (relative posix path, entry), depth first in name
+    order, a folder before its content; symlinks are not followed and ignored clutter
+    (``__pycache__``, ``*.pyc``) is skipped."""
 
-    Ignored clutter (``__pycache__``, ``*.pyc``) is skipped.
-    """
-    stack = [("", str(skill_dir))]
-    while stack:
-        prefix, directory = stack.pop()
+    def visit(prefix: str, directory: str) -> Iterator[tuple[str, os.DirEntry[str]]]:
         with os.scandir(directory) as it:
             entries = sorted(it, key=lambda e: e.name)
-        subdirs = []
         for entry in entries:
             if is_ignored(entry.name):
                 continue
             rel = f"{prefix}{entry.name}"
             yield rel, entry
             if entry.is_dir(follow_symlinks=False):
-                subdirs.append((f"{rel}/", entry.path))
-        stack.extend(reversed(subdirs))
+                yield from visit(f"{rel}/", entry.path)
+
+    yield from visit("", str(skill_dir))
 
 
 def _check_tree(skill_dir: Path, report: Report) -> None:

@@ -1,0 +1,378 @@
+"""Nothing half-written, nothing of the user's lost: failures, interrupts, kills, races.
+
+The in-process tests drive the core (plan_add + apply) with fsops operations made to fail
+at the k-th call, for every k. The subprocess tests run the real CLI and kill it.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from kernel_skills import fsops, install
+from kernel_skills.agents import Target, select_targets
+from kernel_skills.receipts import RECEIPT_FILE
+from kernel_skills.sources import SourceContext, resolve
+
+from .conftest import cli, leftovers, make_skill, skill_files, snapshot
+
+WRITE_OPS = ("write_file", "write_bytes")
+ALL_OPS = ("write_file", "write_bytes", "make_dir", "make_dirs", "symlink", "chmod", "exchange", "rename_noreplace", "rename", "remove")
+
+
+class FailAt:
+    """Make the k-th call (counted over ``ops``) of fsops raise ``exc``."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, k: int, ops: tuple[str, ...], exc: BaseException) -> None:
+        self.k, self.calls, self.exc, self.hit = k, 0, exc, None
+        for name in ops:
+            monkeypatch.setattr(fsops, name, self._wrap(name, getattr(fsops, name)))
+
+    def _wrap(self, name, fn):
+        def wrapper(*args, **kwargs):
+            self.calls += 1
+            if self.calls == self.k:
+                self.hit = name
+                raise self.exc
+            return fn(*args, **kwargs)
+
+        return wrapper
+
+
+@pytest.fixture(params=["exchange", "two-renames"])
+def swap_mode(request, monkeypatch):
+    """Run a test with renameat2(RENAME_EXCHANGE), and again with the fallback forced."""
+    if request.param == "two-renames":
+        monkeypatch.setattr(fsops, "HOOKS", {"no-exchange": ""})
+    return request.param
+
+
+def scenario(sandbox, *, agents=("claude", "kiro"), dests=("dest",)):
+    """Three targets: an install with user edits, an empty agent folder, a new --dest.
+
+    Returns (sources, targets) for an `add --force` of version 2 over version 1.
+    """
+    roots = sandbox.roots
+    old = install.plan_add(install.skill_sources(["demo"], roots.sources), select_targets(["claude"], roots.location, global_=False))
+    install.apply(old, state_dir=roots.state_dir)
+    (sandbox.project / ".claude/skills/demo/references/guide.md").write_text("my own notes\n")
+    (sandbox.project / ".claude/skills/demo/mine.txt").write_text("mine\n")
+    make_skill(sandbox.bundled, "demo", version="2.0.0", extra={"references/new.md": "# new in 2\n"})
+    targets = select_targets(list(agents), roots.location, global_=False, dests=[Path(d) for d in dests])
+    return install.skill_sources(["demo"], roots.sources), targets
+
+
+def run_add(sandbox, sources, targets):
+    plan = install.plan_add(sources, targets, force=True)
+    return install.apply(plan, state_dir=sandbox.roots.state_dir, force=True)
+
+
+def test_kth_file_write_failure_leaves_everything_byte_identical(sandbox, monkeypatch, swap_mode):
+    sources, targets = scenario(sandbox)
+    before = snapshot(sandbox.root)
+    k = 0
+    while True:
+        k += 1
+        with monkeypatch.context() as patch:
+            fail = FailAt(patch, k, WRITE_OPS, OSError(errno.ENOSPC, "No space left on device"))
+            try:
+                run_add(sandbox, sources, targets)
+            except OSError:
+                assert snapshot(sandbox.root) == before, f"write {k} failed and changed the tree"
+                continue
+        break
+    assert k > 15, "the scenario should write many files"
+    new = skill_files(sandbox.bundled / "demo")
+    for target in targets:
+        assert skill_files(target.path / "demo") == new
+    assert leftovers(sandbox.root) == []
+
+
+def test_kth_operation_failure_never_leaves_a_half_tree(sandbox, monkeypatch, swap_mode):
+    """Any operation at all may fail (mkdir, rename, exchange, delete ...): each path holds a
+    complete old or new tree, the user's edits survive somewhere, and the next run cleans up."""
+    sources, targets = scenario(sandbox, dests=())
+    pristine = snapshot(sandbox.root)
+    old_edited = skill_files(sandbox.project / ".claude/skills/demo")
+    new = skill_files(sandbox.bundled / "demo")
+    k = 0
+    while True:
+        k += 1
+        with monkeypatch.context() as patch:
+            fail = FailAt(patch, k, ALL_OPS, OSError(errno.EIO, "I/O error"))
+            try:
+                run_add(sandbox, sources, targets)
+                failed = False
+            except OSError:
+                failed = True
+        if fail.hit is None:
+            break
+        claude = skill_files(sandbox.project / ".claude/skills/demo")
+        assert claude in (old_edited, new), f"op {k} ({fail.hit})"
+        if claude == new:
+            assert any(skill_files(b) == old_edited for b in sandbox.backups.iterdir() if b.is_dir())
+        for target in targets[1:]:
+            assert skill_files(target.path / "demo") in ({}, new), f"op {k} ({fail.hit})"
+        if failed and claude == old_edited:
+            # A failure before the swaps completed must change nothing at all, not even
+            # a temp folder.
+            assert snapshot(sandbox.root) == pristine, f"op {k} ({fail.hit})"
+        # The next run recovers and completes.
+        run_add(sandbox, sources, targets)
+        assert leftovers(sandbox.root) == []
+        for target in targets:
+            assert skill_files(target.path / "demo") == new
+        # Reset to the starting state for the next k.
+        shutil.rmtree(sandbox.root / "home")
+        shutil.rmtree(sandbox.project)
+        _restore(sandbox.root, pristine)
+    assert k > 20
+
+
+def _restore(root: Path, snap: dict) -> None:
+    for rel, entry in sorted(snap.items()):
+        path = root / rel
+        if entry[0] == "dir":
+            path.mkdir(exist_ok=True)
+        elif entry[0] == "link":
+            if not os.path.lexists(path):
+                os.symlink(entry[1], path)
+        elif not path.exists():
+            path.write_bytes(entry[1])
+            os.chmod(path, entry[2])
+    for rel, entry in snap.items():
+        if entry[0] == "dir":
+            os.chmod(root / rel, entry[1])
+
+
+def test_keyboard_interrupt_mid_copy_changes_nothing(sandbox, monkeypatch, swap_mode):
+    sources, targets = scenario(sandbox)
+    before = snapshot(sandbox.root)
+    for k in (1, 5, 12, 20):
+        with monkeypatch.context() as patch:
+            FailAt(patch, k, WRITE_OPS, KeyboardInterrupt())
+            with pytest.raises(KeyboardInterrupt):
+                run_add(sandbox, sources, targets)
+        assert snapshot(sandbox.root) == before
+
+
+def test_interrupt_during_the_swaps_rolls_every_target_back(sandbox, monkeypatch, swap_mode):
+    sources, targets = scenario(sandbox)
+    before = snapshot(sandbox.root)
+    renames = ("exchange", "rename_noreplace", "rename")
+    hits = []
+    for k in range(1, 20):
+        with monkeypatch.context() as patch:
+            fail = FailAt(patch, k, renames, KeyboardInterrupt())
+            try:
+                run_add(sandbox, sources, targets)
+            except KeyboardInterrupt:
+                hits.append(fail.hit)
+                assert snapshot(sandbox.root) == before, f"rename {k} ({fail.hit})"
+                continue
+        break
+    # The backup's rename, then one swap per target (two renames each in the fallback).
+    assert len(hits) == (4 if swap_mode == "exchange" else 6)
+
+
+def test_interrupt_through_the_cli_exits_130_and_changes_nothing(sandbox, monkeypatch):
+    assert cli("skills", "add", "demo", "--claude").exit_code == 0
+    before = snapshot(sandbox.root)
+    FailAt(monkeypatch, 3, WRITE_OPS, KeyboardInterrupt())
+    result = cli("skills", "add", "demo", "--claude", "--kiro", "--force")
+    assert result.exit_code == 130
+    assert "interrupted" in result.stderr
+    assert snapshot(sandbox.root) == before
+
+
+# ----------------------------------------------------------------------------- recovery
+
+
+def test_recovery_restores_an_old_tree_whose_destination_is_missing(sandbox):
+    """The two-rename fallback died between its renames: the old tree is put back."""
+    assert cli("skills", "add", "demo", "--claude").exit_code == 0
+    skills = sandbox.project / ".claude/skills"
+    old = skill_files(skills / "demo")
+    (skills / ".kernel-skills-tmp").mkdir()
+    os.rename(skills / "demo", skills / ".kernel-skills-tmp/old-demo-0badc0de")
+    shutil.copytree(sandbox.bundled / "demo", skills / ".kernel-skills-tmp/new-demo-12345678")
+    notes = install.recover_all([skills], sandbox.roots.state_dir)
+    assert skill_files(skills / "demo") == old
+    assert "restored" in notes[0]
+    assert os.listdir(skills) == ["demo"]
+
+
+def test_recovery_deletes_leftovers_when_the_destination_is_complete(sandbox):
+    assert cli("skills", "add", "demo", "--claude").exit_code == 0
+    skills = sandbox.project / ".claude/skills"
+    current = snapshot(skills / "demo")
+    tmp = skills / ".kernel-skills-tmp"
+    tmp.mkdir()
+    for name in ("old-demo-00000001", "new-demo-00000002", "del-demo-00000003", "link-demo-00000004"):
+        shutil.copytree(sandbox.bundled / "demo", tmp / name)
+    partial = sandbox.backups / f".partial-{install._folder_key(skills)}-abcdef12"
+    shutil.copytree(sandbox.bundled / "demo", partial)
+    other_partial = sandbox.backups / ".partial-000000000000-abcdef12"
+    shutil.copytree(sandbox.bundled / "demo", other_partial)
+    make_skill(sandbox.bundled, "demo", version="2.0.0")
+    result = cli("skills", "add", "demo", "--claude", "--force")
+    assert result.exit_code == 0, result.output
+    assert "interrupted run" in result.stderr
+    assert os.listdir(skills) == ["demo"]
+    assert not partial.exists()
+    assert other_partial.exists(), "another folder's partial backup belongs to that folder's recovery"
+    assert current != snapshot(skills / "demo")
+
+
+# ------------------------------------------------------------------- real processes
+
+
+def _env(sandbox, hooks: str = "") -> dict[str, str]:
+    env = sandbox.env(KERNEL_SKILLS_BUNDLED_ROOT=str(sandbox.bundled))
+    if hooks:
+        env["KERNEL_SKILLS_TEST_HOOKS"] = hooks
+    return env
+
+
+def _add_process(sandbox, dest: Path, hooks: str = "") -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-m", "kernel_skills", "skills", "add", "demo", "--dest", str(dest), "--force", "-q"],
+        env=_env(sandbox, hooks),
+        cwd=sandbox.project,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def _bundle(sandbox, version: str) -> dict[str, bytes]:
+    shutil.rmtree(sandbox.bundled / "demo")
+    extra = {"references/new.md": f"# new in {version}\n"} if version != "1.0.0" else {}
+    return skill_files(make_skill(sandbox.bundled, "demo", version=version, extra=extra))
+
+
+def _prepare_old_install(sandbox, dest: Path) -> dict[str, bytes]:
+    """dest/demo: version 1 with a user edit; the bundled skill is then version 2."""
+    _bundle(sandbox, "1.0.0")
+    shutil.rmtree(dest, ignore_errors=True)
+    shutil.rmtree(sandbox.backups, ignore_errors=True)
+    assert cli("skills", "add", "demo", "--dest", str(dest), "-q").exit_code == 0
+    (dest / "demo/mine.txt").write_text("user edit\n")
+    _bundle(sandbox, "2.0.0")
+    return skill_files(dest / "demo")
+
+
+def _check_after_kill(sandbox, dest: Path, old: dict, new: dict, swap: str) -> str:
+    """The path holds a complete tree (old or new); returns which."""
+    skill = dest / "demo"
+    if not os.path.lexists(skill):
+        assert swap == "two-renames", "with RENAME_EXCHANGE the path is never missing"
+        saved = [p for p in (dest / ".kernel-skills-tmp").iterdir() if p.name.startswith("old-demo-")]
+        assert len(saved) == 1 and skill_files(saved[0]) == old
+        return "missing"
+    files = skill_files(skill)
+    assert files in (old, new)
+    if files == new:
+        receipt = json.loads((skill / RECEIPT_FILE).read_text())
+        assert receipt["skill_version"] == "2.0.0"
+    return "old" if files == old else "new"
+
+
+def _user_edit_survives(sandbox, dest: Path, old: dict) -> None:
+    copies = [dest / "demo"] + ([p for p in sandbox.backups.iterdir() if p.is_dir()] if sandbox.backups.exists() else [])
+    assert any(skill_files(c) == old for c in copies)
+
+
+@pytest.mark.parametrize("swap", ["exchange", "two-renames"])
+def test_sigkill_before_every_operation_of_add_force(sandbox, swap):
+    """Kill the CLI (SIGKILL: no cleanup code runs) just before its n-th filesystem
+    operation, for every n: the path always holds a complete tree, and the next run
+    recovers and leaves nothing behind."""
+    dest = sandbox.root / "target"
+    old = _prepare_old_install(sandbox, dest)
+    new = skill_files(sandbox.bundled / "demo")
+    extra = ",no-exchange" if swap == "two-renames" else ""
+    seen = set()
+    n = 0
+    while True:
+        n += 1
+        proc = _add_process(sandbox, dest, f"kill-at={n}{extra}")
+        proc.communicate(timeout=60)
+        if proc.returncode == 0:
+            break
+        assert proc.returncode == -signal.SIGKILL
+        seen.add(_check_after_kill(sandbox, dest, old, new, swap))
+        _user_edit_survives(sandbox, dest, old)
+        # The next run cleans up and completes; the user's edit is still backed up.
+        assert cli("skills", "add", "demo", "--dest", str(dest), "--force", "-q").exit_code == 0
+        assert skill_files(dest / "demo") == new
+        assert leftovers(dest, sandbox.home) == []
+        _user_edit_survives(sandbox, dest, old)
+        old = _prepare_old_install(sandbox, dest)
+    assert n > 15
+    assert {"old", "new"} <= seen
+    assert skill_files(dest / "demo") == new and leftovers(dest, sandbox.home) == []
+
+
+def test_sigkill_at_random_moments(sandbox):
+    """Kill from outside at random times while a slowed-down add --force runs."""
+    rng = random.Random(1234)
+    dest = sandbox.root / "target"
+    for attempt in range(6):
+        old = _prepare_old_install(sandbox, dest)
+        new = skill_files(sandbox.bundled / "demo")
+        swap = "two-renames" if attempt % 2 else "exchange"
+        proc = _add_process(sandbox, dest, "delay=0.01" + (",no-exchange" if swap == "two-renames" else ""))
+        deadline = time.monotonic() + 30
+        while not (dest / ".kernel-skills-tmp").exists() and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.002)
+        time.sleep(rng.uniform(0, 0.3))
+        proc.kill()
+        proc.communicate(timeout=60)
+        _check_after_kill(sandbox, dest, old, new, swap)
+        _user_edit_survives(sandbox, dest, old)
+        assert cli("skills", "add", "demo", "--dest", str(dest), "--force", "-q").exit_code == 0
+        assert skill_files(dest / "demo") == new and leftovers(dest, sandbox.home) == []
+        _user_edit_survives(sandbox, dest, old)
+
+
+def test_sigterm_rolls_back_and_cleans_up(sandbox):
+    dest = sandbox.root / "target"
+    _prepare_old_install(sandbox, dest)
+    before = snapshot(sandbox.root)
+    proc = _add_process(sandbox, dest, "delay=0.05")
+    deadline = time.monotonic() + 30
+    while not (dest / ".kernel-skills-tmp").exists() and time.monotonic() < deadline:
+        time.sleep(0.002)
+    time.sleep(0.12)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 143, err
+    assert "Error: terminated." in err
+    assert snapshot(sandbox.root) == before
+
+
+def test_eight_concurrent_add_force_processes_leave_one_complete_tree(sandbox):
+    dest = sandbox.root / "target"
+    _bundle(sandbox, "2.0.0")
+    procs = [_add_process(sandbox, dest, "delay=0.003") for _ in range(8)]
+    results = [p.communicate(timeout=120) for p in procs]
+    assert [p.returncode for p in procs] == [0] * 8, results
+    assert skill_files(dest / "demo") == skill_files(sandbox.bundled / "demo")
+    receipt = json.loads((dest / "demo" / RECEIPT_FILE).read_text())
+    assert receipt["skill_version"] == "2.0.0"
+    assert os.listdir(dest) == ["demo"]
+    assert leftovers(sandbox.root) == []
+    from kernel_skills.skill import validate
+
+    assert validate(dest / "demo").ok
