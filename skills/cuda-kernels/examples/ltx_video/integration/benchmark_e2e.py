@@ -36,6 +36,7 @@ import sys
 import time
 import traceback
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
@@ -92,7 +93,24 @@ def _reset_compile(torch: Any, model: Any) -> None:
     torch._dynamo.utils.counters.clear()
 
 
-def run(args: argparse.Namespace) -> dict[str, Any]:
+def _speedups(results: list[dict[str, Any]], batches: list[int]) -> tuple[dict, dict]:
+    speedups: dict[str, dict[str, float]] = {}
+    goal: dict[str, bool] = {}
+    for batch in batches:
+        ms = {r["config"]: r["median_ms"] for r in results if r["batch"] == batch}
+        s: dict[str, float] = {}
+        for name in ("patched", "compile", "patched+compile"):
+            if name in ms and "eager" in ms:
+                s[f"{name}_vs_eager"] = round(ms["eager"] / ms[name], 3)
+        if "patched+compile" in ms and "compile" in ms:
+            s["patched+compile_vs_compile"] = round(ms["compile"] / ms["patched+compile"], 3)
+            goal[str(batch)] = ms["patched+compile"] < ms["compile"]
+        speedups[str(batch)] = s
+    return speedups, goal
+
+
+def run(args: argparse.Namespace, save: Callable[[dict[str, Any]], None] = lambda data: None) -> dict[str, Any]:
+    """Measure every configuration; `save(data)` is called after each one (partial results survive)."""
     import torch
 
     sys.path.insert(0, str(HERE))
@@ -111,7 +129,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         width=args.width or base.width,
         text_len=args.text_len or base.text_len,
     )
-    shape.latent()  # validate early
+    try:
+        shape.latent()
+    except ValueError as exc:
+        raise SystemExit(f"error: {exc}") from None
     batches = args.batch_sizes or ([1, 2] if cuda else [1])
     warmup = args.warmup if args.warmup is not None else (3 if cuda else 1)
     iters = args.iters if args.iters is not None else (10 if cuda else 3)
@@ -126,7 +147,32 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
     results: list[dict[str, Any]] = []
     errors: list[dict[str, str]] = []
-    patch_info: dict[str, Any] | None = None
+    data: dict[str, Any] = {
+        "benchmark": "ltx_video end-to-end: one denoising step (transformer forward)",
+        "script": "skills/cuda-kernels/examples/ltx_video/integration/benchmark_e2e.py",
+        "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "complete": False,
+        "environment": S.environment(device),
+        "model": {
+            "class": "diffusers LTXVideoTransformer3DModel",
+            "config": "default (LTX-Video 0.9.x)" if cuda else "tiny (CI)",
+            "params": n_params,
+            "dtype": str(dtype).removeprefix("torch."),
+            "weights": f"random (seed {args.seed})",
+        },
+        "inputs": {
+            "frames": shape.frames, "height": shape.height, "width": shape.width,
+            "latent_fhw": list(shape.latent()), "tokens": shape.tokens(), "text_len": shape.text_len,
+        },
+        "settings": {"warmup": warmup, "iters": iters, "compile_mode": args.compile_mode,
+                     "compile_backend": backend,
+                     "timing": "CUDA events per call, median" if cuda else "perf_counter per call, median"},
+        "patch": None,
+        "results": results,
+        "speedups": {},
+        "goal_patched_compile_faster_than_compile": {},
+        "errors": errors,
+    }
 
     for batch in batches:
         inputs = S.make_inputs(model, batch, shape, seed=args.seed)
@@ -140,7 +186,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 _reset_compile(torch, model)
                 if patched:
                     report = patch_ltx_transformer(model, kernels)
-                    patch_info = report.as_dict()
+                    data["patch"] = report.as_dict()
                 runner = model
                 if compiled:
                     options = {"fullgraph": True, "dynamic": False, "backend": backend}
@@ -191,62 +237,34 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 _reset_compile(torch, model)
                 if cuda:
                     torch.cuda.empty_cache()
+            data["speedups"], data["goal_patched_compile_faster_than_compile"] = _speedups(results, batches)
+            save(data)
 
-    speedups: dict[str, dict[str, float]] = {}
-    goal: dict[str, bool] = {}
-    for batch in batches:
-        ms = {r["config"]: r["median_ms"] for r in results if r["batch"] == batch}
-        s: dict[str, float] = {}
-        for name in ("patched", "compile", "patched+compile"):
-            if name in ms and "eager" in ms:
-                s[f"{name}_vs_eager"] = round(ms["eager"] / ms[name], 3)
-        if "patched+compile" in ms and "compile" in ms:
-            s["patched+compile_vs_compile"] = round(ms["compile"] / ms["patched+compile"], 3)
-            goal[str(batch)] = ms["patched+compile"] < ms["compile"]
-        speedups[str(batch)] = s
-
-    return {
-        "benchmark": "ltx_video end-to-end: one denoising step (transformer forward)",
-        "script": "skills/cuda-kernels/examples/ltx_video/integration/benchmark_e2e.py",
-        "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-        "environment": S.environment(device),
-        "model": {
-            "class": "diffusers LTXVideoTransformer3DModel",
-            "config": "default (LTX-Video 0.9.x)" if cuda else "tiny (CI)",
-            "params": n_params,
-            "dtype": str(dtype).removeprefix("torch."),
-            "weights": f"random (seed {args.seed})",
-        },
-        "inputs": {
-            "frames": shape.frames, "height": shape.height, "width": shape.width,
-            "latent_fhw": list(shape.latent()), "tokens": shape.tokens(), "text_len": shape.text_len,
-        },
-        "settings": {"warmup": warmup, "iters": iters, "compile_mode": args.compile_mode,
-                     "compile_backend": backend,
-                     "timing": "CUDA events per call, median" if cuda else "perf_counter per call, median"},
-        "patch": patch_info,
-        "results": results,
-        "speedups": speedups,
-        "goal_patched_compile_faster_than_compile": goal,
-        "errors": errors,
-    }
+    data["complete"] = True
+    save(data)
+    return data
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    data = run(args)
-    text = json.dumps(data, indent=2)
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(text + "\n")
-        print(f"wrote {args.out}")
-    if args.markdown:
-        sys.path.insert(0, str(HERE))
-        from make_results_md import render
+    sys.path.insert(0, str(HERE))
+    from make_results_md import render
 
-        args.markdown.parent.mkdir(parents=True, exist_ok=True)
-        args.markdown.write_text(render(data, source=args.out.name if args.out else None))
-        print(f"wrote {args.markdown}")
+    def save(data: dict[str, Any]) -> None:
+        # rewritten after every configuration so an interrupted run still leaves its results
+        if args.out:
+            args.out.parent.mkdir(parents=True, exist_ok=True)
+            tmp = args.out.with_name(args.out.name + ".tmp")
+            tmp.write_text(json.dumps(data, indent=2) + "\n")
+            tmp.replace(args.out)
+        if args.markdown:
+            args.markdown.parent.mkdir(parents=True, exist_ok=True)
+            args.markdown.write_text(render(data, source=args.out.name if args.out else None))
+
+    data = run(args, save)
+    for path in (args.out, args.markdown):
+        if path:
+            print(f"wrote {path}")
     for batch, s in data["speedups"].items():
         print(f"batch {batch}: " + ", ".join(f"{k} {v:.2f}x" for k, v in s.items()))
     return 1 if data["errors"] else 0

@@ -99,6 +99,9 @@ def render(data: dict[str, Any], source: str | None = None) -> str:
             lines += ["", f"Skipped: {len(patch['skipped'])} (see the JSON for the reasons)."]
         lines.append("")
 
+    if not data.get("complete", True):
+        lines += ["**Incomplete run**: the benchmark stopped before measuring every configuration.", ""]
+
     if data.get("errors"):
         lines += ["Failed configurations:", ""]
         lines += [f"- batch {e['batch']} {e['config']}: {e['error']}" for e in data["errors"]]
