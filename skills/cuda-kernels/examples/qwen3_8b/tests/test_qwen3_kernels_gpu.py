@@ -1,0 +1,414 @@
+"""GPU specification of qwen3_8b_kernels: every op against a float64 reference.
+
+Rules every test follows: random inputs (never zeros or ones), outputs allocated from
+poisoned memory (all bits set: NaN in every dtype) so an element the kernel forgets to
+write fails, relative-error bounds per dtype, awkward shapes (odd sizes, sizes that are
+not a multiple of the 16-byte pack, one row, empty), non-contiguous and misaligned views,
+and a > 2^31-element case for the 64-bit indexing.
+"""
+
+from __future__ import annotations
+
+from types import ModuleType
+
+import pytest
+
+torch = pytest.importorskip("torch")
+F = torch.nn.functional
+
+pytestmark = pytest.mark.gpu
+
+DTYPES = [torch.float32, torch.float16, torch.bfloat16]
+# Bound on |out - ref| / (|ref| + floor) with a float64 reference: one rounding to the
+# output dtype (0.5 ulp: 2^-24, 2^-11, 2^-8) plus fp32 accumulation and rsqrtf/expf error.
+RTOL = {torch.float32: 2e-5, torch.float16: 1.5e-3, torch.bfloat16: 8e-3}
+
+
+def _randn(*shape: int, dtype: torch.dtype = torch.bfloat16, seed: int = 0, scale: float = 1.0) -> torch.Tensor:
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    t = torch.randn(*shape, generator=g, device="cuda", dtype=torch.float32) * scale
+    return t.to(dtype)
+
+
+def _poison(*nbytes: int) -> None:
+    """Fill freed allocator blocks of these sizes with 0xFF bytes (NaN in fp32/fp16/bf16), so
+    the outputs the next op allocates start out as NaN instead of stale valid numbers."""
+    blocks = [torch.full((max(n, 1),), 255, dtype=torch.uint8, device="cuda") for n in nbytes]
+    del blocks
+
+
+def _nbytes(shape: tuple[int, ...], dtype: torch.dtype) -> int:
+    n = 1
+    for s in shape:
+        n *= s
+    return n * torch.empty((), dtype=dtype).element_size()
+
+
+def assert_close_rel(out: torch.Tensor, ref: torch.Tensor, dtype: torch.dtype) -> None:
+    assert out.shape == ref.shape, (out.shape, ref.shape)
+    assert out.dtype == dtype
+    o, r = out.double(), ref.double()
+    assert torch.isfinite(o).all(), "output has NaN/inf (an element was not written?)"
+    floor = 1e-3 * r.abs().max().item() + 1e-30
+    rel = ((o - r).abs() / (r.abs() + floor)).max().item()
+    assert rel <= RTOL[dtype], f"max relative error {rel:.3g} > {RTOL[dtype]:.3g}"
+
+
+# ---------------------------------------------------------------------- float64 references
+
+
+def ref_rms_norm(x: torch.Tensor, w: torch.Tensor | None, eps: float) -> torch.Tensor:
+    xd = x.double()
+    y = xd * torch.rsqrt(xd.pow(2).mean(-1, keepdim=True) + eps)
+    return y * w.double() if w is not None else y
+
+
+def ref_swiglu(g: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
+    gd = g.double()
+    return gd * torch.sigmoid(gd) * u.double()
+
+
+def ref_rope(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+    xd, c, s = x.double(), cos.double().unsqueeze(1), sin.double().unsqueeze(1)
+    half = x.shape[-1] // 2
+    rot = torch.cat((-xd[..., half:], xd[..., :half]), dim=-1)
+    return xd * c + rot * s
+
+
+# ------------------------------------------------------------------------------- rms_norm
+
+# hidden sizes: the model's (4096, 128 per head), the packed path's edge cases (8 = one
+# pack, 96 = 12 packs in 16 lanes, 256 = 32 packs), the row path's (264 = 33 packs,
+# 4104 = 513 packs, 16384), not multiples of 8 (7, 100, 4095), and 65536 (scalar: too
+# large for registers).
+HIDDEN = [1, 7, 8, 96, 100, 128, 256, 264, 4095, 4096, 4104, 16384, 65536]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("hidden", HIDDEN)
+@pytest.mark.parametrize("with_weight", [True, False])
+def test_rms_norm_shapes(kernels: ModuleType, dtype: torch.dtype, hidden: int, with_weight: bool) -> None:
+    for rows in (1, 3, 257):
+        x = _randn(rows, hidden, dtype=dtype, seed=hidden + rows, scale=3.0)
+        w = _randn(hidden, dtype=dtype, seed=7 * hidden) if with_weight else None
+        _poison(_nbytes(x.shape, dtype))
+        assert_close_rel(kernels.rms_norm(x, w, 1e-6), ref_rms_norm(x, w, 1e-6), dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_rms_norm_views(kernels: ModuleType, dtype: torch.dtype) -> None:
+    base = _randn(6, 5, 2 * 4096 + 8, dtype=dtype, seed=1)
+    w = _randn(4096, dtype=dtype, seed=2)
+    views = {
+        "row-strided (fused projection half)": base[..., :4096],
+        "row-strided, second half": base[..., 4096 + 8 :],
+        "misaligned by one element": base[..., 1 : 4096 + 1],
+        "transposed (last dim not contiguous)": _randn(4096, 6, dtype=dtype, seed=9).t(),
+        "leading dims do not collapse": base[:, ::2, :4096],
+        "1-D": base[0, 0, :4096],
+    }
+    for name, x in views.items():
+        ww = w[: x.shape[-1]]
+        _poison(_nbytes(x.shape, dtype))
+        try:
+            assert_close_rel(kernels.rms_norm(x, ww, 1e-6), ref_rms_norm(x, ww, 1e-6), dtype)
+        except AssertionError as exc:
+            raise AssertionError(f"{name}: {exc}") from exc
+    # A misaligned weight (offset view) must also take the safe path.
+    w_off = _randn(4097, dtype=dtype, seed=3)[1:]
+    x = _randn(4, 4096, dtype=dtype, seed=4)
+    assert_close_rel(kernels.rms_norm(x, w_off, 1e-6), ref_rms_norm(x, w_off, 1e-6), dtype)
+
+
+def test_rms_norm_qk_norm_shape(kernels: ModuleType) -> None:
+    # q_norm in Qwen3: [B, S, 32, 128] normalized over head_dim, from a projection view.
+    qkv = _randn(2, 33, 48 * 128, seed=5)
+    q = qkv[..., : 32 * 128].view(2, 33, 32, 128)
+    w = _randn(128, seed=6)
+    assert_close_rel(kernels.rms_norm(q, w, 1e-6), ref_rms_norm(q, w, 1e-6), torch.bfloat16)
+
+
+def test_rms_norm_empty(kernels: ModuleType) -> None:
+    for shape in [(0, 4096), (4, 0), (0,), (2, 0, 128)]:
+        x = torch.empty(shape, device="cuda", dtype=torch.bfloat16)
+        y = kernels.rms_norm(x, None, 1e-6)
+        assert y.shape == x.shape
+        torch.cuda.synchronize()
+
+
+@pytest.mark.parametrize(
+    ("hidden", "threads", "rows_per_group", "persistent"),
+    [
+        (4096, 128, 0, 1),
+        (4096, 128, 0, 0),
+        (4096, 256, 0, 1),
+        (4096, 512, 0, 0),
+        (4096, 64, 0, 1),
+        (128, 256, 1, -1),
+        (128, 256, 2, -1),
+        (128, 256, 4, -1),
+        (128, 128, 4, -1),
+        (128, 1024, 2, -1),
+        (12288, 0, 0, 0),
+    ],
+)
+@pytest.mark.parametrize("fused", [False, True])
+def test_tuned_configurations_are_correct(
+    kernels: ModuleType, hidden: int, threads: int, rows_per_group: int, persistent: int, fused: bool
+) -> None:
+    # benchmarks/ times these configurations; each must compute the same thing.
+    if fused and 0 < threads * 4 < hidden // 8:
+        pytest.skip("the fused kernel holds at most 4 packs per thread")
+    x = _randn(1031, hidden, seed=8)
+    r = _randn(1031, hidden, seed=9) if fused else None
+    w = _randn(hidden, seed=10)
+    _poison(_nbytes(x.shape, torch.bfloat16), _nbytes(x.shape, torch.bfloat16))
+    out, s = kernels.ops.rms_norm_tuned(x, r, w, 1e-6, threads, rows_per_group, persistent)
+    if fused:
+        assert torch.equal(s, x + r)
+        assert_close_rel(out, ref_rms_norm(x + r, w, 1e-6), torch.bfloat16)
+    else:
+        assert s.numel() == 0
+        assert_close_rel(out, ref_rms_norm(x, w, 1e-6), torch.bfloat16)
+
+
+def test_rms_norm_rejects_bad_input_with_a_message(kernels: ModuleType) -> None:
+    x = _randn(4, 64)
+    with pytest.raises(RuntimeError, match="weight must have shape"):
+        kernels.ops.rms_norm(x, _randn(32), 1e-6)
+    with pytest.raises(RuntimeError, match="unsupported dtype"):
+        kernels.ops.rms_norm(x.double(), None, 1e-6)
+    with pytest.raises(RuntimeError, match="different devices"):
+        kernels.ops.rms_norm(x, _randn(64).cpu(), 1e-6)
+
+
+def test_rms_norm_runs_on_the_current_stream(kernels: ModuleType) -> None:
+    x = _randn(4096, 4096, seed=11)
+    stream = torch.cuda.Stream()
+    with torch.cuda.stream(stream):
+        y = kernels.rms_norm(x, None, 1e-6)
+    stream.synchronize()
+    assert_close_rel(y, ref_rms_norm(x, None, 1e-6), torch.bfloat16)
+
+
+# ------------------------------------------------------------------- fused_add_rms_norm
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("hidden", [7, 96, 128, 264, 4095, 4096, 12288])
+def test_fused_add_rms_norm(kernels: ModuleType, dtype: torch.dtype, hidden: int) -> None:
+    for rows in (1, 257):
+        x = _randn(rows, hidden, dtype=dtype, seed=hidden, scale=2.0)
+        r = _randn(rows, hidden, dtype=dtype, seed=hidden + 1, scale=4.0)
+        w = _randn(hidden, dtype=dtype, seed=hidden + 2)
+        nb = _nbytes(x.shape, dtype)
+        _poison(nb, nb)
+        out, s = kernels.fused_add_rms_norm(x, r, w, 1e-6)
+        # The new residual is exactly what transformers' `residual + hidden_states` gives.
+        assert torch.equal(s, x + r)
+        assert_close_rel(out, ref_rms_norm(x + r, w, 1e-6), dtype)
+
+
+def test_fused_add_rms_norm_views_and_empty(kernels: ModuleType) -> None:
+    base = _randn(9, 2 * 4096 + 8, seed=12)
+    x, r = base[:, :4096], base[:, 1 : 4096 + 1]  # one aligned, one misaligned view
+    out, s = kernels.fused_add_rms_norm(x, r, None, 1e-6)
+    assert torch.equal(s, x + r)
+    assert_close_rel(out, ref_rms_norm(x + r, None, 1e-6), torch.bfloat16)
+    e = torch.empty(0, 4096, device="cuda", dtype=torch.bfloat16)
+    out, s = kernels.fused_add_rms_norm(e, e, None, 1e-6)
+    assert out.shape == s.shape == e.shape
+
+
+# --------------------------------------------------------------------------------- swiglu
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(1, 1), (3, 7), (5, 100), (17, 12288), (2, 3, 1000), (4096,)])
+def test_swiglu(kernels: ModuleType, dtype: torch.dtype, shape: tuple[int, ...]) -> None:
+    g = _randn(*shape, dtype=dtype, seed=sum(shape), scale=4.0)  # reaches silu's flat and linear parts
+    u = _randn(*shape, dtype=dtype, seed=sum(shape) + 1)
+    _poison(_nbytes(g.shape, dtype))
+    assert_close_rel(kernels.swiglu(g, u), ref_swiglu(g, u), dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_swiglu_halves_of_a_fused_projection(kernels: ModuleType, dtype: torch.dtype) -> None:
+    for inter in (12288, 1000, 13):
+        gate_up = _randn(33, 2 * inter, dtype=dtype, seed=inter, scale=3.0)
+        g, u = gate_up[:, :inter], gate_up[:, inter:]  # row stride 2 * inter, read in place
+        _poison(_nbytes(g.shape, dtype))
+        assert_close_rel(kernels.swiglu(g, u), ref_swiglu(g, u), dtype)
+    base = _randn(8, 4097, dtype=dtype, seed=13)
+    g, u = base[:, 1:], base[:, :-1]  # misaligned by one element
+    assert_close_rel(kernels.swiglu(g, u), ref_swiglu(g, u), dtype)
+    gt = _randn(64, 32, dtype=dtype, seed=14).t()  # last dim not contiguous: copied
+    assert_close_rel(kernels.swiglu(gt, gt), ref_swiglu(gt, gt), dtype)
+
+
+def test_swiglu_extreme_inputs(kernels: ModuleType) -> None:
+    g = torch.tensor([-100.0, -20.0, -1.0, 0.5, 20.0, 100.0], device="cuda")
+    u = torch.full_like(g, 1.5)
+    torch.testing.assert_close(kernels.swiglu(g, u), (F.silu(g.double()) * 1.5).float(), rtol=1e-6, atol=1e-30)
+    e = torch.empty(0, 12288, device="cuda", dtype=torch.bfloat16)
+    assert kernels.swiglu(e, e).shape == e.shape
+
+
+# ----------------------------------------------------------------------------------- rope
+
+
+def _qk_views(batch: int, seq: int, hq: int, hk: int, d: int, dtype: torch.dtype, seed: int):  # noqa: ANN202
+    """q and k as Qwen3 makes them: views of a [B, S, (Hq + Hk) * D] projection, transposed
+    to [B, H, S, D]. Returns (q, k, base) so tests can check nothing else was written."""
+    base = _randn(batch, seq, (hq + hk) * d + 8, dtype=dtype, seed=seed)  # 8 padding columns
+    q = base[..., : hq * d].view(batch, seq, hq, d).transpose(1, 2)
+    k = base[..., hq * d : (hq + hk) * d].view(batch, seq, hk, d).transpose(1, 2)
+    return q, k, base
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize(
+    ("batch", "seq", "hq", "hk", "d", "cos_batch"),
+    [
+        (1, 1, 32, 8, 128, 1),  # decode step
+        (1, 77, 32, 8, 128, 1),  # Qwen3-8B prefill
+        (2, 33, 32, 8, 128, 2),
+        (3, 5, 4, 2, 64, 1),  # cos broadcast over batch
+        (2, 9, 2, 1, 256, 2),
+        (1, 7, 3, 1, 6, 1),  # head_dim 6: scalar path
+        (1, 4, 2, 2, 130, 1),  # half = 65: not a multiple of the pack
+    ],
+)
+def test_rope_in_place_on_transposed_views(
+    kernels: ModuleType, dtype: torch.dtype, batch: int, seq: int, hq: int, hk: int, d: int, cos_batch: int
+) -> None:
+    q, k, base = _qk_views(batch, seq, hq, hk, d, dtype, seed=seq + d)
+    cos = _randn(cos_batch, seq, d, dtype=dtype, seed=1)
+    sin = _randn(cos_batch, seq, d, dtype=dtype, seed=2)
+    q_ref, k_ref = ref_rope(q, cos, sin), ref_rope(k, cos, sin)
+    padding = base[..., (hq + hk) * d :].clone()
+    kernels.rope_(q, k, cos, sin)
+    assert_close_rel(q, q_ref, dtype)
+    assert_close_rel(k, k_ref, dtype)
+    assert torch.equal(base[..., (hq + hk) * d :], padding), "rope_ wrote outside q and k"
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_rope_out_of_place(kernels: ModuleType, dtype: torch.dtype) -> None:
+    q, k, _ = _qk_views(2, 50, 32, 8, 128, dtype, seed=3)
+    q_in, k_in = q.clone(), k.clone()
+    cos, sin = _randn(2, 50, 128, dtype=dtype, seed=4), _randn(2, 50, 128, dtype=dtype, seed=5)
+    _poison(_nbytes(q.shape, dtype), _nbytes(k.shape, dtype))
+    q_out, k_out = kernels.rope(q, k, cos, sin)
+    assert torch.equal(q, q_in) and torch.equal(k, k_in), "rope must not modify its inputs"
+    assert q_out.stride() == torch.empty_like(q).stride()
+    assert_close_rel(q_out, ref_rope(q, cos, sin), dtype)
+    assert_close_rel(k_out, ref_rope(k, cos, sin), dtype)
+    # Contiguous [B, H, S, D] inputs and a misaligned q view.
+    qc, kc = q.contiguous(), k.contiguous()
+    q_out, k_out = kernels.rope(qc, kc, cos, sin)
+    assert_close_rel(q_out, ref_rope(qc, cos, sin), dtype)
+    flat = _randn(2 * 32 * 50 * 128 + 1, dtype=dtype, seed=6)
+    qm = flat[1:].view(2, 32, 50, 128)
+    q_out, k_out = kernels.rope(qm, kc, cos, sin)
+    assert_close_rel(q_out, ref_rope(qm, cos, sin), dtype)
+
+
+def test_rope_matches_transformers(kernels: ModuleType) -> None:
+    qwen3 = pytest.importorskip("transformers.models.qwen3.modeling_qwen3")
+    q, k, _ = _qk_views(1, 64, 32, 8, 128, torch.bfloat16, seed=7)
+    # Real rotary tables (Qwen3: rope_theta 1e6), as Qwen3RotaryEmbedding builds them.
+    inv_freq = 1.0 / (1e6 ** (torch.arange(0, 128, 2, device="cuda", dtype=torch.float32) / 128))
+    angles = torch.arange(64, device="cuda", dtype=torch.float32)[:, None] * inv_freq[None, :]
+    emb = torch.cat((angles, angles), dim=-1)[None]
+    cos, sin = emb.cos().to(torch.bfloat16), emb.sin().to(torch.bfloat16)
+    q_hf, k_hf = qwen3.apply_rotary_pos_emb(q, k, cos, sin)
+    q_out, k_out = kernels.rope(q, k, cos, sin)
+    # transformers rounds three times in bf16, the kernel once: within about two bf16 ulps.
+    torch.testing.assert_close(q_out, q_hf, rtol=2e-2, atol=3e-2)
+    torch.testing.assert_close(k_out, k_hf, rtol=2e-2, atol=3e-2)
+
+
+def test_rope_empty(kernels: ModuleType) -> None:
+    q = torch.empty(1, 32, 0, 128, device="cuda", dtype=torch.bfloat16)
+    k = torch.empty(1, 8, 0, 128, device="cuda", dtype=torch.bfloat16)
+    cos = torch.empty(1, 0, 128, device="cuda", dtype=torch.bfloat16)
+    kernels.rope_(q, k, cos, cos)
+    q_out, _ = kernels.rope(q, k, cos, cos)
+    assert q_out.shape == q.shape
+    torch.cuda.synchronize()
+
+
+# ------------------------------------------------------------------ > 2^31 elements (int64)
+
+
+def _need_free_bytes(n: int) -> None:
+    free, _ = torch.cuda.mem_get_info()
+    if free < n:
+        pytest.skip(f"needs {n / 2**30:.0f} GiB free GPU memory, {free / 2**30:.0f} GiB available")
+
+
+@pytest.mark.slow
+def test_indexing_beyond_2_pow_31_elements(kernels: ModuleType) -> None:
+    """Every kernel on a bf16 tensor of 2^31 + 4096 elements, checked on rows at both ends."""
+    hidden = 4096
+    rows = 2**31 // hidden + 1
+    _need_free_bytes(6 * rows * hidden * 2)
+    torch.cuda.empty_cache()
+    x = torch.randn(rows, hidden, device="cuda", dtype=torch.bfloat16)
+    w = _randn(hidden, seed=1)
+    ends = [0, 1, rows - 2, rows - 1]
+
+    y = kernels.rms_norm(x, w, 1e-6)
+    assert_close_rel(y[ends], ref_rms_norm(x[ends], w, 1e-6), torch.bfloat16)
+    del y
+    r = torch.randn_like(x)
+    out, s = kernels.fused_add_rms_norm(x, r, w, 1e-6)
+    assert torch.equal(s[ends], x[ends] + r[ends])
+    assert_close_rel(out[ends], ref_rms_norm(x[ends] + r[ends], w, 1e-6), torch.bfloat16)
+    del out, s
+    h = kernels.swiglu(x, r)  # contiguous: one flat row of 2^31 + 4096 elements
+    assert_close_rel(h[ends], ref_swiglu(x[ends], r[ends]), torch.bfloat16)
+    del h, r
+    # RoPE: q [1, 32, S, 128] with 32 * S * 128 = 2^31 + 4096, a transposed view of x.
+    seq = rows
+    q = x.view(1, seq, 32, 128).transpose(1, 2)
+    k = _randn(1, 8, seq, 128, seed=2)
+    cos, sin = _randn(1, seq, 128, seed=3), _randn(1, seq, 128, seed=4)
+    last = [0, seq - 1]
+    q_ref = ref_rope(q[:, :, last], cos[:, last], sin[:, last])
+    kernels.rope_(q, k, cos, sin)
+    assert_close_rel(q[:, :, last], q_ref, torch.bfloat16)
+
+
+# -------------------------------------------------------------------------- torch.compile
+
+
+def test_every_op_under_torch_compile_fullgraph(kernels: ModuleType) -> None:
+    torch._dynamo.reset()
+
+    def block(x, residual, w, gate_up, qkv, cos, sin):  # noqa: ANN001, ANN202
+        normed, residual = kernels.fused_add_rms_norm(x, residual, w, 1e-6)
+        h = kernels.swiglu(gate_up[..., :256], gate_up[..., 256:])
+        b, s, _ = qkv.shape
+        q = kernels.rms_norm(qkv[..., : 4 * 128].view(b, s, 4, 128), w[:128], 1e-6).transpose(1, 2)
+        k = kernels.rms_norm(qkv[..., 4 * 128 :].view(b, s, 2, 128), w[:128], 1e-6).transpose(1, 2)
+        q2, k2 = kernels.rope(q, k, cos, sin)
+        kernels.rope_(q, k, cos, sin)
+        return normed * 2, residual, h + 1, q, k, q2, k2, kernels.rms_norm(x, None, 1e-5)
+
+    args = (
+        _randn(2, 9, 512, seed=1),
+        _randn(2, 9, 512, seed=2),
+        _randn(512, seed=3),
+        _randn(2, 9, 512, seed=4),
+        _randn(2, 9, 6 * 128, seed=5),
+        _randn(2, 9, 128, seed=6),
+        _randn(2, 9, 128, seed=7),
+    )
+    eager = block(*args)
+    compiled = torch.compile(block, fullgraph=True)(*args)
+    for i, (got, want) in enumerate(zip(compiled, eager)):
+        # Inductor may hand the ops other (equally valid) layouts, e.g. a contiguous copy
+        # that takes a different kernel path: equal up to bf16 rounding, not bitwise.
+        torch.testing.assert_close(got, want, rtol=1e-2, atol=1e-2, msg=lambda m, i=i: f"output {i}: {m}")
