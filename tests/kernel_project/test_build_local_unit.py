@@ -205,12 +205,17 @@ def _mini_project(root: Path) -> Path:
     return root
 
 
-def test_namespace_is_unique_per_source_content(tmp_path: Path) -> None:
+def test_namespace_is_unique_per_build_dir_and_binding(tmp_path: Path) -> None:
     spec = build_local.load_project(_mini_project(tmp_path / "p"))
-    first = build_local.source_namespace(spec)
-    assert first.startswith("_mini_") and first == build_local.source_namespace(spec)
+    first = build_local.source_namespace(spec, tmp_path / "build")
+    assert first.startswith("_mini_") and first == build_local.source_namespace(spec, tmp_path / "build")
+    assert build_local.source_namespace(spec, tmp_path / "other-build") != first
+    # A kernel edit keeps the namespace (so the binding is not recompiled) ...
     (tmp_path / "p" / "kernel_src" / "k.cu").write_text("// kernel, edited\n")
-    assert build_local.source_namespace(spec) != first
+    assert build_local.source_namespace(spec, tmp_path / "build") == first
+    # ... a binding edit changes it.
+    (tmp_path / "p" / "torch-ext" / "b.cpp").write_text("// binding, edited\n")
+    assert build_local.source_namespace(spec, tmp_path / "build") != first
 
 
 def test_default_build_dir_is_outside_the_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

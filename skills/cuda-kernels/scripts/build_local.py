@@ -10,7 +10,8 @@ This script gives you that from the same project files:
 
 It reads PROJECT/build.toml, generates the two files kernel-builder would generate
 (`registration.h` with TORCH_LIBRARY_EXPAND / REGISTER_EXTENSION, and `_ops.py` with
-`ops` and `add_op_namespace_prefix`, under a unique op namespace `_<package>_<hash>`),
+`ops` and `add_op_namespace_prefix`, under an op namespace `_<package>_<hash>` unique to
+the build directory and binding sources),
 compiles the [kernel.*] and [torch] sources with nvcc / the host C++ compiler through a
 ninja file (so a rebuild only recompiles what changed), and assembles an importable
 package in BUILD_DIR/<package>/. The last line on stdout is BUILD_DIR: put it on
@@ -752,12 +753,18 @@ def default_build_dir(spec: ProjectSpec) -> Path:
         return fallback / "build_local" / f"{spec.package}-{key}"
 
 
-def source_namespace(spec: ProjectSpec) -> str:
-    """`_<package>_<10 hex>`: changes whenever a listed source changes, so a rebuilt
-    library never collides with one already loaded (kernel-builder uses the git tree
-    hash for the same purpose)."""
-    digest = hashlib.sha256(f"build_local-{GENERATOR_VERSION}\0{spec.name}\0".encode())
-    for rel in sorted(spec.all_sources()):
+def source_namespace(spec: ProjectSpec, build_dir: Path) -> str:
+    """`_<package>_<10 hex>`, a hash of the build directory and the [torch] sources.
+
+    kernel-builder makes the namespace unique per build (git tree hash) so that several
+    builds of one kernel can be loaded in one process. Here two build directories, or a
+    build before and after a binding change, never share a namespace, and the Hub
+    builds' namespaces never match ours. Kernel sources are left out on purpose: the
+    namespace is compiled into the binding (-DTORCH_EXTENSION_NAME), so hashing them
+    would recompile the binding after every kernel edit.
+    """
+    digest = hashlib.sha256(f"build_local-{GENERATOR_VERSION}\0{spec.name}\0{build_dir}\0".encode())
+    for rel in sorted(dict.fromkeys(spec.torch_src)):
         digest.update(rel.encode() + b"\0")
         digest.update((spec.root / rel).read_bytes() + b"\0")
     return f"_{spec.package}_{digest.hexdigest()[:10]}"
@@ -1024,8 +1031,8 @@ def build_project(
     for rel in spec.torch_src:
         if Path(rel).suffix in CUDA_SOURCE_SUFFIXES | CXX_SOURCE_SUFFIXES:
             ops.extend(parse_binding_ops((spec.root / rel).read_text(encoding="utf-8", errors="replace"), rel))
-    namespace = source_namespace(spec)
     out = Path(build_dir).expanduser().resolve() if build_dir is not None else default_build_dir(spec)
+    namespace = source_namespace(spec, out)
     work = out / ".build"
     gen_dir = work / "generated"
     all_archs = tuple(sorted({a for v in per_kernel_archs.values() for a in v}, key=lambda a: (_arch_key(a), a)))
