@@ -21,6 +21,7 @@ from typer.testing import CliRunner
 from kernel_skills import fsops
 from kernel_skills.agents import Location
 from kernel_skills.roots import Roots
+from kernel_skills.skill import is_ignored
 
 REPO = Path(__file__).resolve().parents[2]
 _ENV_TO_CLEAR = ("KERNEL_SKILLS_BUNDLED_ROOT", "KERNEL_SKILLS_TEST_HOOKS", "KERNELS_DEBUG", "XDG_DATA_HOME", "XDG_CACHE_HOME")
@@ -150,13 +151,15 @@ def snapshot(path: Path) -> dict[str, tuple]:
 
 
 def skill_files(path: Path) -> dict[str, bytes]:
-    """The content of an installed skill, receipt left out (it has a timestamp)."""
+    """The content of an installed skill: receipt (it has a timestamp) and regenerable
+    clutter like __pycache__ (never copied) left out."""
     out = {}
-    for dirpath, _, filenames in os.walk(path):
+    for dirpath, dirnames, filenames in os.walk(path):
+        dirnames[:] = [d for d in dirnames if not is_ignored(d)]
         for name in filenames:
             full = Path(dirpath) / name
             rel = full.relative_to(path).as_posix()
-            if rel != ".kernel-skills.json":
+            if rel != ".kernel-skills.json" and not is_ignored(name):
                 out[rel] = full.read_bytes()
     return out
 
