@@ -1,0 +1,334 @@
+#!/usr/bin/env python3
+"""Kernel Hub integration: load a kernel the way `kernels` does and kernelize a transformers model.
+
+Three sources for the kernel, one code path after loading:
+
+    # CPU, no network, no compiler: write a small pure-PyTorch kernel in Hub build layout,
+    # load it with kernels.get_local_kernel, kernelize a tiny random Qwen3 through
+    # LocalLayerRepository, check that every Qwen3RMSNorm now runs the kernel's layer and the
+    # logits are unchanged, and bind the kernels API calls the skill documents.
+    python scripts/huggingface_kernels_example.py --check
+
+    # GPU: build one of this skill's worked examples with build_local.py, lay the build out as
+    # a Hub variant (build/torch<XY>-cxx11-cu<Z>-<arch>-linux/), load and kernelize with it.
+    python scripts/huggingface_kernels_example.py --example qwen3_8b --device cuda
+
+    # GPU: a kernel-builder build/ folder, or a Hub repo (network; trust needed for publishers
+    # the Hub does not mark as trusted).
+    python scripts/huggingface_kernels_example.py --local path/to/my-rmsnorm/build --device cuda
+    python scripts/huggingface_kernels_example.py --repo-id my-org/my-rmsnorm --version 1 --device cuda
+
+The model is a random-weight Qwen3 built from a config (tiny by default; --real-size uses the
+Qwen3-8B shapes), never downloaded. The kernel must provide `layers.<--layer>` (default
+RMSNorm) usable for transformers' "RMSNorm" layer name. Output: max relative error of the
+logits, patched-module count, and on CUDA the median forward time before and after; --out
+writes them as JSON. Needs torch, transformers and kernels (--help needs none of them).
+Exit codes: 0 ok, 1 check failed, 2 usage error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import json
+import platform
+import shutil
+import sys
+import tempfile
+import textwrap
+from pathlib import Path
+from typing import Any
+
+SKILL = Path(__file__).resolve().parent.parent
+EXAMPLE_LAYER_NAMES = {"qwen3_8b": "RMSNorm"}
+
+DEMO_NAME = "demo-rmsnorm"
+DEMO_INIT = '''\
+"""demo-rmsnorm: a pure-PyTorch kernel laid out like one build variant of a Hub kernel."""
+
+import torch
+
+from . import layers  # noqa: F401  (kernels looks up `<module>.layers`)
+
+CALLS = {"rms_norm": 0}
+
+
+def rms_norm(x: torch.Tensor, weight: torch.Tensor | None, eps: float) -> torch.Tensor:
+    """transformers' Qwen3RMSNorm formula: fp32 statistics, cast, then the weight."""
+    CALLS["rms_norm"] += 1
+    xf = x.float()
+    y = (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + eps)).to(x.dtype)
+    return weight * y if weight is not None else y
+'''
+DEMO_LAYERS = '''\
+"""Stateless layers for kernels.kernelize: no __init__, same forward signature as the module."""
+
+import importlib
+
+import torch
+from torch import nn
+
+_kernel = importlib.import_module(__package__)  # works under the loader's unique module name
+
+
+class RMSNorm(nn.Module):
+    can_torch_compile = True
+    has_backward = True
+
+    def forward(self, hidden_states: torch.Tensor) -> torch.Tensor:
+        return _kernel.rms_norm(hidden_states, self.weight, self.variance_epsilon)
+'''
+
+
+class ExampleError(Exception):
+    """A failure with what to do about it."""
+
+    def __init__(self, message: str, exit_code: int = 1) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+def _require(module: str) -> Any:
+    try:
+        return __import__(module)
+    except ImportError:
+        raise ExampleError(f"this needs the '{module}' package: pip install {module}") from None
+
+
+def _variant_name(torch: Any, cuda: bool) -> str:
+    major, minor = (int(p) for p in torch.__version__.split("+")[0].split(".")[:2])
+    cpu = platform.machine()
+    system = platform.system().lower()
+    if not cuda:
+        return "torch-universal"
+    cu_major, cu_minor = (int(p) for p in torch.version.cuda.split(".")[:2])
+    return f"torch{major}{minor}-cxx11-cu{cu_major}{cu_minor}-{cpu}-{system}"
+
+
+def _write_metadata(variant: Path, name: str, backend: dict[str, Any]) -> None:
+    meta = {"id": f"_{name.replace('-', '_')}_{variant.name.replace('-', '_')}", "name": name, "version": 1,
+            "license": "apache-2.0", "python-depends": [], "backend": backend}
+    (variant / "metadata.json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+
+
+def write_demo_kernel(root: Path) -> Path:
+    """A Hub-layout tree `root/build/torch-universal/demo_rmsnorm/`; returns root."""
+    variant = root / "build" / "torch-universal"
+    package = variant / DEMO_NAME.replace("-", "_")
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text(DEMO_INIT, encoding="utf-8")
+    (package / "layers.py").write_text(DEMO_LAYERS, encoding="utf-8")
+    # A noarch variant's backend type is not checked by get_local_kernel; "cpu" says what it is.
+    _write_metadata(variant, DEMO_NAME, {"type": "cpu"})
+    return root
+
+
+def build_example_kernel(example: str, root: Path, archs: list[str] | None) -> Path:
+    """Build examples/<example> with build_local.py and lay it out as a CUDA Hub variant."""
+    torch = _require("torch")
+    project = SKILL / "examples" / example
+    if not (project / "build.toml").is_file():
+        raise ExampleError(f"no worked example '{example}' (expected {project}/build.toml)", 2)
+    sys.path.insert(0, str(SKILL / "scripts"))
+    try:
+        from build_local import BuildError, build_project  # noqa: PLC0415
+    except ImportError as exc:
+        raise ExampleError(f"scripts/build_local.py is missing or broken: {exc}") from exc
+    try:
+        result = build_project(project, archs=archs)
+    except BuildError as exc:
+        raise ExampleError(str(exc)) from exc
+    variant = root / "build" / _variant_name(torch, cuda=True)
+    shutil.copytree(result.path / result.package, variant / result.package,
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    name = result.package.replace("_", "-")
+    _write_metadata(variant, name, {"type": "cuda", "archs": [a.split("+")[0] for a in result.archs]})
+    return root
+
+
+def tiny_qwen3(torch: Any, transformers: Any, real_size: bool, device: str, dtype: Any) -> Any:
+    if real_size:
+        config = transformers.Qwen3Config(hidden_size=4096, intermediate_size=12288, num_hidden_layers=36,
+                                          num_attention_heads=32, num_key_value_heads=8, head_dim=128,
+                                          vocab_size=151936, rms_norm_eps=1e-6, tie_word_embeddings=False)
+    else:
+        config = transformers.Qwen3Config(hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                                          num_attention_heads=4, num_key_value_heads=2, head_dim=16,
+                                          vocab_size=128, rms_norm_eps=1e-6, tie_word_embeddings=False)
+    torch.manual_seed(0)
+    with torch.device(device):
+        model = transformers.Qwen3ForCausalLM(config).to(dtype)
+    return model.eval()
+
+
+def check_api_signatures() -> list[str]:
+    """Bind the kernels calls the skill documents against the installed package."""
+    kernels = _require("kernels")
+    calls: list[tuple[str, Any, tuple, dict]] = [
+        ("get_kernel", kernels.get_kernel, ("org/name",), {"version": 1}),
+        ("get_kernel", kernels.get_kernel, ("org/name",), {"revision": "main", "trust_remote_code": ["org/name"]}),
+        ("get_local_kernel", kernels.get_local_kernel, (Path("build"),), {}),
+        ("has_kernel", kernels.has_kernel, ("org/name",), {"version": 1}),
+        ("get_locked_kernel", kernels.get_locked_kernel, ("org/name",), {"lockfile": Path("kernels.lock")}),
+        ("load_kernel", kernels.load_kernel, ("org/name",), {"lockfile": Path("kernels.lock")}),
+        ("LayerRepository", kernels.LayerRepository, ("org/name",), {"layer_name": "RMSNorm", "version": 1}),
+        ("LocalLayerRepository", kernels.LocalLayerRepository, (), {"repo_path": Path("x"), "layer_name": "RMSNorm"}),
+        ("LockedLayerRepository", kernels.LockedLayerRepository, ("org/name",),
+         {"lockfile": Path("kernels.lock"), "layer_name": "RMSNorm"}),
+        ("kernelize", kernels.kernelize, (object(),), {"mode": kernels.Mode.INFERENCE, "device": "cuda"}),
+        ("use_kernel_mapping", kernels.use_kernel_mapping, ({},), {}),
+        ("use_kernel_forward_from_hub", kernels.use_kernel_forward_from_hub, ("RMSNorm",), {}),
+        ("replace_kernel_forward_from_hub", kernels.replace_kernel_forward_from_hub, (object, "RMSNorm"), {}),
+    ]
+    bound = []
+    for name, fn, args, kwargs in calls:
+        target = fn.__init__ if inspect.isclass(fn) else fn
+        params = inspect.signature(target)
+        try:
+            params.bind(*((None,) if inspect.isclass(fn) else ()), *args, **kwargs)
+        except TypeError as exc:
+            raise ExampleError(f"kernels {kernels.__version__}: {name}{tuple(args)} {kwargs} does not bind: {exc}")
+        bound.append(name)
+    _ = kernels.Mode.INFERENCE | kernels.Mode.TORCH_COMPILE  # the mode the docs use with torch.compile
+    return bound
+
+
+def kernelize_and_compare(kernel_root: Path, layer: str, device: str, real_size: bool, timing: bool) -> dict[str, Any]:
+    torch = _require("torch")
+    transformers = _require("transformers")
+    kernels = _require("kernels")
+    from transformers.models.qwen3.modeling_qwen3 import Qwen3RMSNorm  # noqa: PLC0415
+
+    # transformers 5.17 enables its own kernels integration only for 0.16 <= kernels < 0.17; with
+    # other versions its @use_kernel_forward_from_hub is a no-op and kernelize finds no layer.
+    # Marking the class with kernels' own API works with every version.
+    if getattr(Qwen3RMSNorm, "kernel_layer_name", None) != "RMSNorm":
+        kernels.replace_kernel_forward_from_hub(Qwen3RMSNorm, "RMSNorm", condition=lambda m: type(m) is Qwen3RMSNorm)
+    module = kernels.get_local_kernel(kernel_root)
+    if getattr(getattr(module, "layers", None), layer, None) is None:
+        raise ExampleError(f"the kernel at {kernel_root} has no layers.{layer}")
+    dtype = torch.float32 if device == "cpu" else torch.bfloat16
+    model = tiny_qwen3(torch, transformers, real_size, device, dtype)
+    tokens = torch.randint(0, model.config.vocab_size, (1, 512 if real_size else 16), device=device)
+
+    def forward() -> Any:
+        with torch.inference_mode():
+            return model(tokens).logits.float()
+
+    def median_ms() -> float | None:
+        if not (timing and device == "cuda"):
+            return None
+        for _ in range(3):
+            forward()
+        times = []
+        for _ in range(10):
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            forward()
+            end.record()
+            torch.cuda.synchronize()
+            times.append(start.elapsed_time(end))
+        return sorted(times)[len(times) // 2]
+
+    reference = forward()
+    baseline_ms = median_ms()
+    originals = {id(m): m.forward for m in model.modules() if type(m) is Qwen3RMSNorm}
+    mapping = {"RMSNorm": {device: kernels.LocalLayerRepository(repo_path=kernel_root, layer_name=layer)}}
+    with kernels.use_kernel_mapping(mapping, inherit_mapping=False):
+        kernels.kernelize(model, mode=kernels.Mode.INFERENCE, device=device, use_fallback=False)
+    kernel_layer = getattr(module.layers, layer)
+    patched = [m for m in model.modules() if type(m) is Qwen3RMSNorm
+               and getattr(m.forward, "__func__", None) is kernel_layer.forward]
+    if len(patched) != len(originals):
+        raise ExampleError(f"kernelize replaced {len(patched)} of {len(originals)} Qwen3RMSNorm forwards")
+    calls_before = dict(getattr(module, "CALLS", {}))
+    result = forward()
+    patched_ms = median_ms()
+    rel_err = ((result - reference).norm() / reference.norm()).item()
+    tolerance = 1e-5 if dtype == torch.float32 else 2e-2
+    report = {
+        "kernel": str(kernel_root), "variant": getattr(module, "__name__", ""), "layer": layer, "device": device,
+        "dtype": str(dtype).replace("torch.", ""), "model": "qwen3-8b-shapes" if real_size else "qwen3-tiny",
+        "rmsnorm_modules": len(originals), "patched": len(patched), "logits_rel_err": rel_err,
+        "tolerance": tolerance, "forward_ms_unpatched": baseline_ms, "forward_ms_kernelized": patched_ms,
+    }
+    if "CALLS" in dir(module):
+        calls = module.CALLS["rms_norm"] - calls_before.get("rms_norm", 0)
+        report["kernel_calls_per_forward"] = calls
+        if calls != len(originals):
+            raise ExampleError(f"one forward made {calls} kernel calls, expected {len(originals)}")
+    if not rel_err <= tolerance:
+        raise ExampleError(f"kernelized logits differ: relative error {rel_err:.3g} > {tolerance}")
+    return report
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        description="Load a kernel through the Kernel Hub machinery (kernels.get_local_kernel / get_kernel) and "
+        "kernelize a random-weight Qwen3 with its RMSNorm layer; compare logits (and time on CUDA).",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=textwrap.dedent("""\
+            examples:
+              huggingface_kernels_example.py --check
+              huggingface_kernels_example.py --example qwen3_8b --device cuda --real-size --out hub.json
+              huggingface_kernels_example.py --local my-rmsnorm/build --device cuda
+              huggingface_kernels_example.py --repo-id my-org/my-rmsnorm --version 1 --device cuda"""),
+    )
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--check", action="store_true", help="CPU self-check without network or compiler")
+    source.add_argument("--example", choices=sorted(EXAMPLE_LAYER_NAMES), help="build this skill's worked example")
+    source.add_argument("--local", metavar="PATH", help="a kernel-builder build/ folder (or the repo containing it)")
+    source.add_argument("--repo-id", metavar="ORG/NAME", help="a Hub kernel repository (needs network)")
+    parser.add_argument("--version", type=int, help="with --repo-id: major version (branch v<N>)")
+    parser.add_argument("--revision", help="with --repo-id: branch, tag or commit instead of --version")
+    parser.add_argument("--trust-remote-code", action="store_true", help="with --repo-id: allow untrusted publishers")
+    parser.add_argument("--layer", default="RMSNorm", help="layer class in the kernel's layers.py (default: RMSNorm)")
+    parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu", help="where the model runs (default: cpu)")
+    parser.add_argument("--arch", action="append", help="with --example: CUDA arch(s) to build, e.g. 9.0")
+    parser.add_argument("--real-size", action="store_true", help="Qwen3-8B shapes instead of a tiny config (GPU)")
+    parser.add_argument("--out", metavar="FILE", help="write the report as JSON")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        if args.repo_id and (args.version is None) == (args.revision is None):
+            raise ExampleError("--repo-id needs exactly one of --version N or --revision REF", 2)
+        if args.device == "cuda":
+            torch = _require("torch")
+            if not torch.cuda.is_available():
+                raise ExampleError("--device cuda but torch sees no CUDA device; use --check on CPU")
+        report: dict[str, Any] = {}
+        with tempfile.TemporaryDirectory(prefix="ks-hub-") as tmp:
+            root = Path(tmp)
+            if args.check:
+                report["api_calls_bound"] = check_api_signatures()
+                report.update(kernelize_and_compare(write_demo_kernel(root), "RMSNorm", "cpu", False, False))
+            elif args.example:
+                build_example_kernel(args.example, root, args.arch)
+                report.update(kernelize_and_compare(root, args.layer, args.device, args.real_size, True))
+            elif args.local:
+                report.update(kernelize_and_compare(Path(args.local).resolve(), args.layer, args.device,
+                                                    args.real_size, True))
+            else:
+                kernels = _require("kernels")
+                trust: bool | list[str] = True if args.trust_remote_code else False
+                module = kernels.get_kernel(args.repo_id, version=args.version, revision=args.revision,
+                                            trust_remote_code=trust)
+                variant_dir = Path(module.__file__).resolve().parent
+                root_dir = variant_dir if (variant_dir / "metadata.json").exists() else variant_dir.parent
+                report.update(kernelize_and_compare(root_dir, args.layer, args.device, args.real_size, True))
+    except ExampleError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    for key, value in report.items():
+        print(f"{key}: {value}")
+    if args.out:
+        Path(args.out).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    print("ok")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
