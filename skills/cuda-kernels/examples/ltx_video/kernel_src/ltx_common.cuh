@@ -1,0 +1,166 @@
+// ltx_common.cuh - device helpers shared by the LTX-Video kernels.
+//
+// Header-only code for the .cu files: dtype dispatch, conversion to and from
+// fp32, 16-byte "packs" with a vector path and a bounds-checked scalar path,
+// and the reduction of one row's partial sums. No ATen headers (see
+// ltx_kernels.h for why).
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <c10/cuda/CUDAException.h>
+
+#include <cstdint>
+
+#include "ltx_kernels.h"
+
+namespace ltx {
+
+template <typename T>
+struct TypeTag {
+  using type = T;
+};
+
+// Calls f(TypeTag<T>{}) with T the CUDA element type of dt.
+template <typename F>
+inline void dispatch_dtype(DType dt, F&& f) {
+  switch (dt) {
+    case DType::kFloat32:
+      f(TypeTag<float>{});
+      break;
+    case DType::kFloat16:
+      f(TypeTag<__half>{});
+      break;
+    case DType::kBFloat16:
+      f(TypeTag<__nv_bfloat16>{});
+      break;
+  }
+}
+
+inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// Blocks for `rows` rows at `rpb` rows per block; the kernels loop over rows,
+// so capping the grid is always safe.
+inline unsigned grid_for(int64_t rows, int rpb) {
+  const int64_t g = ceil_div(rows, rpb);
+  return static_cast<unsigned>(g < 0x7fffffffLL ? g : 0x7fffffffLL);
+}
+
+inline int rows_per_block(int tpr) { return tpr >= 256 ? 1 : 256 / tpr; }
+
+// ---------------------------------------------------------------- conversions
+template <typename T>
+__device__ __forceinline__ float to_float(T v);
+template <>
+__device__ __forceinline__ float to_float<float>(float v) {
+  return v;
+}
+template <>
+__device__ __forceinline__ float to_float<__half>(__half v) {
+  return __half2float(v);
+}
+template <>
+__device__ __forceinline__ float to_float<__nv_bfloat16>(__nv_bfloat16 v) {
+  return __bfloat162float(v);
+}
+
+template <typename T>
+__device__ __forceinline__ T from_float(float v);
+template <>
+__device__ __forceinline__ float from_float<float>(float v) {
+  return v;
+}
+template <>
+__device__ __forceinline__ __half from_float<__half>(float v) {
+  return __float2half_rn(v);
+}
+template <>
+__device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float v) {
+  return __float2bfloat16_rn(v);
+}
+
+// ---------------------------------------------------------------------- packs
+// Elements of T moved by one 16-byte access: 8 for fp16/bf16, 4 for fp32.
+template <typename T>
+struct VecWidth {
+  static constexpr int value = 16 / static_cast<int>(sizeof(T));
+};
+
+// N consecutive elements. When sizeof(T) * N is a multiple of 16 the vector
+// path moves it with sizeof/16 128-bit accesses (e.g. the 8 fp32 cos values
+// that go with 8 bf16 activations take two).
+template <typename T, int N>
+struct alignas(16) Pack {
+  T e[N];
+};
+
+// Loads N elements starting at p. VEC: p is 16-byte aligned and all N
+// elements exist (the host checked alignment and divisibility). Scalar path:
+// only the first `valid` elements are read; the rest are set to zero so that
+// they add nothing to a sum of squares.
+template <bool VEC, typename T, int N>
+__device__ __forceinline__ void load_pack(Pack<T, N>& dst, const T* __restrict__ p, int valid) {
+  if constexpr (VEC) {
+    static_assert(sizeof(Pack<T, N>) % 16 == 0, "vector packs are whole 16-byte words");
+    constexpr int kWords = static_cast<int>(sizeof(Pack<T, N>) / 16);
+    const uint4* src = reinterpret_cast<const uint4*>(p);
+    uint4* out = reinterpret_cast<uint4*>(&dst);
+#pragma unroll
+    for (int w = 0; w < kWords; ++w) out[w] = __ldg(src + w);
+  } else {
+#pragma unroll
+    for (int i = 0; i < N; ++i) dst.e[i] = i < valid ? p[i] : from_float<T>(0.0f);
+  }
+}
+
+template <bool VEC, typename T, int N>
+__device__ __forceinline__ void store_pack(T* __restrict__ p, const Pack<T, N>& src, int valid) {
+  if constexpr (VEC) {
+    constexpr int kWords = static_cast<int>(sizeof(Pack<T, N>) / 16);
+    uint4* dst = reinterpret_cast<uint4*>(p);
+    const uint4* in = reinterpret_cast<const uint4*>(&src);
+#pragma unroll
+    for (int w = 0; w < kWords; ++w) dst[w] = in[w];
+  } else {
+#pragma unroll
+    for (int i = 0; i < N; ++i)
+      if (i < valid) p[i] = src.e[i];
+  }
+}
+
+// ------------------------------------------------------------------ reduction
+// Sums v[0..K) over the `tpr` threads that share a row. Rows occupy
+// consecutive threads: tpr is a power of two <= 32 (rows inside a warp) or a
+// multiple of 32 (rows of whole warps). Every thread of the block must call
+// this, active or not: it shuffles with a full mask and may __syncthreads.
+// `red` is shared memory for 32 * K floats.
+template <int K>
+__device__ __forceinline__ void row_sum(float (&v)[K], int tpr, float* red) {
+  const int width = tpr < 32 ? tpr : 32;
+  for (int offset = width >> 1; offset > 0; offset >>= 1) {
+#pragma unroll
+    for (int k = 0; k < K; ++k) v[k] += __shfl_xor_sync(0xffffffffu, v[k], offset);
+  }
+  if (tpr > 32) {
+    const int warp = static_cast<int>(threadIdx.x) >> 5;
+    const int lane = static_cast<int>(threadIdx.x) & 31;
+    const int warps_per_row = tpr >> 5;
+    __syncthreads();  // the previous row group's readers of `red` are done
+    if (lane == 0) {
+#pragma unroll
+      for (int k = 0; k < K; ++k) red[warp * K + k] = v[k];
+    }
+    __syncthreads();
+    const int first = (warp / warps_per_row) * warps_per_row;
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+      float s = 0.0f;
+      for (int w = 0; w < warps_per_row; ++w) s += red[(first + w) * K + k];
+      v[k] = s;
+    }
+  }
+}
+
+}  // namespace ltx

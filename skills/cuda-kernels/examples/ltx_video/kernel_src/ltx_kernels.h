@@ -1,0 +1,95 @@
+// ltx_kernels.h - the interface between the torch-facing host code
+// (ltx_ops.cpp, compiled by the host C++ compiler) and the CUDA kernels
+// (*.cu, compiled by nvcc). Plain structs and launcher declarations only, so
+// the .cu files never include the heavy ATen headers: that keeps nvcc fast.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+namespace ltx {
+
+enum class DType : int { kFloat32 = 0, kFloat16 = 1, kBFloat16 = 2 };
+
+// A tensor seen as rows of D contiguous elements, rows numbered like the rows
+// of x (all dims but the last, row-major). Row r = (outer o, inner i) with
+// i = r % inner and o = r / inner, where inner is x's second-to-last size;
+// its first element is at o * s_outer + i * s_inner. Broadcast operands have
+// stride 0 where they broadcast, so scale/shift of shape [B, 1, D] and
+// cos/sin of shape [B, S, D] or [1, S, D] are read in place.
+struct RowIndex {
+  int64_t inner;
+  int64_t s_outer;
+  int64_t s_inner;
+#ifdef __CUDACC__
+  __device__ __forceinline__ int64_t operator()(int64_t row) const {
+    if (inner == 1) return row * s_outer;
+    // 32-bit division when it is exact (always, below 2^32 rows): the 64-bit
+    // one is a long software routine.
+    int64_t o;
+    if (row <= 0xffffffffLL && inner <= 0xffffffffLL)
+      o = static_cast<uint32_t>(row) / static_cast<uint32_t>(inner);
+    else
+      o = row / inner;
+    return o * s_outer + (row - o * inner) * s_inner;
+  }
+#endif
+};
+
+struct NormArgs {
+  const void* x;
+  RowIndex xi;
+  const void* residual;  // fused residual add only
+  RowIndex ri;
+  const void* gate;  // fused residual add only; nullptr = ungated
+  RowIndex gi;
+  const void* weight;  // nullptr = no elementwise weight
+  const void* scale;   // nullptr = no modulation (shift is then nullptr too)
+  RowIndex si;
+  const void* shift;
+  RowIndex hi;
+  void* out;           // contiguous [rows, d]
+  void* residual_out;  // fused residual add only; contiguous [rows, d]
+  int64_t rows;
+  int d;
+  int tpr;  // threads per row: a power of two <= 32 or a multiple of 32
+  float eps;
+};
+
+struct RopeArgs {
+  const void* x;
+  RowIndex xi;
+  const void* x2;  // second tensor (k) of the fused q/k kernel; nullptr = none
+  RowIndex x2i;
+  const float* cos;
+  RowIndex ci;
+  const float* sin;
+  RowIndex si;
+  const void* w;   // norm weight for x (fused kernel; nullable)
+  const void* w2;  // norm weight for x2 (nullable)
+  void* out;       // contiguous [rows, d]
+  void* out2;
+  int64_t rows;
+  int d;
+  int tpr;
+  float eps;
+};
+
+// Register-resident rows hold `vpt` 16-byte chunks per thread, vpt from this
+// list; threads per row are at most kMaxThreadsPerRow.
+constexpr int kVptChoices[] = {1, 2, 3, 4, 6, 8, 12, 16};
+constexpr int kMaxVptAdd = 6;      // fused residual add keeps three rows of chunks live
+constexpr int kMaxVptNormRope = 8;  // q and k rows live together
+constexpr int kMaxThreadsPerRow = 512;
+
+// Row-resident kernels take the 16-byte path only; the caller has checked
+// alignment and divisibility (ltx_ops.cpp).
+void launch_rms_norm_rows(DType dt, const NormArgs& a, int vpt, bool add, cudaStream_t stream);
+// One block of `block` threads per row, two reads of x; vec = 16-byte path.
+void launch_rms_norm_loop(DType dt, const NormArgs& a, int block, bool vec, cudaStream_t stream);
+void launch_rope(DType dt, const RopeArgs& a, bool vec, cudaStream_t stream);
+void launch_rms_norm_rope(DType dt, const RopeArgs& a, int vpt, cudaStream_t stream);
+void launch_gelu_tanh(DType dt, const void* x, void* y, int64_t n, bool vec, cudaStream_t stream);
+
+}  // namespace ltx

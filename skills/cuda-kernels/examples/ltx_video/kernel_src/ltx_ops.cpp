@@ -1,0 +1,482 @@
+// ltx_ops.cpp - the torch-facing host code of ltx-video-kernels: input checks,
+// the row view of broadcast operands, the alignment test that gates the
+// 16-byte path, launch configuration, and the choice of kernel. Compiled by
+// the host C++ compiler with light ATen headers; the kernels live in *.cu.
+//
+// Every entry point: CUDA tensors of float32/float16/bfloat16 (all operands
+// of one dtype, except fp32 cos/sin), any leading dims, the feature dim last;
+// returns new contiguous tensors; empty inputs launch nothing; launches go to
+// the current stream of x's device.
+
+#include <ATen/core/Tensor.h>
+#include <ATen/ops/empty.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstdint>
+#include <optional>
+#include <tuple>
+#include <utility>
+
+#include "ltx_kernels.h"
+
+namespace ltx {
+namespace {
+
+DType dtype_of(const at::Tensor& t) {
+  switch (t.scalar_type()) {
+    case at::kFloat:
+      return DType::kFloat32;
+    case at::kHalf:
+      return DType::kFloat16;
+    case at::kBFloat16:
+      return DType::kBFloat16;
+    default:
+      TORCH_CHECK(false, "unreachable: dtype was checked");
+  }
+}
+
+void check_float_cuda(const at::Tensor& t, const char* op, const char* name) {
+  TORCH_CHECK(t.is_cuda(), op, ": ", name, " must be a CUDA tensor, got device ", t.device());
+  const auto st = t.scalar_type();
+  TORCH_CHECK(st == at::kFloat || st == at::kHalf || st == at::kBFloat16, op, ": ", name,
+              " must be float32, float16 or bfloat16, got ", st);
+}
+
+void check_same(const at::Tensor& t, const at::Tensor& x, const char* op, const char* name) {
+  TORCH_CHECK(t.device() == x.device(), op, ": ", name, " is on ", t.device(), " but x is on ", x.device());
+  TORCH_CHECK(t.scalar_type() == x.scalar_type(), op, ": ", name, " has dtype ", t.scalar_type(),
+              " but x has dtype ", x.scalar_type(), " (the Python wrapper falls back to PyTorch for mixed dtypes)");
+}
+
+// RowIndex for a tensor whose last dim is contiguous and whose leading dims
+// (all but the last two) collapse into one stride; nullopt otherwise.
+std::optional<RowIndex> try_row_index(const at::Tensor& t) {
+  const int64_t nd = t.dim();
+  if (nd == 0) return std::nullopt;
+  if (t.size(nd - 1) > 1 && t.stride(nd - 1) != 1) return std::nullopt;
+  if (nd == 1) return RowIndex{1, 0, 0};
+  RowIndex r{std::max<int64_t>(t.size(nd - 2), 1), 0, t.size(nd - 2) > 1 ? t.stride(nd - 2) : 0};
+  bool have = false;
+  int64_t expected = 0;
+  for (int64_t d = nd - 3; d >= 0; --d) {
+    if (t.size(d) == 1) continue;
+    if (!have) {
+      r.s_outer = t.stride(d);
+      have = true;
+    } else if (t.stride(d) != expected) {
+      return std::nullopt;
+    }
+    expected = t.stride(d) * t.size(d);
+  }
+  if (!have) r.s_outer = 0;
+  return r;
+}
+
+// x itself as rows: views are used in place when they can be, else copied.
+std::pair<at::Tensor, RowIndex> x_rows(const at::Tensor& x) {
+  std::optional<RowIndex> r = try_row_index(x);
+  if (r) return {x, *r};
+  at::Tensor c = x.contiguous();
+  return {c, *try_row_index(c)};
+}
+
+// `t` broadcast to `shape` and addressable as rows. Stride-0 broadcasting is
+// kept (no copy) whenever the leading dims collapse; otherwise the broadcast
+// result is materialised - correct, only slower.
+std::pair<at::Tensor, RowIndex> as_rows(const at::Tensor& t, at::IntArrayRef shape, const char* op,
+                                        const char* name) {
+  const int64_t nd = static_cast<int64_t>(shape.size());
+  bool ok = t.dim() <= nd;
+  for (int64_t i = 1; ok && i <= t.dim(); ++i) {
+    const int64_t ts = t.size(t.dim() - i);
+    ok = ts == shape[nd - i] || ts == 1;
+  }
+  TORCH_CHECK(ok, op, ": ", name, " has shape ", t.sizes(), ", which does not broadcast to x's shape ", shape);
+  at::Tensor e = t.expand(shape);
+  std::optional<RowIndex> r = try_row_index(e);
+  if (!r) {
+    e = e.contiguous();
+    r = try_row_index(e);
+  }
+  return {e, *r};
+}
+
+// The 16-byte path reads and writes whole 16-byte words: every base pointer
+// must be 16-byte aligned and every row offset a multiple of 16 bytes.
+// `.contiguous()` does not guarantee this: a view at a 1-element offset is
+// contiguous and only 2-byte aligned.
+bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
+
+bool rows_aligned16(const at::Tensor& t, const RowIndex& r) {
+  const int64_t per16 = 16 / static_cast<int64_t>(t.element_size());
+  return aligned16(t.data_ptr()) && r.s_outer % per16 == 0 && r.s_inner % per16 == 0;
+}
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+int next_pow2(int64_t v) {
+  int p = 1;
+  while (p < v) p <<= 1;
+  return p;
+}
+
+bool valid_tpr(int64_t tpr) {
+  return tpr >= 1 && tpr <= kMaxThreadsPerRow && (tpr <= 32 ? (tpr & (tpr - 1)) == 0 : tpr % 32 == 0);
+}
+
+bool valid_vpt(int64_t vpt) {
+  for (int v : kVptChoices)
+    if (v == vpt) return true;
+  return false;
+}
+
+int smallest_vpt_at_least(int64_t need) {
+  for (int v : kVptChoices)
+    if (v >= need) return v;
+  return 0;
+}
+
+struct RowConfig {
+  int tpr;  // threads per row
+  int vpt;  // 16-byte chunks per thread; 0 = too long for registers
+};
+
+// The fewest threads per row (whole warps once a row needs more than one)
+// with at most `target` chunks per thread, preferring an exact fit: one warp
+// per row reduces with shuffles alone, and more chunks per thread put more
+// independent 16-byte loads in flight. D = 2048 bf16 -> 32 x 8; D = 3072
+// bf16 -> 64 x 6 (benchmarks/bench_ops.py sweeps the alternatives).
+RowConfig choose_row_config(int64_t d, int n_per_chunk, int target) {
+  const int64_t chunks = ceil_div(d, n_per_chunk);
+  if (chunks <= 32) return {next_pow2(chunks), 1};
+  for (int tpr = 32; tpr <= kMaxThreadsPerRow; tpr += 32)
+    if (chunks % tpr == 0 && chunks / tpr <= target && valid_vpt(chunks / tpr))
+      return {tpr, static_cast<int>(chunks / tpr)};
+  for (int tpr = 32; tpr <= kMaxThreadsPerRow; tpr += 32) {
+    const int vpt = smallest_vpt_at_least(ceil_div(chunks, tpr));
+    if (vpt != 0 && vpt <= target) return {tpr, vpt};
+  }
+  return {kMaxThreadsPerRow, smallest_vpt_at_least(ceil_div(chunks, kMaxThreadsPerRow))};
+}
+
+at::Tensor checked_weight(const std::optional<at::Tensor>& weight, const at::Tensor& x, const char* op,
+                          const char* name) {
+  if (!weight.has_value()) return at::Tensor();
+  check_same(*weight, x, op, name);
+  TORCH_CHECK(weight->dim() == 1 && weight->size(0) == x.size(-1), op, ": ", name, " must have shape [", x.size(-1),
+              "], got ", weight->sizes());
+  return weight->contiguous();
+}
+
+const void* ptr_or_null(const at::Tensor& t) { return t.defined() ? t.data_ptr() : nullptr; }
+
+// ------------------------------------------------------------------ rms norms
+struct NormRequest {
+  const char* op;
+  at::Tensor x;
+  std::optional<at::Tensor> weight;
+  std::optional<at::Tensor> scale;
+  std::optional<at::Tensor> shift;
+  std::optional<at::Tensor> residual;  // set: fused residual add
+  std::optional<at::Tensor> gate;
+  double eps;
+  int tpr = 0;  // > 0: forced configuration (tuning, tests); vpt 0 = loop kernel
+  int vpt = -1;
+};
+
+std::tuple<at::Tensor, at::Tensor> norm_forward(const NormRequest& q) {
+  const char* op = q.op;
+  check_float_cuda(q.x, op, "x");
+  TORCH_CHECK(q.x.dim() >= 1, op, ": x must have at least one dimension");
+  const int64_t d64 = q.x.size(-1);
+  TORCH_CHECK(d64 < INT_MAX, op, ": the normalized dimension (", d64, ") must be < 2^31 - 1");
+  const at::IntArrayRef shape = q.x.sizes();
+
+  const at::Tensor w = checked_weight(q.weight, q.x, op, "weight");
+  TORCH_CHECK(q.scale.has_value() == q.shift.has_value(), op, ": pass both scale and shift, or neither");
+  at::Tensor scale, shift, residual, gate;
+  RowIndex si{1, 0, 0}, hi{1, 0, 0}, ri{1, 0, 0}, gi{1, 0, 0};
+  if (q.scale.has_value()) {
+    check_same(*q.scale, q.x, op, "scale");
+    check_same(*q.shift, q.x, op, "shift");
+    std::tie(scale, si) = as_rows(*q.scale, shape, op, "scale");
+    std::tie(shift, hi) = as_rows(*q.shift, shape, op, "shift");
+  }
+  if (q.residual.has_value()) {
+    check_same(*q.residual, q.x, op, "residual");
+    TORCH_CHECK(q.residual->sizes() == shape, op, ": residual has shape ", q.residual->sizes(),
+                " but x has shape ", shape);
+    std::tie(residual, ri) = as_rows(*q.residual, shape, op, "residual");
+    if (q.gate.has_value()) {
+      check_same(*q.gate, q.x, op, "gate");
+      std::tie(gate, gi) = as_rows(*q.gate, shape, op, "gate");
+    }
+  }
+  auto [x, xi] = x_rows(q.x);
+
+  at::Tensor out = at::empty(shape, x.options());
+  at::Tensor residual_out = residual.defined() ? at::empty(shape, x.options()) : at::Tensor();
+  if (x.numel() == 0) return {out, residual_out};
+
+  const c10::cuda::CUDAGuard guard(x.device());
+  const cudaStream_t stream = c10::cuda::getCurrentCUDAStream(x.device().index()).stream();
+  const int n = 16 / static_cast<int>(x.element_size());
+  const int d = static_cast<int>(d64);
+
+  bool vec = d % n == 0 && rows_aligned16(x, xi) && aligned16(out.data_ptr());
+  if (w.defined()) vec = vec && aligned16(w.data_ptr());
+  if (scale.defined()) vec = vec && rows_aligned16(scale, si) && rows_aligned16(shift, hi);
+  if (residual.defined()) vec = vec && rows_aligned16(residual, ri) && aligned16(residual_out.data_ptr());
+  if (gate.defined()) vec = vec && rows_aligned16(gate, gi);
+
+  int tpr = q.tpr, vpt = q.vpt;
+  if (tpr <= 0) {
+    const RowConfig cfg = choose_row_config(d64, n, residual.defined() ? 4 : 8);
+    tpr = cfg.tpr;
+    vpt = cfg.vpt;
+  }
+  if (!vec) {  // scalar path: the loop kernel, one block of whole warps per row
+    tpr = static_cast<int>(std::clamp<int64_t>(ceil_div(ceil_div(d64, n), 32) * 32, 32, 256));
+    vpt = 0;
+  }
+  if (residual.defined() && (vpt == 0 || vpt > kMaxVptAdd)) {
+    // Not the fused kernel's case (long rows or the scalar path): add in fp32,
+    // round once like the fused kernel, then normalize the stored sum.
+    at::Tensor h = residual.to(at::kFloat);
+    h = gate.defined() ? h.addcmul(x.to(at::kFloat), gate.to(at::kFloat)) : h.add(x.to(at::kFloat));
+    residual_out.copy_(h);
+    NormRequest rest = q;
+    rest.x = residual_out;
+    rest.residual.reset();
+    rest.gate.reset();
+    rest.tpr = 0;
+    return {std::get<0>(norm_forward(rest)), residual_out};
+  }
+
+  NormArgs a{};
+  a.x = x.data_ptr();
+  a.xi = xi;
+  a.residual = ptr_or_null(residual);
+  a.ri = ri;
+  a.gate = ptr_or_null(gate);
+  a.gi = gi;
+  a.weight = ptr_or_null(w);
+  a.scale = ptr_or_null(scale);
+  a.si = si;
+  a.shift = ptr_or_null(shift);
+  a.hi = hi;
+  a.out = out.data_ptr();
+  a.residual_out = residual_out.defined() ? residual_out.data_ptr() : nullptr;
+  a.rows = x.numel() / d64;
+  a.d = d;
+  a.tpr = tpr;
+  a.eps = static_cast<float>(q.eps);
+  if (vpt == 0)
+    launch_rms_norm_loop(dtype_of(x), a, tpr, vec, stream);
+  else
+    launch_rms_norm_rows(dtype_of(x), a, vpt, residual.defined(), stream);
+  return {out, residual_out};
+}
+
+// ----------------------------------------------------------------------- rope
+struct RopeInputs {
+  at::Tensor x;
+  RowIndex xi;
+  at::Tensor cos, sin;
+  RowIndex ci, si;
+};
+
+RopeInputs prepare_rope(const char* op, const at::Tensor& x_in, const at::Tensor& cos, const at::Tensor& sin) {
+  check_float_cuda(x_in, op, "x");
+  TORCH_CHECK(x_in.dim() >= 1, op, ": x must have at least one dimension");
+  const int64_t d = x_in.size(-1);
+  TORCH_CHECK(d % 2 == 0, op, ": the last dimension holds (real, imaginary) pairs and must be even, got ", d);
+  TORCH_CHECK(d < INT_MAX, op, ": the last dimension (", d, ") must be < 2^31 - 1");
+  const std::pair<const at::Tensor*, const char*> tables[] = {{&cos, "cos"}, {&sin, "sin"}};
+  for (const auto& [t, name] : tables) {
+    TORCH_CHECK(t->device() == x_in.device(), op, ": ", name, " must be on ", x_in.device(), ", got ", t->device());
+    TORCH_CHECK(t->scalar_type() == at::kFloat, op, ": ", name,
+                " must be float32 as LTX-Video computes it (the Python wrapper falls back to PyTorch otherwise), got ",
+                t->scalar_type());
+  }
+  RopeInputs r;
+  std::tie(r.x, r.xi) = x_rows(x_in);
+  std::tie(r.cos, r.ci) = as_rows(cos, r.x.sizes(), op, "cos");
+  std::tie(r.sin, r.si) = as_rows(sin, r.x.sizes(), op, "sin");
+  return r;
+}
+
+at::Tensor rope_forward(const char* op, const at::Tensor& x_in, const at::Tensor& cos, const at::Tensor& sin) {
+  const RopeInputs in = prepare_rope(op, x_in, cos, sin);
+  at::Tensor out = at::empty(in.x.sizes(), in.x.options());
+  if (in.x.numel() == 0) return out;
+  const c10::cuda::CUDAGuard guard(in.x.device());
+  const cudaStream_t stream = c10::cuda::getCurrentCUDAStream(in.x.device().index()).stream();
+  const int n = 16 / static_cast<int>(in.x.element_size());
+  const int64_t d = in.x.size(-1);
+  const int64_t chunks = ceil_div(d, n);
+  RopeArgs a{};
+  a.x = in.x.data_ptr();
+  a.xi = in.xi;
+  a.cos = in.cos.data_ptr<float>();
+  a.ci = in.ci;
+  a.sin = in.sin.data_ptr<float>();
+  a.si = in.si;
+  a.out = out.data_ptr();
+  a.rows = in.x.numel() / d;
+  a.d = static_cast<int>(d);
+  // One chunk per thread up to kMaxThreadsPerRow chunks per row; longer rows loop.
+  a.tpr = chunks <= 32 ? next_pow2(chunks)
+                       : static_cast<int>(std::min<int64_t>(ceil_div(chunks, 32) * 32, kMaxThreadsPerRow));
+  const bool vec = d % n == 0 && rows_aligned16(in.x, in.xi) && rows_aligned16(in.cos, in.ci) &&
+                   rows_aligned16(in.sin, in.si) && aligned16(out.data_ptr());
+  launch_rope(dtype_of(in.x), a, vec, stream);
+  return out;
+}
+
+std::tuple<at::Tensor, at::Tensor> norm_rope_forward(const char* op, const at::Tensor& q_in,
+                                                     const std::optional<at::Tensor>& k_in,
+                                                     const std::optional<at::Tensor>& wq_in,
+                                                     const std::optional<at::Tensor>& wk_in, const at::Tensor& cos,
+                                                     const at::Tensor& sin, double eps) {
+  const RopeInputs in = prepare_rope(op, q_in, cos, sin);
+  const at::Tensor wq = checked_weight(wq_in, in.x, op, "weight_q");
+  at::Tensor k, wk;
+  RowIndex ki{1, 0, 0};
+  if (k_in.has_value()) {
+    check_same(*k_in, in.x, op, "k");
+    TORCH_CHECK(k_in->sizes() == q_in.sizes(), op, ": k has shape ", k_in->sizes(), " but q has shape ",
+                q_in.sizes());
+    std::tie(k, ki) = x_rows(*k_in);
+    wk = checked_weight(wk_in, in.x, op, "weight_k");
+  }
+  at::Tensor out = at::empty(in.x.sizes(), in.x.options());
+  at::Tensor out2 = k.defined() ? at::empty(in.x.sizes(), in.x.options()) : at::Tensor();
+  if (in.x.numel() == 0) return {out, out2};
+
+  const int n = 16 / static_cast<int>(in.x.element_size());
+  const int64_t d = in.x.size(-1);
+  const RowConfig cfg = choose_row_config(d, n, 4);
+  bool vec = d % n == 0 && rows_aligned16(in.x, in.xi) && rows_aligned16(in.cos, in.ci) &&
+             rows_aligned16(in.sin, in.si) && aligned16(out.data_ptr());
+  if (wq.defined()) vec = vec && aligned16(wq.data_ptr());
+  if (k.defined()) vec = vec && rows_aligned16(k, ki) && aligned16(out2.data_ptr());
+  if (wk.defined()) vec = vec && aligned16(wk.data_ptr());
+
+  if (!vec || cfg.vpt == 0 || cfg.vpt > kMaxVptNormRope) {
+    // Scalar path or rows too long for registers: normalize, then rotate.
+    auto norm_then_rope = [&](const at::Tensor& t, const at::Tensor& w) {
+      NormRequest nq{op, t, w.defined() ? std::optional<at::Tensor>(w) : std::nullopt,
+                     std::nullopt, std::nullopt, std::nullopt, std::nullopt, eps};
+      return rope_forward(op, std::get<0>(norm_forward(nq)), cos, sin);
+    };
+    out = norm_then_rope(in.x, wq);
+    if (k.defined()) out2 = norm_then_rope(k, wk);
+    return {out, out2};
+  }
+
+  const c10::cuda::CUDAGuard guard(in.x.device());
+  const cudaStream_t stream = c10::cuda::getCurrentCUDAStream(in.x.device().index()).stream();
+  RopeArgs a{};
+  a.x = in.x.data_ptr();
+  a.xi = in.xi;
+  a.x2 = ptr_or_null(k);
+  a.x2i = ki;
+  a.cos = in.cos.data_ptr<float>();
+  a.ci = in.ci;
+  a.sin = in.sin.data_ptr<float>();
+  a.si = in.si;
+  a.w = ptr_or_null(wq);
+  a.w2 = ptr_or_null(wk);
+  a.out = out.data_ptr();
+  a.out2 = out2.defined() ? out2.data_ptr() : nullptr;
+  a.rows = in.x.numel() / d;
+  a.d = static_cast<int>(d);
+  a.tpr = cfg.tpr;
+  a.eps = static_cast<float>(eps);
+  launch_rms_norm_rope(dtype_of(in.x), a, cfg.vpt, stream);
+  return {out, out2};
+}
+
+}  // namespace
+}  // namespace ltx
+
+// ------------------------------------------------------------ public entries
+// (declared in torch-ext/torch_binding.h, registered in torch_binding.cpp)
+
+at::Tensor rms_norm(const at::Tensor& x, const std::optional<at::Tensor>& weight, double eps) {
+  const ltx::NormRequest q{"rms_norm", x, weight, std::nullopt, std::nullopt, std::nullopt, std::nullopt, eps};
+  return std::get<0>(ltx::norm_forward(q));
+}
+
+at::Tensor rms_norm_modulate(const at::Tensor& x, const std::optional<at::Tensor>& weight, const at::Tensor& scale,
+                             const at::Tensor& shift, double eps) {
+  const ltx::NormRequest q{"rms_norm_modulate", x, weight, scale, shift, std::nullopt, std::nullopt, eps};
+  return std::get<0>(ltx::norm_forward(q));
+}
+
+std::tuple<at::Tensor, at::Tensor> add_rms_norm_modulate(const at::Tensor& x, const at::Tensor& residual,
+                                                         const std::optional<at::Tensor>& gate,
+                                                         const std::optional<at::Tensor>& weight,
+                                                         const std::optional<at::Tensor>& scale,
+                                                         const std::optional<at::Tensor>& shift, double eps) {
+  const ltx::NormRequest q{"add_rms_norm_modulate", x, weight, scale, shift, residual, gate, eps};
+  return ltx::norm_forward(q);
+}
+
+at::Tensor rms_norm_with_config(const at::Tensor& x, const std::optional<at::Tensor>& weight, double eps,
+                                int64_t threads_per_row, int64_t chunks_per_thread) {
+  const char* op = "rms_norm_with_config";
+  TORCH_CHECK(ltx::valid_tpr(threads_per_row), op,
+              ": threads_per_row must be a power of two <= 32 or a multiple of 32 <= ", ltx::kMaxThreadsPerRow,
+              ", got ", threads_per_row);
+  if (chunks_per_thread == 0) {
+    TORCH_CHECK(threads_per_row % 32 == 0, op, ": the looping kernel (chunks_per_thread=0) needs whole warps");
+  } else {
+    TORCH_CHECK(ltx::valid_vpt(chunks_per_thread), op,
+                ": chunks_per_thread must be 0 (looping kernel) or one of 1, 2, 3, 4, 6, 8, 12, 16, got ",
+                chunks_per_thread);
+    const int64_t n = 16 / x.element_size();
+    const int64_t d = x.dim() >= 1 ? x.size(-1) : 0;
+    TORCH_CHECK(threads_per_row * chunks_per_thread * n >= d, op, ": ", threads_per_row, " threads x ",
+                chunks_per_thread, " chunks of ", n, " elements do not cover a row of ", d);
+  }
+  ltx::NormRequest q{op, x, weight, std::nullopt, std::nullopt, std::nullopt, std::nullopt, eps};
+  q.tpr = static_cast<int>(threads_per_row);
+  q.vpt = static_cast<int>(chunks_per_thread);
+  return std::get<0>(ltx::norm_forward(q));
+}
+
+at::Tensor gelu_tanh(const at::Tensor& x_in) {
+  const char* op = "gelu_tanh";
+  ltx::check_float_cuda(x_in, op, "x");
+  // Elementwise, so any dense layout would do; non-contiguous views are copied
+  // once. Contiguous views at an element offset are used in place (scalar path).
+  const at::Tensor x = x_in.contiguous();
+  at::Tensor y = at::empty(x.sizes(), x.options());
+  if (x.numel() == 0) return y;
+  const c10::cuda::CUDAGuard guard(x.device());
+  const cudaStream_t stream = c10::cuda::getCurrentCUDAStream(x.device().index()).stream();
+  const bool vec = ltx::aligned16(x.data_ptr()) && ltx::aligned16(y.data_ptr());
+  ltx::launch_gelu_tanh(ltx::dtype_of(x), x.data_ptr(), y.data_ptr(), x.numel(), vec, stream);
+  return y;
+}
+
+at::Tensor rope_interleaved(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin) {
+  return ltx::rope_forward("rope_interleaved", x, cos, sin);
+}
+
+at::Tensor rms_norm_rope(const at::Tensor& x, const std::optional<at::Tensor>& weight, const at::Tensor& cos,
+                         const at::Tensor& sin, double eps) {
+  return std::get<0>(ltx::norm_rope_forward("rms_norm_rope", x, std::nullopt, weight, std::nullopt, cos, sin, eps));
+}
+
+std::tuple<at::Tensor, at::Tensor> rms_norm_rope_qk(const at::Tensor& q, const at::Tensor& k,
+                                                    const std::optional<at::Tensor>& weight_q,
+                                                    const std::optional<at::Tensor>& weight_k, const at::Tensor& cos,
+                                                    const at::Tensor& sin, double eps) {
+  return ltx::norm_rope_forward("rms_norm_rope_qk", q, k, weight_q, weight_k, cos, sin, eps);
+}

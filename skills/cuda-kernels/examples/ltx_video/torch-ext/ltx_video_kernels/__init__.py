@@ -1,0 +1,268 @@
+"""CUDA kernels for diffusers' LTX-Video transformer (verified against diffusers 0.42.1).
+
+- ``rms_norm``: the weightless norm1/norm2 (eps 1e-6) and the norm_q/norm_k over all heads
+  (weight of inner_dim 2048, eps 1e-5)
+- ``rms_norm_modulate``: AdaLN, ``rms_norm(x) * (1 + scale) + shift`` in one pass
+- ``add_rms_norm_modulate``: the block's residual add (optionally gated) fused with the next
+  AdaLN norm; returns (normed, new residual)
+- ``gelu_tanh``: the FeedForward activation, ``GELU(approximate="tanh")``
+- ``rope_interleaved``: ``transformer_ltx.apply_rotary_emb`` (interleaved pairs, fp32 cos/sin)
+- ``rms_norm_rope`` / ``rms_norm_rope_qk``: norm_q/norm_k fused with the rotary embedding;
+  the q/k form reads cos/sin once for both
+
+Every function takes any leading dimensions (feature dimension last) and float32, float16
+or bfloat16. CUDA tensors run the kernels; CPU tensors, mixed dtypes (e.g. an fp32 scale
+with bf16 x, where diffusers' expression promotes), inputs that need autograd, and shapes
+a kernel does not take go to the PyTorch reference in ``reference.py``, which is diffusers'
+own expression: code written against this API also runs on CPU. Outputs are new
+contiguous tensors in x's dtype. All ops work under ``torch.compile(fullgraph=True)``
+(fake kernels registered below).
+"""
+
+from __future__ import annotations
+
+import torch
+
+from . import reference
+from ._ops import add_op_namespace_prefix, ops
+
+__all__ = [
+    "add_rms_norm_modulate",
+    "gelu_tanh",
+    "layers",
+    "reference",
+    "rms_norm",
+    "rms_norm_modulate",
+    "rms_norm_rope",
+    "rms_norm_rope_qk",
+    "rms_norm_with_config",
+    "rope_interleaved",
+]
+
+_KERNEL_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
+
+
+def _kernel_ok(x: torch.Tensor, *others: torch.Tensor | None, fp32: tuple[torch.Tensor, ...] = ()) -> bool:
+    """True when the CUDA kernels can serve these tensors; the rest go to the reference.
+
+    ``others`` must match x's device and dtype; ``fp32`` tensors (RoPE's cos/sin) must be
+    float32 on x's device.
+    """
+    if not x.is_cuda or x.dtype not in _KERNEL_DTYPES or x.dim() < 1:
+        return False
+    present = [t for t in others if t is not None]
+    for t in present:
+        if t.device != x.device or t.dtype != x.dtype:
+            return False
+    for t in fp32:
+        if t.device != x.device or t.dtype != torch.float32:
+            return False
+    # The kernels register no backward: keep autograd working through the reference.
+    if torch.is_grad_enabled() and any(t.requires_grad for t in (x, *present, *fp32)):
+        return False
+    return True
+
+
+def _weight_ok(weight: torch.Tensor | None, x: torch.Tensor) -> bool:
+    return weight is None or (weight.dim() == 1 and weight.shape[0] == x.shape[-1])
+
+
+def rms_norm(x: torch.Tensor, weight: torch.Tensor | None, eps: float) -> torch.Tensor:
+    """``x * rsqrt(mean(x^2, -1) + eps) [* weight]`` in fp32, rounded once to x's dtype.
+
+    ``weight=None`` is diffusers' ``RMSNorm(elementwise_affine=False)``: no ones-tensor.
+    """
+    if _kernel_ok(x, weight) and _weight_ok(weight, x):
+        return ops.rms_norm(x, weight, float(eps))
+    return reference.rms_norm(x, weight, eps)
+
+
+def rms_norm_modulate(
+    x: torch.Tensor,
+    weight: torch.Tensor | None,
+    scale: torch.Tensor,
+    shift: torch.Tensor,
+    eps: float,
+) -> torch.Tensor:
+    """AdaLN: ``rms_norm(x, weight, eps) * (1 + scale) + shift`` in one pass.
+
+    scale/shift broadcast to x as LTX passes them: ``[B, 1, D]`` (or ``[B, S, D]`` with
+    per-token timesteps) strided views into the ``[B, T, 6, D]`` AdaLN table, read in place.
+    """
+    if _kernel_ok(x, weight, scale, shift) and _weight_ok(weight, x):
+        return ops.rms_norm_modulate(x, weight, scale, shift, float(eps))
+    return reference.rms_norm_modulate(x, weight, scale, shift, eps)
+
+
+def add_rms_norm_modulate(
+    x: torch.Tensor,
+    residual: torch.Tensor,
+    gate: torch.Tensor | None,
+    weight: torch.Tensor | None,
+    scale: torch.Tensor | None,
+    shift: torch.Tensor | None,
+    eps: float,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """``h = residual + x [* gate]``; returns ``(rms_norm(h) [* (1 + scale) + shift], h)``.
+
+    h is rounded to x's dtype before it is normalized, as the block stores its residual
+    stream. scale and shift: both or neither.
+    """
+    if (scale is None) != (shift is None):
+        raise ValueError("add_rms_norm_modulate: pass both scale and shift, or neither")
+    if _kernel_ok(x, residual, gate, weight, scale, shift) and _weight_ok(weight, x) and residual.shape == x.shape:
+        out, h = ops.add_rms_norm_modulate(x, residual, gate, weight, scale, shift, float(eps))
+        return out, h
+    return reference.add_rms_norm_modulate(x, residual, gate, weight, scale, shift, eps)
+
+
+def gelu_tanh(x: torch.Tensor) -> torch.Tensor:
+    """``F.gelu(x, approximate="tanh")``: the LTX FeedForward activation."""
+    if _kernel_ok(x):
+        return ops.gelu_tanh(x)
+    return reference.gelu_tanh(x)
+
+
+def _rope_shapes_ok(x: torch.Tensor) -> bool:
+    return x.shape[-1] % 2 == 0
+
+
+def rope_interleaved(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+    """``transformer_ltx.apply_rotary_emb(x, (cos, sin))``.
+
+    x: ``[B, S, C]`` (any leading dims), cos/sin: float32, broadcastable to x
+    (LTX passes ``[B, S, C]``).
+    """
+    if _kernel_ok(x, fp32=(cos, sin)) and _rope_shapes_ok(x):
+        return ops.rope_interleaved(x, cos, sin)
+    return reference.rope_interleaved(x, cos, sin)
+
+
+def rms_norm_rope(
+    x: torch.Tensor, weight: torch.Tensor | None, cos: torch.Tensor, sin: torch.Tensor, eps: float
+) -> torch.Tensor:
+    """``apply_rotary_emb(rms_norm(x, weight, eps), (cos, sin))`` in one pass.
+
+    The normalized value is rotated in fp32 without the bf16 rounding eager applies between
+    the two steps (one rounding instead of two).
+    """
+    if _kernel_ok(x, weight, fp32=(cos, sin)) and _weight_ok(weight, x) and _rope_shapes_ok(x):
+        return ops.rms_norm_rope(x, weight, cos, sin, float(eps))
+    return reference.rms_norm_rope(x, weight, cos, sin, eps)
+
+
+def rms_norm_rope_qk(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    weight_q: torch.Tensor | None,
+    weight_k: torch.Tensor | None,
+    cos: torch.Tensor,
+    sin: torch.Tensor,
+    eps: float,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(rms_norm_rope(q, weight_q, ...), rms_norm_rope(k, weight_k, ...))`` in one kernel.
+
+    LTX's self-attention (attn1): q = norm_q(to_q(h)), k = norm_k(to_k(h)), both rotated by
+    the same cos/sin. q and k must have the same shape; cos/sin are read once.
+    """
+    if (
+        _kernel_ok(q, k, weight_q, weight_k, fp32=(cos, sin))
+        and q.shape == k.shape
+        and _weight_ok(weight_q, q)
+        and _weight_ok(weight_k, k)
+        and _rope_shapes_ok(q)
+    ):
+        q_out, k_out = ops.rms_norm_rope_qk(q, k, weight_q, weight_k, cos, sin, float(eps))
+        return q_out, k_out
+    return reference.rms_norm_rope_qk(q, k, weight_q, weight_k, cos, sin, eps)
+
+
+def rms_norm_with_config(
+    x: torch.Tensor, weight: torch.Tensor | None, eps: float, threads_per_row: int, chunks_per_thread: int
+) -> torch.Tensor:
+    """rms_norm with a forced launch configuration, for tuning sweeps and tests (CUDA only).
+
+    ``threads_per_row`` threads (a power of two <= 32 or a multiple of 32 <= 512) each hold
+    ``chunks_per_thread`` 16-byte chunks of a row in registers (1, 2, 3, 4, 6, 8, 12, 16);
+    ``chunks_per_thread=0`` runs the looping kernel, one block of threads_per_row per row.
+    """
+    return ops.rms_norm_with_config(x, weight, float(eps), int(threads_per_row), int(chunks_per_thread))
+
+
+# ---------------------------------------------------------------------------------------
+# Fake (meta) kernels: shapes, dtypes and strides of the outputs, so torch.compile and
+# FakeTensorMode can trace through the ops without running them. They must match the
+# CUDA ops exactly: new contiguous tensors of x's shape and dtype.
+
+
+def _like(x: torch.Tensor) -> torch.Tensor:
+    return torch.empty(x.shape, dtype=x.dtype, device=x.device)
+
+
+@torch.library.register_fake(add_op_namespace_prefix("rms_norm"))
+def _rms_norm_fake(x: torch.Tensor, weight: torch.Tensor | None, eps: float) -> torch.Tensor:
+    return _like(x)
+
+
+@torch.library.register_fake(add_op_namespace_prefix("rms_norm_modulate"))
+def _rms_norm_modulate_fake(
+    x: torch.Tensor, weight: torch.Tensor | None, scale: torch.Tensor, shift: torch.Tensor, eps: float
+) -> torch.Tensor:
+    return _like(x)
+
+
+@torch.library.register_fake(add_op_namespace_prefix("add_rms_norm_modulate"))
+def _add_rms_norm_modulate_fake(
+    x: torch.Tensor,
+    residual: torch.Tensor,
+    gate: torch.Tensor | None,
+    weight: torch.Tensor | None,
+    scale: torch.Tensor | None,
+    shift: torch.Tensor | None,
+    eps: float,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    torch._check(residual.shape == x.shape, lambda: "add_rms_norm_modulate: residual must have x's shape")
+    return _like(x), _like(x)
+
+
+@torch.library.register_fake(add_op_namespace_prefix("rms_norm_with_config"))
+def _rms_norm_with_config_fake(
+    x: torch.Tensor, weight: torch.Tensor | None, eps: float, threads_per_row: int, chunks_per_thread: int
+) -> torch.Tensor:
+    return _like(x)
+
+
+@torch.library.register_fake(add_op_namespace_prefix("gelu_tanh"))
+def _gelu_tanh_fake(x: torch.Tensor) -> torch.Tensor:
+    return _like(x)
+
+
+@torch.library.register_fake(add_op_namespace_prefix("rope_interleaved"))
+def _rope_interleaved_fake(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+    return _like(x)
+
+
+@torch.library.register_fake(add_op_namespace_prefix("rms_norm_rope"))
+def _rms_norm_rope_fake(
+    x: torch.Tensor, weight: torch.Tensor | None, cos: torch.Tensor, sin: torch.Tensor, eps: float
+) -> torch.Tensor:
+    return _like(x)
+
+
+@torch.library.register_fake(add_op_namespace_prefix("rms_norm_rope_qk"))
+def _rms_norm_rope_qk_fake(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    weight_q: torch.Tensor | None,
+    weight_k: torch.Tensor | None,
+    cos: torch.Tensor,
+    sin: torch.Tensor,
+    eps: float,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    torch._check(k.shape == q.shape, lambda: "rms_norm_rope_qk: q and k must have the same shape")
+    return _like(q), _like(q)
+
+
+# Kernel Hub layers (integration helper's module): imported last, it looks the functions
+# above up on this package at call time.
+from . import layers  # noqa: E402

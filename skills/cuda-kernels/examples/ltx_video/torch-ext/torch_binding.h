@@ -1,0 +1,44 @@
+// Host entry points of ltx-video-kernels; defined in kernel_src/*.cu and
+// registered as torch ops in torch_binding.cpp. CUDA tensors only: the Python
+// package routes CPU tensors (and unsupported dtype mixes) to reference.py.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <optional>
+#include <tuple>
+
+// y = x * rsqrt(mean(x^2, -1) + eps) [* weight]
+at::Tensor rms_norm(const at::Tensor& x, const std::optional<at::Tensor>& weight, double eps);
+
+// y = rms_norm(x, weight, eps) * (1 + scale) + shift; scale/shift broadcast to x
+at::Tensor rms_norm_modulate(const at::Tensor& x, const std::optional<at::Tensor>& weight, const at::Tensor& scale,
+                             const at::Tensor& shift, double eps);
+
+// h = residual + x [* gate]; returns (rms_norm(h, weight, eps) [* (1 + scale) + shift], h)
+std::tuple<at::Tensor, at::Tensor> add_rms_norm_modulate(const at::Tensor& x, const at::Tensor& residual,
+                                                         const std::optional<at::Tensor>& gate,
+                                                         const std::optional<at::Tensor>& weight,
+                                                         const std::optional<at::Tensor>& scale,
+                                                         const std::optional<at::Tensor>& shift, double eps);
+
+// rms_norm with an explicit launch configuration (benchmark sweeps and tests of
+// every code path); chunks_per_thread = 0 selects the looping kernel.
+at::Tensor rms_norm_with_config(const at::Tensor& x, const std::optional<at::Tensor>& weight, double eps,
+                                int64_t threads_per_row, int64_t chunks_per_thread);
+
+// 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+at::Tensor gelu_tanh(const at::Tensor& x);
+
+// diffusers' LTX apply_rotary_emb: interleaved (real, imag) pairs, fp32 cos/sin
+at::Tensor rope_interleaved(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin);
+
+// rope_interleaved(rms_norm(x, weight, eps), cos, sin) in one pass
+at::Tensor rms_norm_rope(const at::Tensor& x, const std::optional<at::Tensor>& weight, const at::Tensor& cos,
+                         const at::Tensor& sin, double eps);
+
+// the same for q and k together, reading cos/sin once
+std::tuple<at::Tensor, at::Tensor> rms_norm_rope_qk(const at::Tensor& q, const at::Tensor& k,
+                                                    const std::optional<at::Tensor>& weight_q,
+                                                    const std::optional<at::Tensor>& weight_k, const at::Tensor& cos,
+                                                    const at::Tensor& sin, double eps);
