@@ -56,8 +56,8 @@ def _write_tree(unit: skilldocs.Unit, root: Path) -> None:
             (root / rel).parent.joinpath("registration.h").write_text(skilldocs.REGISTRATION_H, encoding="utf-8")
 
 
-def _compile(nvcc: str, source: Path, flags: list[str]) -> None:
-    gencode = [f"-gencode=arch=compute_{a},code=sm_{a}" for a in skilldocs.ARCHS]
+def _compile(nvcc: str, source: Path, flags: list[str], archs: tuple[str, ...] = skilldocs.ARCHS) -> None:
+    gencode = [f"-gencode=arch=compute_{a},code=sm_{a}" for a in archs]
     cmd = [nvcc, "-c", str(source), "-o", str(source.with_suffix(".o")), "-std=c++20", *gencode,
            "-Xcompiler", "-fPIC", "-DCUDA_KERNEL", "-DTORCH_EXTENSION_NAME=_ks_doc_test", *flags]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
@@ -78,6 +78,18 @@ def test_block_compiles(unit: skilldocs.Unit, tmp_path: Path) -> None:
         _compile(nvcc, source, base + torch_flags)
     else:
         _compile(nvcc, source, base)
+
+
+T4_UNITS = [u for u in UNITS if u.doc.name == "t4-optimization-guide.md"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("unit", T4_UNITS, ids=[u.id for u in T4_UNITS])
+def test_t4_guide_blocks_compile_for_sm75(unit: skilldocs.Unit, tmp_path: Path) -> None:
+    # The T4 guide claims its bf16 code runs on sm_75: compile it for sm_75 too.
+    nvcc, includes, torch_flags = _toolchain()
+    _write_tree(unit, tmp_path)
+    _compile(nvcc, tmp_path / unit.source, [f"-I{tmp_path}", *includes, *torch_flags], archs=("75",))
 
 
 def test_there_are_compiled_blocks() -> None:
