@@ -44,10 +44,16 @@ from typing import Any
 
 from torch import nn
 
-# mapping name -> (transformers class, layer class in <package>.layers)
-HUB_LAYERS = {
-    "RMSNorm": ("transformers.models.qwen3.modeling_qwen3", "Qwen3RMSNorm", "RMSNorm"),
-    "SwiGLUMLP": ("transformers.models.qwen3.modeling_qwen3", "Qwen3MLP", "SwiGLUMLP"),
+# mapping name -> (layer class in <package>.layers, transformers classes it replaces)
+HUB_LAYERS: dict[str, tuple[str, list[tuple[str, str]]]] = {
+    "RMSNorm": (
+        "RMSNorm",
+        [("transformers.models.qwen3.modeling_qwen3", "Qwen3RMSNorm"), ("transformers.models.llama.modeling_llama", "LlamaRMSNorm")],
+    ),
+    "SwiGLUMLP": (
+        "SwiGLUMLP",
+        [("transformers.models.qwen3.modeling_qwen3", "Qwen3MLP"), ("transformers.models.llama.modeling_llama", "LlamaMLP")],
+    ),
 }
 
 
@@ -108,7 +114,7 @@ def _resolve_class(module_name: str, class_name: str) -> type:
 
 
 @contextlib.contextmanager
-def hub_layer_names(names: dict[str, tuple[str, str, str]] = HUB_LAYERS) -> Iterator[None]:
+def hub_layer_names(names: dict[str, tuple[str, list[tuple[str, str]]]] = HUB_LAYERS) -> Iterator[None]:
     """Make transformers' classes kernelize-able under `names` for the `with` block.
 
     Equivalent to what transformers' `use_kernel_forward_from_hub` decorator does when it
@@ -118,12 +124,13 @@ def hub_layer_names(names: dict[str, tuple[str, str, str]] = HUB_LAYERS) -> Iter
 
     saved: list[tuple[type, dict[str, Any]]] = []
     try:
-        for layer_name, (module_name, class_name, _layer) in names.items():
-            cls = _resolve_class(module_name, class_name)
-            saved.append((cls, {k: cls.__dict__[k] for k in ("kernel_layer_name", "kernel_condition") if k in cls.__dict__}))
-            if "kernel_layer_name" in cls.__dict__:
-                continue  # transformers' own decorator is active (kernels 0.16.x): keep it
-            kernels.replace_kernel_forward_from_hub(cls, layer_name, condition=lambda m, cls=cls: type(m) is cls)
+        for layer_name, (_layer, targets) in names.items():
+            for module_name, class_name in targets:
+                cls = _resolve_class(module_name, class_name)
+                saved.append((cls, {k: cls.__dict__[k] for k in ("kernel_layer_name", "kernel_condition") if k in cls.__dict__}))
+                if "kernel_layer_name" in cls.__dict__:
+                    continue  # transformers' own decorator is active (kernels 0.16.x): keep it
+                kernels.replace_kernel_forward_from_hub(cls, layer_name, condition=lambda m, cls=cls: type(m) is cls)
         yield
     finally:
         for cls, previous in saved:
@@ -140,7 +147,7 @@ def kernelize_qwen3(
     *,
     device: str,
     compile_ready: bool = False,
-    names: dict[str, tuple[str, str, str]] = HUB_LAYERS,
+    names: dict[str, tuple[str, list[tuple[str, str]]]] = HUB_LAYERS,
 ) -> dict[str, int]:
     """Swap Qwen3 norms and MLPs for this example's layers through `kernels.kernelize`.
 
@@ -155,7 +162,7 @@ def kernelize_qwen3(
     load_local_kernel(repo_path)
     mapping = {
         layer_name: {device: LocalLayerRepository(repo_path=repo_path, layer_name=layer_cls)}
-        for layer_name, (_m, _c, layer_cls) in names.items()
+        for layer_name, (layer_cls, _targets) in names.items()
     }
     mode = Mode.INFERENCE | Mode.TORCH_COMPILE if compile_ready else Mode.INFERENCE
     with hub_layer_names(names), kernels.use_kernel_mapping(mapping, inherit_mapping=False):

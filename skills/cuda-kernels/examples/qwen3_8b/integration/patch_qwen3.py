@@ -160,7 +160,8 @@ def _has_own_forward(cls: type, family: _Family) -> bool:
     )
 
 
-_NORM_VERDICTS: dict[type, str | None] = {}
+# Keyed by (class, its forward function): a class whose forward is later replaced is probed again.
+_NORM_VERDICTS: dict[tuple[type, Any], str | None] = {}
 
 
 def _norm_formula_problem(cls: type) -> str | None:
@@ -169,8 +170,9 @@ def _norm_formula_problem(cls: type) -> str | None:
     A large eps (0.25) and a weight spanning negative values make eps placement,
     weight placement and (1 + w)-style offsets visible; fp32 input, fp64 reference.
     """
-    if cls in _NORM_VERDICTS:
-        return _NORM_VERDICTS[cls]
+    key = (cls, cls.__dict__.get("forward"))
+    if key in _NORM_VERDICTS:
+        return _NORM_VERDICTS[key]
     verdict: str | None = None
     try:
         with torch.device("cpu"):
@@ -190,7 +192,7 @@ def _norm_formula_problem(cls: type) -> str | None:
             verdict = "forward does not compute weight * x * rsqrt(mean(x^2) + eps)"
     except Exception as exc:  # a class we cannot even probe is not one we can vouch for
         verdict = f"probe failed: {type(exc).__name__}: {exc}"
-    _NORM_VERDICTS[cls] = verdict
+    _NORM_VERDICTS[key] = verdict
     return verdict
 
 
@@ -330,8 +332,8 @@ def _rope_target_problem(mod: types.ModuleType, family: _Family, attention_cls: 
         return None  # ours, installed for another model
     if isinstance(current, types.FunctionType) and current.__module__ == family.module:
         return None  # transformers' function
-    if isinstance(current, nn.Module) and type(current).__name__ == "Func":
-        return None  # transformers wrapped it with kernels' use_kernel_forward_from_hub
+    if isinstance(current, nn.Module) and type(current).__module__ == "kernels.layer.layer":
+        return None  # transformers wrapped it with kernels' use_kernel_forward_from_hub (kernels 0.16.x)
     return f"{family.module}.apply_rotary_pos_emb was replaced by {current!r}; not patching over it"
 
 

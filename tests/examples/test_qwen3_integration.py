@@ -1,0 +1,718 @@
+"""qwen3_8b integration: the patch module, the Kernel Hub layers, the benchmarks and scripts.
+
+CPU tests (CI) run tiny random-weight models through the package's PyTorch fallback and
+the real Qwen3-8B architecture on the meta device; `gpu` tests run the full-size model in
+bf16 on the GPU. Every transformers / kernels call the integration makes is bound
+against the installed signatures here, so API drift fails a test instead of a user.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+
+REPO = Path(__file__).resolve().parents[2]
+SKILL = REPO / "skills" / "cuda-kernels"
+EXAMPLE = SKILL / "examples" / "qwen3_8b"
+INTEGRATION = EXAMPLE / "integration"
+SCRIPTS = SKILL / "scripts"
+LAYERS_FILE = EXAMPLE / "torch-ext" / "qwen3_8b_kernels" / "layers.py"
+
+if str(INTEGRATION) not in sys.path:
+    sys.path.insert(0, str(INTEGRATION))
+
+import kernel_hub  # noqa: E402
+import patch_qwen3 as pq  # noqa: E402
+import qwen3_models as qm  # noqa: E402
+from transformers.models.llama import modeling_llama as ml  # noqa: E402
+from transformers.models.qwen3 import modeling_qwen3 as mq  # noqa: E402
+
+ORIGINAL_ROPE = mq.apply_rotary_pos_emb
+
+
+def package_path(pkg: ModuleType) -> Path:
+    """The sys.path entry from which `pkg` was imported."""
+    return Path(pkg.__file__).resolve().parent.parent
+
+
+@pytest.fixture(autouse=True)
+def _transformers_is_left_as_found():
+    # Every test must leave transformers' RoPE global and its classes as it found them.
+    before = {cls: cls.__dict__.get("kernel_layer_name") for cls in (mq.Qwen3RMSNorm, mq.Qwen3MLP, ml.LlamaRMSNorm, ml.LlamaMLP)}
+    yield
+    assert mq.apply_rotary_pos_emb is ORIGINAL_ROPE
+    assert {cls: cls.__dict__.get("kernel_layer_name") for cls in before} == before
+
+
+def tiny(dtype=torch.float32, seed: int = 0, **overrides):
+    return qm.build_random_model(qm.tiny_qwen3_config(**overrides), dtype=dtype, seed=seed)
+
+
+def logits(model, ids):
+    with torch.no_grad():
+        return model(input_ids=ids, use_cache=False).logits
+
+
+IDS = qm.random_input_ids(2, 29, qm.TINY_QWEN3_CONFIG["vocab_size"], device="cpu")
+
+
+# ----------------------------------------------------------------- API facts (no build)
+
+
+def test_every_transformers_call_binds_to_the_installed_signatures():
+    from transformers import AutoModelForCausalLM, Qwen3Config, StaticCache
+
+    inspect.signature(Qwen3Config).bind(**qm.QWEN3_8B_CONFIG)
+    inspect.signature(StaticCache).bind(config=qm.tiny_qwen3_config(), max_cache_len=8)
+    inspect.signature(mq.Qwen3ForCausalLM.forward).bind(
+        None, input_ids=IDS, use_cache=False, logits_to_keep=0, past_key_values=None
+    )
+    # from_config(**kwargs) hides its keywords: check what they do instead.
+    model = AutoModelForCausalLM.from_config(qm.tiny_qwen3_config(), dtype=torch.bfloat16, attn_implementation="sdpa")
+    assert {p.dtype for p in model.parameters()} == {torch.bfloat16}
+    assert model.config._attn_implementation == "sdpa"
+    assert callable(StaticCache(config=qm.tiny_qwen3_config(), max_cache_len=8).reset)
+
+
+def test_the_patched_forwards_have_the_signatures_of_what_they_replace():
+    def params(fn):
+        return [(p.name, p.kind, p.default) for p in inspect.signature(fn).parameters.values()]
+
+    ops = ModuleType("ops")
+    assert params(pq._make_decoder_forward(ops)) == params(mq.Qwen3DecoderLayer.forward)
+    assert params(pq._make_decoder_forward(ops)) == params(ml.LlamaDecoderLayer.forward)
+    assert params(pq._make_norm_forward(ops)) == params(mq.Qwen3RMSNorm.forward)
+    assert params(pq._make_mlp_forward(ops, fused=True)) == params(mq.Qwen3MLP.forward)
+    assert params(pq._make_rope(ORIGINAL_ROPE, ops)) == params(ORIGINAL_ROPE)
+    # The RoPE patch point works only because the attention forward reads the global.
+    assert "apply_rotary_pos_emb" in mq.Qwen3Attention.forward.__code__.co_names
+    assert "apply_rotary_pos_emb" in ml.LlamaAttention.forward.__code__.co_names
+
+
+def test_transformers_hub_decorators_are_inert_with_kernels_0_17():
+    """transformers 5.17 enables its kernels integration only for 0.16.0 <= kernels < 0.17.0."""
+    from transformers.utils import import_utils
+
+    assert (import_utils.KERNELS_MIN_VERSION, import_utils.KERNELS_MAX_VERSION) == ("0.16.0", "0.17.0")
+    try:
+        from importlib.metadata import version
+
+        installed = version("kernels")
+    except Exception:
+        installed = None
+    if installed is None or not installed.startswith("0.16."):
+        assert not import_utils.is_kernels_available()
+        assert "kernel_layer_name" not in mq.Qwen3RMSNorm.__dict__
+        assert isinstance(mq.apply_rotary_pos_emb, type(lambda: 0))
+
+
+def test_every_kernels_call_binds_to_the_installed_signatures(tmp_path):
+    kernels = pytest.importorskip("kernels")
+    from kernels import LocalLayerRepository, Mode
+
+    inspect.signature(kernels.kernelize).bind(torch.nn.Linear(1, 1), mode=Mode.INFERENCE, device="cpu", use_fallback=True)
+    inspect.signature(kernels.use_kernel_mapping).bind({}, inherit_mapping=False)
+    inspect.signature(kernels.replace_kernel_forward_from_hub).bind(mq.Qwen3RMSNorm, "RMSNorm", condition=None)
+    inspect.signature(kernels.get_local_kernel).bind(tmp_path)
+    inspect.signature(LocalLayerRepository).bind(repo_path=tmp_path, layer_name="RMSNorm")
+    assert Mode.INFERENCE | Mode.TORCH_COMPILE  # a valid combination in this version
+
+
+def test_local_repository_metadata_is_what_kernels_parses(tmp_path):
+    kernels = pytest.importorskip("kernels")
+    pkg = tmp_path / "src" / "qwen3_8b_kernels"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    repo = kernel_hub.local_repository(pkg, tmp_path / "repo", archs=["9.0"])
+    meta = kernels.Metadata.read_from_file(repo / "metadata.json")
+    assert meta.name.python_name == "qwen3_8b_kernels"
+    assert (repo / "qwen3_8b_kernels").resolve() == pkg.resolve()
+    assert kernel_hub.local_repository(pkg, tmp_path / "repo") == repo  # idempotent
+
+
+def test_hub_layers_obey_kernels_layer_rules():
+    """kernels rejects layers with an __init__ or extra members, and forwards whose
+    parameters differ from the replaced forward (kernels.layer.layer._validate_layer)."""
+    source = LAYERS_FILE.read_text()
+    tree = __import__("ast").parse(source)
+    classes = {n.name: n for n in tree.body if isinstance(n, __import__("ast").ClassDef)}
+    assert set(classes) == {"RMSNorm", "SwiGLUMLP", "ApplyRotaryPosEmb"}
+    for cls in classes.values():
+        members = {
+            t.id for n in cls.body if isinstance(n, __import__("ast").Assign) for t in n.targets
+        } | {n.name for n in cls.body if isinstance(n, __import__("ast").FunctionDef)}
+        assert members == {"can_torch_compile", "has_backward", "forward"}, cls.name
+
+
+# ------------------------------------------------------------ the real model, on meta
+
+
+def test_qwen3_8b_config_gives_the_published_architecture():
+    with torch.device("meta"):
+        model = mq.Qwen3ForCausalLM(qm.qwen3_8b_config())
+    counts = qm.count_modules(model)
+    assert counts["decoder_layers"] == qm.QWEN3_8B_LAYERS == 36
+    assert counts["rms_norm_by_class"] == {"Qwen3RMSNorm": qm.QWEN3_8B_RMSNORMS} == {"Qwen3RMSNorm": 145}
+    assert counts["rms_norm_by_role"] == {
+        "input_layernorm": 36, "post_attention_layernorm": 36, "q_norm": 36, "k_norm": 36, "final_norm": 1
+    }
+    assert counts["parameters"] == qm.QWEN3_8B_PARAMETERS
+    attn = model.model.layers[0].self_attn
+    assert tuple(attn.q_norm.weight.shape) == (128,) and attn.q_norm.variance_epsilon == 1e-6
+
+
+@pytest.mark.slow  # builds the CUDA extension (once per session)
+def test_patch_counts_on_the_real_size_model(qwen3_kernels):
+    with torch.device("meta"):
+        model = mq.Qwen3ForCausalLM(qm.qwen3_8b_config())
+    report = pq.patch_qwen3(model, qwen3_kernels)
+    counts = report.counts()
+    assert counts["rms_norm"] == 145 and counts["decoder_layers"] == 36
+    assert counts["rms_norm_by_role"] == {
+        "input_layernorm": 36, "post_attention_layernorm": 36, "q_norm": 36, "k_norm": 36, "final_norm": 1
+    }
+    assert counts["fused_add_rms_norm"] == counts["swiglu"] == counts["fused_gate_up"] == 36
+    assert counts["rope_attention_modules"] == 36
+    assert counts["rope_patch_points"] == ["transformers.models.qwen3.modeling_qwen3.apply_rotary_pos_emb"]
+    assert report.skipped == []
+    assert pq.patched_roles(model) == {"rms_norm": 145, "fused_add_rms_norm": 36, "swiglu+fused_gate_up": 36}
+    pq.unpatch_qwen3(model)
+    assert not any("forward" in m.__dict__ for m in model.modules())
+
+
+# --------------------------------------------------------------- tiny model, CPU fallback
+
+
+@pytest.mark.slow  # builds the CUDA extension (once per session)
+def test_patched_tiny_model_matches_unpatched_in_fp32(qwen3_kernels):
+    model = tiny()
+    ref = logits(model, IDS)
+    pq.patch_qwen3(model, qwen3_kernels)
+    try:
+        err = qm.compare_logits(logits(model, IDS), ref)
+    finally:
+        pq.unpatch_qwen3(model)
+    assert err["rel_l2"] < 1e-5 and err["top1_agreement"] == 1.0
+
+
+@pytest.mark.parametrize("flags", [
+    dict(fuse_residual=False, swiglu=False, fuse_mlp=False, rope=False),
+    dict(fuse_mlp=False),
+    dict(norms=False),
+    dict(rope=False),
+])
+@pytest.mark.slow  # builds the CUDA extension (once per session)
+def test_each_patch_option_alone_keeps_the_logits(qwen3_kernels, flags):
+    model = tiny(seed=3)
+    ref = logits(model, IDS)
+    pq.patch_qwen3(model, qwen3_kernels, **flags)
+    try:
+        err = qm.compare_logits(logits(model, IDS), ref)
+    finally:
+        pq.unpatch_qwen3(model)
+    assert err["rel_l2"] < 1e-5
+
+
+@pytest.mark.slow  # builds the CUDA extension (once per session)
+def test_patched_bf16_error_is_bf16_rounding_no_worse_than_transformers(qwen3_kernels):
+    """In bf16 neither model matches fp32; the patched one must be as close as the original."""
+    for seed in range(3):
+        model = tiny(seed=seed)
+        ids = qm.random_input_ids(2, 64, 512, device="cpu", seed=seed)
+        ref32 = logits(model, ids)
+        model.to(torch.bfloat16)
+        unpatched = qm.compare_logits(logits(model, ids), ref32)
+        pq.patch_qwen3(model, qwen3_kernels)
+        try:
+            patched = qm.compare_logits(logits(model, ids), ref32)
+        finally:
+            pq.unpatch_qwen3(model)
+        assert patched["finite"]
+        assert patched["rel_l2"] <= 1.25 * unpatched["rel_l2"] + 1e-3, (patched, unpatched)
+        assert patched["top1_agreement"] >= unpatched["top1_agreement"] - 0.05
+
+
+@pytest.mark.slow  # builds the CUDA extension (once per session)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_each_patched_norm_matches_its_original_module(qwen3_kernels, dtype):
+    model = tiny(dtype=dtype, seed=5)
+    report = pq.patch_qwen3(model, qwen3_kernels)
+    try:
+        modules = dict(model.named_modules())
+        gen = torch.Generator().manual_seed(0)
+        for name in report.rms_norm:
+            module = modules[name]
+            width = module.weight.shape[0]
+            shape = (2, 7, 4, width) if name.endswith(("q_norm", "k_norm")) else (2, 7, width)
+            x = (torch.randn(shape, generator=gen) * 2).to(dtype)
+            with torch.no_grad():
+                got = module(x)
+                want = mq.Qwen3RMSNorm.forward(module, x)
+                exact = module.weight.double() * (
+                    x.double() * torch.rsqrt(x.double().square().mean(-1, keepdim=True) + module.variance_epsilon)
+                )
+            assert got.dtype == want.dtype and got.shape == want.shape
+            if dtype == torch.float32:
+                torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
+            else:  # both round to bf16; the kernel rounds once, transformers twice
+                bound = 2 * (want.double() - exact).abs().max() + 2 ** -7 * exact.abs().max()
+                assert (got.double() - exact).abs().max() <= bound, name
+    finally:
+        pq.unpatch_qwen3(model)
+
+
+@pytest.mark.slow  # builds the CUDA extension (once per session)
+def test_fp32_weight_with_bf16_input_keeps_transformers_promotion(qwen3_kernels):
+    model = tiny(dtype=torch.float32)
+    pq.patch_qwen3(model, qwen3_kernels)
+    try:
+        norm = model.model.norm
+        x = torch.randn(3, norm.weight.shape[0]).to(torch.bfloat16)
+        with torch.no_grad():
+            got, want = norm(x), mq.Qwen3RMSNorm.forward(norm, x)
+        assert got.dtype == want.dtype == torch.float32
+        torch.testing.assert_close(got, want)
+    finally:
+        pq.unpatch_qwen3(model)
+
+
+@pytest.mark.slow  # builds the CUDA extension (once per session)
+def test_unpatch_restores_transformers_bit_for_bit(qwen3_kernels):
+    model = tiny()
+    ref = logits(model, IDS)
+    pq.patch_qwen3(model, qwen3_kernels)
+    assert mq.apply_rotary_pos_emb is not ORIGINAL_ROPE
+    pq.unpatch_qwen3(model)
+    assert torch.equal(logits(model, IDS), ref)
+    assert not any("forward" in m.__dict__ for m in model.modules())
+    assert not any(pq._FUSED_GATE_UP in m._buffers for m in model.modules())
+    assert not pq.is_patched(model)
+
+
+@pytest.mark.slow  # builds the CUDA extension (once per session)
+def test_patching_twice_or_unpatching_an_unpatched_model_is_an_error(qwen3_kernels):
+    model = tiny()
+    pq.patch_qwen3(model, qwen3_kernels)
+    with pytest.raises(RuntimeError, match="already patched"):
+        pq.patch_qwen3(model, qwen3_kernels)
+    pq.unpatch_qwen3(model)
+    with pytest.raises(RuntimeError, match="not patched"):
+        pq.unpatch_qwen3(model)
+    with pytest.raises(ValueError, match="lacks"):
+        pq.patch_qwen3(model, ModuleType("empty"))
+    with pytest.raises(ValueError, match="before torch.compile"):
+        pq.patch_qwen3(torch.compile(model), qwen3_kernels)
+
+
+class GemmaStyleNorm(mq.Qwen3RMSNorm):
+    """A subclass with Gemma's formula, x * (1 + w): inherits the class but not the math."""
+
+    def forward(self, hidden_states):
+        x = hidden_states.float()
+        x = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.variance_epsilon)
+        return (x * (1.0 + self.weight.float())).to(hidden_states.dtype)
+
+
+@pytest.mark.slow  # builds the CUDA extension (once per session)
+def test_norms_with_another_formula_are_refused(qwen3_kernels):
+    from transformers.models.gemma3.modeling_gemma3 import Gemma3RMSNorm
+
+    model = tiny()
+    layer0, layer1 = model.model.layers[0], model.model.layers[1]
+    layer0.self_attn.q_norm = Gemma3RMSNorm(layer0.self_attn.head_dim)
+    layer1.input_layernorm = GemmaStyleNorm(layer1.input_layernorm.weight.shape[0])
+    layer1.post_attention_layernorm = GemmaStyleNorm(layer1.post_attention_layernorm.weight.shape[0])
+    ref = logits(model, IDS)
+    report = pq.patch_qwen3(model, qwen3_kernels)
+    try:
+        skipped = dict(report.skipped)
+        assert "Gemma3RMSNorm" in skipped["model.layers.0.self_attn.q_norm"]
+        assert "model.layers.1.input_layernorm" not in report.rms_norm
+        assert "model.layers.1.post_attention_layernorm" not in report.rms_norm
+        assert "residual fusion" in skipped["model.layers.1"]
+        assert "model.layers.1" not in report.fused_add_rms_norm
+        assert "forward" not in layer0.self_attn.q_norm.__dict__
+        assert "forward" not in layer1.input_layernorm.__dict__
+        assert len(report.rms_norm) == 13 - 3
+        assert qm.compare_logits(logits(model, IDS), ref)["rel_l2"] < 1e-5
+    finally:
+        pq.unpatch_qwen3(model)
+
+
+@pytest.mark.slow  # builds the CUDA extension (once per session)
+def test_a_monkeypatched_norm_class_is_refused(qwen3_kernels, monkeypatch):
+    monkeypatch.setattr(mq.Qwen3RMSNorm, "forward", GemmaStyleNorm.forward)
+    model = tiny()
+    report = pq.patch_qwen3(model, qwen3_kernels)
+    try:
+        assert report.rms_norm == [] and report.fused_add_rms_norm == []
+        assert all("not transformers' own" in reason for name, reason in report.skipped if "norm" in name)
+    finally:
+        pq.unpatch_qwen3(model)
+
+
+def test_the_norm_probe_rejects_a_wrong_formula_even_with_transformers_names(monkeypatch):
+    def forward(self, hidden_states):  # eps outside the square root
+        x = hidden_states.float()
+        return self.weight * (x * (torch.rsqrt(x.pow(2).mean(-1, keepdim=True)) + self.variance_epsilon)).to(hidden_states.dtype)
+
+    forward.__qualname__ = "Qwen3RMSNorm.forward"
+    forward.__module__ = mq.__name__
+    monkeypatch.setattr(mq.Qwen3RMSNorm, "forward", forward)
+    assert "does not compute" in pq._norm_formula_problem(mq.Qwen3RMSNorm)
+
+
+@pytest.mark.slow  # builds the CUDA extension (once per session)
+def test_mlp_with_another_activation_is_not_swiglu(qwen3_kernels):
+    model = tiny(hidden_act="gelu")
+    ref = logits(model, IDS)
+    report = pq.patch_qwen3(model, qwen3_kernels)
+    try:
+        assert report.swiglu == [] and report.fused_gate_up == []
+        assert any("not SiLU" in reason for _, reason in report.skipped)
+        assert qm.compare_logits(logits(model, IDS), ref)["rel_l2"] < 1e-5
+    finally:
+        pq.unpatch_qwen3(model)
+
+
+@pytest.mark.slow  # builds the CUDA extension (once per session)
+def test_rope_replacement_is_exact_shared_and_reference_counted(qwen3_kernels):
+    a, b = tiny(), tiny(seed=1)
+    pq.patch_qwen3(a, qwen3_kernels)
+    pq.patch_qwen3(b, qwen3_kernels)
+    patched_fn = mq.apply_rotary_pos_emb
+    gen = torch.Generator().manual_seed(0)
+    q, k = torch.randn(2, 4, 9, 32, generator=gen), torch.randn(2, 2, 9, 32, generator=gen)
+    cos, sin = torch.randn(2, 9, 32, generator=gen), torch.randn(2, 9, 32, generator=gen)
+    for got, want in zip(patched_fn(q, k, cos, sin), ORIGINAL_ROPE(q, k, cos, sin)):
+        torch.testing.assert_close(got, want)
+    # A layout the kernel does not take ([B, S, H, D] with unsqueeze_dim=2) runs the original.
+    qt, kt = q.transpose(1, 2), k.transpose(1, 2)
+    for got, want in zip(patched_fn(qt, kt, cos, sin, unsqueeze_dim=2), ORIGINAL_ROPE(qt, kt, cos, sin, unsqueeze_dim=2)):
+        torch.testing.assert_close(got, want)
+    pq.unpatch_qwen3(a)
+    assert mq.apply_rotary_pos_emb is patched_fn  # b still uses it
+    pq.unpatch_qwen3(b)
+    assert mq.apply_rotary_pos_emb is ORIGINAL_ROPE
+
+
+@pytest.mark.slow  # builds the CUDA extension (once per session)
+def test_llama_blocks_are_patched_by_the_same_code(qwen3_kernels):
+    model = qm.build_random_model(qm.tiny_llama_config(), dtype=torch.float32)
+    ref = logits(model, IDS)
+    report = pq.patch_qwen3(model, qwen3_kernels)
+    try:
+        c = report.counts()
+        assert c["rms_norm"] == 2 * 3 + 1 and c["fused_add_rms_norm"] == c["swiglu"] == 3
+        assert c["rope_patch_points"] == ["transformers.models.llama.modeling_llama.apply_rotary_pos_emb"]
+        assert qm.compare_logits(logits(model, IDS), ref)["rel_l2"] < 1e-5
+    finally:
+        pq.unpatch_qwen3(model)
+    assert ml.apply_rotary_pos_emb.__module__ == ml.__name__
+
+
+@pytest.mark.slow  # builds the CUDA extension (once per session)
+def test_patched_model_decodes_the_same_tokens_with_a_static_cache(qwen3_kernels):
+    from transformers import StaticCache
+
+    model = tiny()
+
+    def greedy():
+        cache = StaticCache(config=model.config, max_cache_len=40)
+        with torch.no_grad():
+            out = model(input_ids=IDS[:1, :16], past_key_values=cache, use_cache=True, logits_to_keep=1)
+            tokens = [int(out.logits[0, -1].argmax())]
+            for _ in range(6):
+                tok = torch.tensor([[tokens[-1]]])
+                out = model(input_ids=tok, past_key_values=cache, use_cache=True)
+                tokens.append(int(out.logits[0, -1].argmax()))
+        return tokens
+
+    ref = greedy()
+    pq.patch_qwen3(model, qwen3_kernels)
+    try:
+        assert greedy() == ref
+    finally:
+        pq.unpatch_qwen3(model)
+
+
+# ------------------------------------------------------------------- Kernel Hub route
+
+
+@pytest.mark.slow  # builds the CUDA extension (once per session)
+def test_kernelize_swaps_exactly_the_verified_classes_on_cpu(qwen3_kernels, tmp_path):
+    pytest.importorskip("kernels")
+    model = tiny()
+    odd = GemmaStyleNorm(model.model.layers[2].input_layernorm.weight.shape[0])
+    model.model.layers[2].input_layernorm = odd
+    ref = logits(model, IDS)
+    repo = kernel_hub.local_repository(qwen3_kernels, tmp_path / "repo")
+    counts = kernel_hub.kernelize_qwen3(model, repo, device="cpu")
+    assert counts == {"RMSNorm": 12, "SwiGLUMLP": 3}
+    assert "forward" not in odd.__dict__  # the subclass inherits the class attribute, not the swap
+    assert "kernel_layer_name" not in mq.Qwen3RMSNorm.__dict__  # classes restored after kernelize
+    assert qm.compare_logits(logits(model, IDS), ref)["rel_l2"] < 1e-5
+    assert kernel_hub.unkernelize(model) == 15
+    assert torch.equal(logits(model, IDS), ref)
+
+
+@pytest.mark.slow  # builds the CUDA extension (once per session)
+def test_kernelize_for_torch_compile_mode_accepts_the_layers(qwen3_kernels, tmp_path):
+    pytest.importorskip("kernels")
+    model = tiny()
+    repo = kernel_hub.local_repository(qwen3_kernels, tmp_path / "repo")
+    counts = kernel_hub.kernelize_qwen3(model, repo, device="cpu", compile_ready=True)
+    assert counts == {"RMSNorm": 13, "SwiGLUMLP": 3}
+
+
+@pytest.mark.slow  # builds the CUDA extension (once per session)
+def test_rotary_layer_replaces_a_hub_decorated_apply_rotary_pos_emb(qwen3_kernels, tmp_path):
+    kernels = pytest.importorskip("kernels")
+    from kernels import LocalLayerRepository, Mode
+
+    # What transformers does when its kernels integration is active (kernels 0.16.x):
+    func_module = kernels.use_kernel_forward_from_hub("rotary_pos_emb")(ORIGINAL_ROPE)
+    repo = kernel_hub.local_repository(qwen3_kernels, tmp_path / "repo")
+    kernel_hub.load_local_kernel(repo)
+    mapping = {"rotary_pos_emb": {"cpu": LocalLayerRepository(repo_path=repo, layer_name="ApplyRotaryPosEmb")}}
+    with kernels.use_kernel_mapping(mapping, inherit_mapping=False):
+        kernels.kernelize(func_module, mode=Mode.INFERENCE, device="cpu", use_fallback=False)
+    assert func_module.forward.__func__.__qualname__ == "ApplyRotaryPosEmb.forward"
+    gen = torch.Generator().manual_seed(1)
+    q, k = torch.randn(1, 4, 6, 16, generator=gen), torch.randn(1, 2, 6, 16, generator=gen)
+    cos, sin = torch.randn(1, 6, 16, generator=gen), torch.randn(1, 6, 16, generator=gen)
+    for got, want in zip(func_module(q, k, cos, sin), ORIGINAL_ROPE(q, k, cos, sin)):
+        torch.testing.assert_close(got, want)
+
+
+# ------------------------------------------------------------- benchmarks and scripts
+
+
+def run_py(args: list[str], timeout: float = 900, block_torch: bool = False) -> subprocess.CompletedProcess:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO / "src"), env.get("PYTHONPATH", "")])
+    if block_torch:
+        code = (
+            "import runpy, sys; sys.modules['torch'] = None; sys.modules['transformers'] = None; "
+            f"sys.argv = {args!r}; runpy.run_path(sys.argv[0], run_name='__main__')"
+        )
+        cmd = [sys.executable, "-c", code]
+    else:
+        cmd = [sys.executable, *args]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env, cwd=REPO)
+
+
+SCRIPT_FILES = [
+    SCRIPTS / "transformers_injection_example.py",
+    SCRIPTS / "benchmark_example.py",
+    INTEGRATION / "benchmark_e2e.py",
+    INTEGRATION / "results_md.py",
+]
+
+
+@pytest.mark.parametrize("script", SCRIPT_FILES, ids=lambda p: p.name)
+def test_scripts_print_help_without_torch(script):
+    proc = run_py([str(script), "--help"], timeout=60, block_torch=True)
+    assert proc.returncode == 0, proc.stderr
+    assert "usage:" in proc.stdout
+
+
+@pytest.mark.parametrize("script", SCRIPT_FILES[:3], ids=lambda p: p.name)
+def test_scripts_reject_bad_usage_with_exit_2(script):
+    proc = run_py([str(script), "--device", "tpu"], timeout=60, block_torch=True)
+    assert proc.returncode == 2 and "invalid choice" in proc.stderr
+
+
+@pytest.mark.slow  # builds the CUDA extension (once per session)
+def test_benchmark_e2e_check_mode_and_results_md(qwen3_kernels, tmp_path):
+    out = tmp_path / "e2e.json"
+    proc = run_py([
+        str(INTEGRATION / "benchmark_e2e.py"), "--check", "--package-path", str(package_path(qwen3_kernels)),
+        "--out", str(out), "--variants", "eager", "patched", "patched_norms", "compile",
+    ])
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    result = json.loads(out.read_text())
+    variants = result["variants"]
+    assert {n: v["status"] for n, v in variants.items()} == {
+        "eager": "ok", "patched": "ok", "patched_norms": "ok", "compile": "ok"
+    }
+    assert variants["patched"]["accuracy"]["rel_l2"] < 1e-5
+    assert variants["patched"]["decode"]["tokens_per_s"] > 0
+    assert result["patch_report"]["rms_norm"] == 13
+    assert "prefill_16_vs_eager" in variants["patched"]["speedup"]
+    assert result["target"]["metric"].startswith("prefill 48 tokens")
+
+    md = tmp_path / "RESULTS.md"
+    proc = run_py([str(INTEGRATION / "results_md.py"), str(out), "--out", str(md)], timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    text = md.read_text()
+    assert "| `patched` |" in text and "prefill 48 (ms)" in text and "13 RMSNorm" in text
+
+
+@pytest.mark.slow  # builds the CUDA extension (once per session)
+def test_injection_example_cpu(qwen3_kernels, tmp_path):
+    out = tmp_path / "inj.json"
+    proc = run_py([
+        str(SCRIPTS / "transformers_injection_example.py"), "--device", "cpu",
+        "--package-path", str(package_path(qwen3_kernels)), "--out", str(out),
+    ])
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    report = json.loads(out.read_text())
+    assert report["ok"] and report["restored_bitwise"] and report["patch"]["rms_norm"] == 13
+
+
+@pytest.mark.slow  # builds the CUDA extension (once per session)
+def test_injection_example_hub_route_on_llama_cpu(qwen3_kernels):
+    pytest.importorskip("kernels")
+    proc = run_py([
+        str(SCRIPTS / "transformers_injection_example.py"), "--device", "cpu", "--model", "llama", "--route", "hub",
+        "--package-path", str(package_path(qwen3_kernels)),
+    ])
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert "'RMSNorm': 7" in proc.stdout and "'SwiGLUMLP': 3" in proc.stdout
+
+
+@pytest.mark.slow  # builds the CUDA extension (once per session)
+def test_benchmark_example_cpu(qwen3_kernels, tmp_path):
+    out = tmp_path / "bench.json"
+    proc = run_py([
+        str(SCRIPTS / "benchmark_example.py"), "--device", "cpu", "--package-path", str(package_path(qwen3_kernels)),
+        "--out", str(out), "--repeats", "2",
+    ])
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    result = json.loads(out.read_text())
+    assert set(result["variants"]) == {"baseline", "kernels", "compile", "kernels_compile"}
+    seq = result["variants"]["kernels"]["seq"]["32"]
+    assert seq["accuracy"]["rel_l2"] < 1e-5 and seq["speedup_vs_baseline"] > 0 and seq["speedup_vs_compile"] > 0
+
+
+# --------------------------------------------------------------------------------- GPU
+
+
+@pytest.fixture(scope="module")
+def full_size_logits(qwen3_kernels):
+    """The real Qwen3-8B architecture, random weights: fp32 reference, then bf16 unpatched
+    and patched logits for one 512-token prompt (plus the bf16 model, still unpatched)."""
+    model = qm.build_random_model(qm.qwen3_8b_config(), device="cuda", dtype=torch.float32, seed=0)
+    ids = qm.random_input_ids(1, 512, model.config.vocab_size, device="cuda")
+    with torch.no_grad():
+        ref32 = model(input_ids=ids, use_cache=False).logits.float()
+        model.to(torch.bfloat16)
+        torch.cuda.empty_cache()
+        unpatched = model(input_ids=ids, use_cache=False).logits
+        report = pq.patch_qwen3(model, qwen3_kernels)
+        try:
+            patched = model(input_ids=ids, use_cache=False).logits
+        finally:
+            pq.unpatch_qwen3(model)
+    yield {"model": model, "ids": ids, "ref32": ref32, "unpatched": unpatched, "patched": patched, "report": report}
+    del model
+    torch.cuda.empty_cache()
+
+
+@pytest.mark.gpu
+def test_full_size_patched_logits_within_bf16_tolerance(full_size_logits):
+    d = full_size_logits
+    assert d["report"].counts()["rms_norm"] == 145 and d["report"].counts()["fused_add_rms_norm"] == 36
+    unpatched = qm.compare_logits(d["unpatched"], d["ref32"])
+    patched = qm.compare_logits(d["patched"], d["ref32"])
+    direct = qm.compare_logits(d["patched"], d["unpatched"])
+    print(f"\nbf16 vs fp32: unpatched {unpatched}\n              patched   {patched}\npatched vs unpatched: {direct}")
+    assert patched["finite"]
+    assert patched["rel_l2"] <= 1.25 * unpatched["rel_l2"] + 1e-3
+    assert patched["top1_agreement"] >= unpatched["top1_agreement"] - 0.03
+    assert direct["rel_l2"] <= 2.5 * unpatched["rel_l2"] + 1e-3
+
+
+@pytest.mark.slow  # builds the CUDA extension (once per session)
+@pytest.mark.gpu
+def test_full_size_norms_match_their_modules_on_real_shapes(full_size_logits, qwen3_kernels):
+    model = full_size_logits["model"]
+    layer = model.model.layers[17]
+    gen = torch.Generator(device="cuda").manual_seed(0)
+    cases = {
+        "input_layernorm": (layer.input_layernorm, (1, 4096, 4096)),
+        "q_norm": (layer.self_attn.q_norm, (1, 4096, 32, 128)),
+        "k_norm": (layer.self_attn.k_norm, (1, 4096, 8, 128)),
+        "final": (model.model.norm, (3, 1, 4096)),
+    }
+    pq.patch_qwen3(model, qwen3_kernels)
+    try:
+        for name, (module, shape) in cases.items():
+            x = (torch.randn(shape, device="cuda", generator=gen) * 3).to(torch.bfloat16)
+            with torch.no_grad():
+                got = module(x)
+                want = mq.Qwen3RMSNorm.forward(module, x)
+                x64 = x.double()
+                exact = module.weight.double() * x64 * torch.rsqrt(x64.square().mean(-1, keepdim=True) + 1e-6)
+            assert got.dtype == torch.bfloat16 and got.shape == x.shape
+            err_kernel = float(((got.double() - exact).abs() / exact.abs().clamp_min(1e-3)).max())
+            err_torch = float(((want.double() - exact).abs() / exact.abs().clamp_min(1e-3)).max())
+            assert err_kernel <= max(2 * err_torch, 2 ** -7), (name, err_kernel, err_torch)
+    finally:
+        pq.unpatch_qwen3(model)
+
+
+@pytest.mark.slow  # builds the CUDA extension (once per session)
+@pytest.mark.gpu
+def test_patched_tiny_model_compiles_without_graph_breaks_on_gpu(qwen3_kernels):
+    model = qm.build_random_model(qm.tiny_qwen3_config(), device="cuda", dtype=torch.bfloat16)
+    ids = IDS.cuda()
+    ref = logits(model, ids)
+    pq.patch_qwen3(model, qwen3_kernels)
+    try:
+        torch._dynamo.reset()
+        compiled = torch.compile(model, fullgraph=True, dynamic=False)
+        got = logits(compiled, ids)
+    finally:
+        torch._dynamo.reset()
+        pq.unpatch_qwen3(model)
+    assert qm.compare_logits(got, ref)["rel_l2"] < 3e-2
+
+
+@pytest.mark.slow  # builds the CUDA extension (once per session)
+@pytest.mark.gpu
+def test_patched_forward_replays_in_a_cuda_graph(qwen3_kernels):
+    model = qm.build_random_model(qm.tiny_qwen3_config(), device="cuda", dtype=torch.bfloat16)
+    ids = IDS.cuda()
+    pq.patch_qwen3(model, qwen3_kernels)
+    try:
+        eager = logits(model, ids).clone()
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side), torch.no_grad():
+            model(input_ids=ids, use_cache=False)
+        torch.cuda.current_stream().wait_stream(side)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph), torch.no_grad():
+            out = model(input_ids=ids, use_cache=False).logits
+        out.fill_(float("nan"))  # poison: the replay must rewrite every element
+        graph.replay()
+        torch.cuda.synchronize()
+        assert torch.equal(out, eager)
+    finally:
+        pq.unpatch_qwen3(model)
+
+
+@pytest.mark.slow  # builds the CUDA extension (once per session)
+@pytest.mark.gpu
+def test_kernelize_route_on_cuda(qwen3_kernels, tmp_path):
+    pytest.importorskip("kernels")
+    model = qm.build_random_model(qm.tiny_qwen3_config(), device="cuda", dtype=torch.bfloat16)
+    ids = IDS.cuda()
+    ref = logits(model, ids)
+    repo = kernel_hub.local_repository(qwen3_kernels, tmp_path / "repo", archs=["9.0"])
+    counts = kernel_hub.kernelize_qwen3(model, repo, device="cuda", compile_ready=True)
+    assert counts == {"RMSNorm": 13, "SwiGLUMLP": 3}
+    assert qm.compare_logits(logits(model, ids), ref)["rel_l2"] < 3e-2
