@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# Build the qwen3_8b example, run its GPU tests, run every micro-benchmark, and write
+# JSON + RESULTS.md + logs into OUT_DIR. One command for a GPU machine (about 5 minutes
+# on an H200 with 16 cores):
+#
+#   bash skills/cuda-kernels/examples/qwen3_8b/benchmarks/run_gpu.sh OUT_DIR
+#
+# Run it from anywhere; it finds the repository from its own path. Environment:
+#   ARCH=9.0            architecture to build for (default: 9.0)
+#   BUILD_DIR=...       build directory (default: /tmp/qwen3_8b_kernels_build; reused, ninja-cached)
+#   MAX_JOBS=N          parallel compile jobs (default: all cores)
+# A test failure does not stop the benchmarks; the exit code is non-zero if the build,
+# the tests or the benchmark failed. Copy OUT_DIR/results.json and OUT_DIR/RESULTS.md
+# into benchmarks/ to publish them.
+set -uo pipefail
+
+if [[ $# -ne 1 || "$1" == -* ]]; then
+  echo "usage: $0 OUT_DIR" >&2
+  exit 2
+fi
+OUT=$(mkdir -p "$1" && cd "$1" && pwd)
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+EXAMPLE=$(dirname "$HERE")
+SCRIPTS=$(cd "$EXAMPLE/../../scripts" && pwd)
+ARCH=${ARCH:-9.0}
+BUILD_DIR=${BUILD_DIR:-/tmp/qwen3_8b_kernels_build}
+export MAX_JOBS=${MAX_JOBS:-$(nproc)}
+PY=${PYTHON:-python3}
+status=0
+t0=$SECONDS
+
+echo "== qwen3_8b: build for sm_${ARCH/./} into $BUILD_DIR (log: $OUT/build.log)"
+if ! "$PY" "$SCRIPTS/build_local.py" "$EXAMPLE" --arch "$ARCH" --build-dir "$BUILD_DIR" --check >"$OUT/build.log" 2>&1; then
+  echo "BUILD FAILED; last lines of $OUT/build.log:" >&2
+  tail -n 40 "$OUT/build.log" >&2
+  exit 1
+fi
+tail -n 2 "$OUT/build.log"
+echo "   build: $((SECONDS - t0)) s"
+
+{
+  nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem --format=csv 2>&1
+  "$PY" -c "import torch, sys; print('python', sys.version.split()[0], 'torch', torch.__version__, 'cuda', torch.version.cuda)"
+} >"$OUT/environment.txt" 2>&1
+
+echo "== GPU tests (log: $OUT/pytest_gpu.log)"
+t1=$SECONDS
+QWEN3_8B_KERNELS_PATH="$BUILD_DIR" timeout 240 "$PY" -m pytest "$EXAMPLE/tests" -m gpu -q -p no:cacheprovider \
+  -o addopts="" --junitxml="$OUT/pytest_gpu.xml" >"$OUT/pytest_gpu.log" 2>&1
+rc=$?
+if [[ $rc -ne 0 ]]; then
+  status=1
+  echo "   tests FAILED (exit $rc); failures:"
+  grep -E "^(FAILED|ERROR)" "$OUT/pytest_gpu.log" | head -n 40
+fi
+tail -n 1 "$OUT/pytest_gpu.log"
+echo "   tests: $((SECONDS - t1)) s"
+
+echo "== micro-benchmarks (log: $OUT/bench.log)"
+t2=$SECONDS
+QWEN3_8B_KERNELS_PATH="$BUILD_DIR" timeout 330 "$PY" "$HERE/bench_ops.py" --package-path "$BUILD_DIR" --tune \
+  --out "$OUT/results.json" >"$OUT/bench.log" 2>&1
+rc=$?
+if [[ $rc -ne 0 ]]; then
+  status=1
+  echo "   benchmark FAILED (exit $rc); last lines:"
+  tail -n 30 "$OUT/bench.log"
+fi
+echo "   benchmarks: $((SECONDS - t2)) s"
+grep -E "^tune " "$OUT/bench.log" || true
+
+if [[ -f "$OUT/results.json" ]]; then
+  "$PY" "$HERE/make_results.py" "$OUT/results.json" --md "$OUT/RESULTS.md" --summary || status=1
+  grep -m1 "copy bandwidth" "$OUT/bench.log" || true
+fi
+echo "== done in $((SECONDS - t0)) s; outputs in $OUT (exit $status)"
+exit $status
