@@ -53,7 +53,7 @@ def build(root: Path, op: str, archs: tuple[str, ...]) -> Built:
         for arch in archs:
             args += ["--arch", arch]
         start = time.monotonic()
-        result = run_script(BUILD_LOCAL, *args, env=dict(os.environ, MAX_JOBS=os.environ.get("MAX_JOBS", "2")))
+        result = run_script(BUILD_LOCAL, *args)  # honours $MAX_JOBS
         seconds = time.monotonic() - start
         assert result.returncode == 0, f"build_local failed for {op}:\n{result.stderr}"
         assert result.stdout.strip().splitlines()[-1] == str(build_dir)

@@ -11,10 +11,9 @@ This script gives you that from the same project files:
 It reads PROJECT/build.toml, generates the two files kernel-builder would generate
 (`registration.h` with TORCH_LIBRARY_EXPAND / REGISTER_EXTENSION, and `_ops.py` with
 `ops` and `add_op_namespace_prefix`, under an op namespace `_<package>_<hash>` unique to
-the build directory and binding sources),
-compiles the [kernel.*] and [torch] sources with nvcc / the host C++ compiler through a
-ninja file (so a rebuild only recompiles what changed), and assembles an importable
-package in BUILD_DIR/<package>/. The last line on stdout is BUILD_DIR: put it on
+the build directory and binding sources), compiles the [kernel.*] and [torch] sources
+with nvcc / the host C++ compiler through a ninja file (so a rebuild only recompiles
+what changed), and assembles an importable package in BUILD_DIR/<package>/. The last line on stdout is BUILD_DIR: put it on
 sys.path (or PYTHONPATH) and `import <package>` works.
 
     PYTHONPATH=$(python build_local.py my-kernel) python -m pytest my-kernel/tests
@@ -25,8 +24,10 @@ the declared schema and has a CUDA (or composite) implementation. It runs on mac
 without a GPU: importing only loads the library, it does not initialise CUDA.
 
 The project itself is never written to. The default build directory lives in the user
-cache (~/.cache/kernel-skills/build_local/<package>-<hash of the project path>), so
-repeated builds of one project share a ninja cache.
+cache ($KERNEL_SKILLS_CACHE, else $XDG_CACHE_HOME/kernel-skills, else
+~/.cache/kernel-skills; then build_local/<package>-<hash of the project path>), so
+repeated builds of one project share a ninja cache. $MAX_JOBS limits parallel compiles;
+$CXX picks the host compiler; $CUDA_HOME the toolkit.
 
 From Python (scripts/ on sys.path):
 
@@ -55,7 +56,7 @@ import sysconfig
 import tempfile
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 try:  # POSIX only; on other platforms concurrent builds of one dir are not serialised.
     import fcntl
