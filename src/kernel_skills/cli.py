@@ -191,6 +191,7 @@ def _root(
 _AGENT_HELP = "Target an agent by name (repeatable): " + ", ".join(agent_names()) + "."
 AgentOpt = Annotated[Optional[list[str]], typer.Option("--agent", metavar="NAME", help=_AGENT_HELP, show_default=False)]
 GlobalOpt = Annotated[bool, typer.Option("--global", "-g", help="Use the agents' user-wide folders instead of the project's.")]
+GlobalOnlyOpt = Annotated[bool, typer.Option("--global", "-g", help="Only the agents' user-wide folders.")]
 DestOpt = Annotated[
     Optional[list[str]], typer.Option("--dest", metavar="DIR", help="Also use DIR as a skills folder: DIR/<skill> (repeatable).", show_default=False)
 ]
@@ -246,6 +247,18 @@ def _scan_targets(picked: list[str], loc: Location, *, scopes: tuple[str, ...], 
     else:
         targets = known_targets(loc, scopes=scopes)
     return dedupe([*targets, *select_targets([], loc, global_=False, dests=[Path(d) for d in dests])])
+
+
+def _named_or_every(
+    agent_flags: list[str], agent: Optional[list[str]], dest: Optional[list[str]], loc: Location, *, global_: bool, every: tuple[str, ...]
+) -> list[Target]:
+    """The folders of the agents named (project, or user with -g) and every --dest; with
+    none named, every agent's folders in the ``every`` scopes (only user ones with -g)."""
+    picked = [*agent_flags, *(agent or [])]
+    dests = [Path(d) for d in dest or []]
+    if picked or dests:
+        return select_targets(picked, loc, global_=global_, dests=dests)
+    return known_targets(loc, scopes=("global",) if global_ else every)
 
 
 def _report_plan(out: Any, plan: Any, roots: Any, *, command: str, dry_run: bool) -> None:
@@ -341,7 +354,7 @@ def add_cmd(
 def list_cmd(
     agent_flags: Any = None,
     agent: AgentOpt = None,
-    global_: Annotated[bool, typer.Option("--global", "-g", help="Only the agents' user-wide folders.")] = False,
+    global_: GlobalOnlyOpt = False,
     dest: DestOpt = None,
     available: Annotated[bool, typer.Option("--available", "-a", help="List the skills this package can install instead.")] = False,
     json_: JsonOpt = False,
@@ -437,15 +450,13 @@ def remove_cmd(
     out, roots = _setup(json_, quiet)
     from . import install
 
-    picked = [*agent_flags, *(agent or [])]
-    dests = [Path(d) for d in dest or []]
-    if picked or dests:
-        targets = select_targets(picked, roots.location, global_=global_, dests=dests)
-    else:
-        targets = known_targets(roots.location, scopes=("global",) if global_ else ("project",))
+    targets = _named_or_every(agent_flags, agent, dest, roots.location, global_=global_, every=("project",))
     plan = install.plan_remove(skills, targets, force=force)
     if not dry_run:
         install.apply(plan, state_dir=roots.state_dir, force=force)
+        removed = [a.dest for a in plan.actions if a.existing.kind == "dir"]
+        for link in install.links_into(removed, known_targets(roots.location)) if removed else ():
+            plan.notes.append(f"{link} linked to a removed copy and is now broken; remove it with --dest {link.parent} --force")
     _report_plan(out, plan, roots, command="remove", dry_run=dry_run)
 
 
@@ -457,7 +468,7 @@ def update_cmd(
     ] = None,
     agent_flags: Any = None,
     agent: AgentOpt = None,
-    global_: Annotated[bool, typer.Option("--global", "-g", help="Only the agents' user-wide folders.")] = False,
+    global_: GlobalOnlyOpt = False,
     dest: DestOpt = None,
     force: Annotated[bool, typer.Option("--force", "-f", help="Also update edited installs (backed up first).")] = False,
     dry_run: DryRunOpt = False,
@@ -477,12 +488,7 @@ def update_cmd(
     out, roots = _setup(json_, quiet)
     from . import install
 
-    picked = [*agent_flags, *(agent or [])]
-    dests = [Path(d) for d in dest or []]
-    if picked or dests:
-        targets = select_targets(picked, roots.location, global_=global_, dests=dests)
-    else:
-        targets = known_targets(roots.location, scopes=("global",) if global_ else ("project", "global"))
+    targets = _named_or_every(agent_flags, agent, dest, roots.location, global_=global_, every=("project", "global"))
     plan = install.plan_update(targets, roots.sources, names=skills, force=force)
     if not dry_run:
         install.apply(plan, state_dir=roots.state_dir, force=True)

@@ -402,6 +402,16 @@ def plan_update(
     return plan
 
 
+def links_into(removed: Sequence[Path], targets: Sequence[Target]) -> list[Path]:
+    """Symlinked installs in ``targets`` that point at one of the ``removed`` folders."""
+    real = {os.path.realpath(p) for p in removed}
+    return [
+        item.path
+        for item in find_installs(targets)
+        if item.link_target is not None and os.path.realpath(item.path.parent / item.link_target) in real
+    ]
+
+
 def _where(targets: Sequence[Target]) -> str:
     paths = [str(t.path) for t in targets]
     return ", ".join(paths[:4]) + (f" or {len(paths) - 4} other folders" if len(paths) > 4 else "")

@@ -219,6 +219,13 @@ def test_remove_a_link_install_removes_only_the_link(sandbox):
     assert skill_files(sandbox.project / ".claude/skills/demo") == skill_files(sandbox.bundled / "demo")
 
 
+def test_remove_the_copy_others_link_to_says_which_links_broke(sandbox):
+    assert cli("skills", "add", "demo", "--claude", "--cursor", "--link").exit_code == 0
+    result = cli("skills", "remove", "demo", "--claude")
+    assert result.exit_code == 0, result.output
+    assert f"{sandbox.project / '.cursor/skills/demo'} linked to a removed copy" in result.stderr
+
+
 def test_remove_something_not_installed_fails(sandbox):
     result = cli("skills", "remove", "demo")
     assert result.exit_code == 1 and "'demo' is not installed" in result.stderr

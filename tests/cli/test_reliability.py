@@ -49,6 +49,24 @@ class FailAt:
         return wrapper
 
 
+def each_kth_failure(monkeypatch, ops: tuple[str, ...], exc: BaseException, action):
+    """Run ``action`` with the k-th call of ``ops`` failing, for k = 1, 2, ... until a run
+    makes fewer than k calls (that last run completes). Yields (k, failed op, raised)."""
+    k = 0
+    while True:
+        k += 1
+        with monkeypatch.context() as patch:
+            fail = FailAt(patch, k, ops, exc)
+            try:
+                action()
+                raised = False
+            except type(exc):
+                raised = True
+        if fail.hit is None:
+            return
+        yield k, fail.hit, raised
+
+
 @pytest.fixture(params=["exchange", "two-renames"])
 def swap_mode(request, monkeypatch):
     """Run a test with renameat2(RENAME_EXCHANGE), and again with the fallback forced."""
@@ -80,18 +98,12 @@ def run_add(sandbox, sources, targets):
 def test_kth_file_write_failure_leaves_everything_byte_identical(sandbox, monkeypatch, swap_mode):
     sources, targets = scenario(sandbox)
     before = snapshot(sandbox.root)
-    k = 0
-    while True:
-        k += 1
-        with monkeypatch.context() as patch:
-            fail = FailAt(patch, k, WRITE_OPS, OSError(errno.ENOSPC, "No space left on device"))
-            try:
-                run_add(sandbox, sources, targets)
-            except OSError:
-                assert snapshot(sandbox.root) == before, f"write {k} failed and changed the tree"
-                continue
-        break
-    assert k > 15, "the scenario should write many files"
+    failures = 0
+    error = OSError(errno.ENOSPC, "No space left on device")
+    for k, op, raised in each_kth_failure(monkeypatch, WRITE_OPS, error, lambda: run_add(sandbox, sources, targets)):
+        assert raised and snapshot(sandbox.root) == before, f"write {k} ({op}) failed and changed the tree"
+        failures += 1
+    assert failures > 15, "the scenario should write many files"
     new = skill_files(sandbox.bundled / "demo")
     for target in targets:
         assert skill_files(target.path / "demo") == new
@@ -105,28 +117,20 @@ def test_kth_operation_failure_never_leaves_a_half_tree(sandbox, monkeypatch, sw
     pristine = snapshot(sandbox.root)
     old_edited = skill_files(sandbox.project / ".claude/skills/demo")
     new = skill_files(sandbox.bundled / "demo")
-    k = 0
-    while True:
-        k += 1
-        with monkeypatch.context() as patch:
-            fail = FailAt(patch, k, ALL_OPS, OSError(errno.EIO, "I/O error"))
-            try:
-                run_add(sandbox, sources, targets)
-                failed = False
-            except OSError:
-                failed = True
-        if fail.hit is None:
-            break
+    failures = 0
+    error = OSError(errno.EIO, "I/O error")
+    for k, op, failed in each_kth_failure(monkeypatch, ALL_OPS, error, lambda: run_add(sandbox, sources, targets)):
+        failures += 1
         claude = skill_files(sandbox.project / ".claude/skills/demo")
-        assert claude in (old_edited, new), f"op {k} ({fail.hit})"
+        assert claude in (old_edited, new), f"op {k} ({op})"
         if claude == new:
             assert any(skill_files(b) == old_edited for b in sandbox.backups.iterdir() if b.is_dir())
         for target in targets[1:]:
-            assert skill_files(target.path / "demo") in ({}, new), f"op {k} ({fail.hit})"
+            assert skill_files(target.path / "demo") in ({}, new), f"op {k} ({op})"
         if failed and claude == old_edited:
             # A failure before the swaps completed must change nothing at all, not even
             # a temp folder.
-            assert snapshot(sandbox.root) == pristine, f"op {k} ({fail.hit})"
+            assert snapshot(sandbox.root) == pristine, f"op {k} ({op})"
         # The next run recovers and completes.
         run_add(sandbox, sources, targets)
         assert leftovers(sandbox.root) == []
@@ -136,7 +140,7 @@ def test_kth_operation_failure_never_leaves_a_half_tree(sandbox, monkeypatch, sw
         shutil.rmtree(sandbox.root / "home")
         shutil.rmtree(sandbox.project)
         _restore(sandbox.root, pristine)
-    assert k > 20
+    assert failures > 20
 
 
 def _restore(root: Path, snap: dict) -> None:
@@ -171,16 +175,9 @@ def test_interrupt_during_the_swaps_rolls_every_target_back(sandbox, monkeypatch
     before = snapshot(sandbox.root)
     renames = ("exchange", "rename_noreplace", "rename")
     hits = []
-    for k in range(1, 20):
-        with monkeypatch.context() as patch:
-            fail = FailAt(patch, k, renames, KeyboardInterrupt())
-            try:
-                run_add(sandbox, sources, targets)
-            except KeyboardInterrupt:
-                hits.append(fail.hit)
-                assert snapshot(sandbox.root) == before, f"rename {k} ({fail.hit})"
-                continue
-        break
+    for k, op, raised in each_kth_failure(monkeypatch, renames, KeyboardInterrupt(), lambda: run_add(sandbox, sources, targets)):
+        assert raised and snapshot(sandbox.root) == before, f"rename {k} ({op})"
+        hits.append(op)
     # The backup's rename, then one swap per target (two renames each in the fallback).
     assert len(hits) == (4 if swap_mode == "exchange" else 6)
 
