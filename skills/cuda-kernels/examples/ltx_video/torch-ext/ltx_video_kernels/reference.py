@@ -15,6 +15,8 @@ Sources (diffusers 0.42.1):
 
 from __future__ import annotations
 
+import math
+
 import torch
 import torch.nn.functional as F
 
@@ -26,6 +28,7 @@ __all__ = [
     "rms_norm_rope",
     "rms_norm_rope_qk",
     "rope_interleaved",
+    "rope_tables",
 ]
 
 
@@ -119,3 +122,52 @@ def rms_norm_rope_qk(
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Both halves of the self-attention's ``norm_q``/``norm_k`` + ``apply_rotary_emb``."""
     return rms_norm_rope(q, weight_q, cos, sin, eps), rms_norm_rope(k, weight_k, cos, sin, eps)
+
+
+def rope_tables(
+    batch_size: int,
+    num_frames: int,
+    height: int,
+    width: int,
+    dim: int = 2048,
+    rope_interpolation_scale: tuple[float, float, float] | None = (8 / 25, 32.0, 32.0),
+    *,
+    base_num_frames: int = 20,
+    base_height: int = 2048,
+    base_width: int = 2048,
+    theta: float = 10000.0,
+    device: torch.device | str | None = None,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The (cos, sin) that ``LTXVideoRotaryPosEmbed`` returns for a latent video (patch size 1).
+
+    float32, ``[batch_size, num_frames * height * width, dim]``. Per axis (frame, row, column)
+    ``dim // 6`` frequencies ``theta ** linspace(0, 1) * pi / 2`` scale ``2 * coord - 1``, with
+    coords divided by the base sizes (after ``rope_interpolation_scale``; LTXPipeline passes
+    ``(8 / frame_rate, 32, 32)``, the default here is frame_rate 25); the angles are ordered
+    frequency-major, axis-minor, each repeated twice (interleaved pairs), and ``dim % 6``
+    leading entries are cos = 1, sin = 0 (2 of them for dim 2048). Provided so benchmarks and
+    tests get LTX's real tables without importing diffusers.
+    """
+    grid_f = torch.arange(num_frames, dtype=torch.float32, device=device)
+    grid_h = torch.arange(height, dtype=torch.float32, device=device)
+    grid_w = torch.arange(width, dtype=torch.float32, device=device)
+    grid = torch.stack(torch.meshgrid(grid_f, grid_h, grid_w, indexing="ij"), dim=0)
+    grid = grid.unsqueeze(0).repeat(batch_size, 1, 1, 1, 1)
+    if rope_interpolation_scale is not None:
+        grid[:, 0:1] = grid[:, 0:1] * rope_interpolation_scale[0] * 1 / base_num_frames
+        grid[:, 1:2] = grid[:, 1:2] * rope_interpolation_scale[1] * 1 / base_height
+        grid[:, 2:3] = grid[:, 2:3] * rope_interpolation_scale[2] * 1 / base_width
+    grid = grid.flatten(2, 4).transpose(1, 2)  # [B, S, 3]
+
+    freqs = theta ** torch.linspace(
+        math.log(1.0, theta), math.log(theta, theta), dim // 6, device=device, dtype=torch.float32
+    )
+    freqs = freqs * math.pi / 2.0
+    freqs = freqs * (grid.unsqueeze(-1) * 2 - 1)  # [B, S, 3, dim // 6]
+    freqs = freqs.transpose(-1, -2).flatten(2)  # [B, S, 3 * (dim // 6)], frequency-major
+    cos = freqs.cos().repeat_interleave(2, dim=-1)
+    sin = freqs.sin().repeat_interleave(2, dim=-1)
+    if dim % 6 != 0:
+        cos = torch.cat([torch.ones_like(cos[:, :, : dim % 6]), cos], dim=-1)
+        sin = torch.cat([torch.zeros_like(cos[:, :, : dim % 6]), sin], dim=-1)
+    return cos, sin
