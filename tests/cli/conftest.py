@@ -174,7 +174,10 @@ def leftovers(*folders: Path) -> list[str]:
     return found
 
 
-runner = CliRunner()
+try:  # click < 8.2 mixes stderr into stdout unless told not to
+    runner = CliRunner(mix_stderr=False)
+except TypeError:  # click >= 8.2 always keeps them apart
+    runner = CliRunner()
 
 
 def cli(*args: str, input: str | None = None):
