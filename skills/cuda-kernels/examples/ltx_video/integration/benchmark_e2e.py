@@ -11,6 +11,11 @@ Times the random-weight diffusers LTXVideoTransformer3DModel on the real inputs 
   patched+compile  torch.compile of the patched transformer (the kernels are custom ops with
                    fake registrations, so they stay in the graph)
 
+and, after those for every batch size, two comparison points (--configs selects):
+
+  patched+epilogue[+compile]  patched, but the feed-forward's bias + tanh-GELU computed in
+                   the projection GEMM's cuBLASLt epilogue instead of the gelu_tanh kernel
+
 Every configuration uses the same weights and inputs; its output is compared with eager's
 (relative L2 error) so a fast but wrong configuration cannot hide. Times are CUDA-event
 medians after warm-up; the first call of each compiled configuration (compilation) is
@@ -41,6 +46,8 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 CONFIGS = ("eager", "patched", "compile", "patched+compile")
+# opt-in comparison: the feed-forward's GELU in the cuBLASLt GEMM epilogue instead of the kernel
+EXTRA_CONFIGS = ("patched+epilogue", "patched+epilogue+compile")
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -53,7 +60,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                    help="cuda: default config (1.92 B params), bf16; cpu: tiny config, fp32 (CI)")
     p.add_argument("--batch-sizes", type=int, nargs="+", default=None, metavar="B",
                    help="default: 1 2 (cuda), 1 (cpu)")
-    p.add_argument("--configs", nargs="+", choices=CONFIGS, default=list(CONFIGS))
+    p.add_argument("--configs", nargs="+", choices=CONFIGS + EXTRA_CONFIGS, default=None,
+                   help="default: all six on cuda; the first four on cpu (no cuBLASLt there)")
     p.add_argument("--compile-mode", choices=["regional", "full"], default="regional",
                    help="regional: compile the repeated blocks once (default); full: the whole transformer")
     p.add_argument("--compile-backend", default=None,
@@ -99,11 +107,13 @@ def _speedups(results: list[dict[str, Any]], batches: list[int]) -> tuple[dict, 
     for batch in batches:
         ms = {r["config"]: r["median_ms"] for r in results if r["batch"] == batch}
         s: dict[str, float] = {}
-        for name in ("patched", "compile", "patched+compile"):
+        for name in ("patched", "compile", "patched+compile", *EXTRA_CONFIGS):
             if name in ms and "eager" in ms:
                 s[f"{name}_vs_eager"] = round(ms["eager"] / ms[name], 3)
+        for name in ("patched+compile", "patched+epilogue+compile"):
+            if name in ms and "compile" in ms:
+                s[f"{name}_vs_compile"] = round(ms["compile"] / ms[name], 3)
         if "patched+compile" in ms and "compile" in ms:
-            s["patched+compile_vs_compile"] = round(ms["compile"] / ms["patched+compile"], 3)
             goal[str(batch)] = ms["patched+compile"] < ms["compile"]
         speedups[str(batch)] = s
     return speedups, goal
@@ -174,71 +184,79 @@ def run(args: argparse.Namespace, save: Callable[[dict[str, Any]], None] = lambd
         "errors": errors,
     }
 
-    for batch in batches:
-        inputs = S.make_inputs(model, batch, shape, seed=args.seed)
-        reference = None
-        for name in args.configs:
-            patched = name.startswith("patched")
-            compiled = name.endswith("compile")
-            report = None
-            entry: dict[str, Any] = {"batch": batch, "config": name}
-            try:
-                _reset_compile(torch, model)
-                if patched:
-                    report = patch_ltx_transformer(model, kernels)
+    configs = args.configs or (list(CONFIGS + EXTRA_CONFIGS) if cuda else list(CONFIGS))
+    # The main comparison for every batch size first, the comparison points after it: an
+    # interrupted run loses the least important numbers.
+    jobs = [(b, c) for b in batches for c in configs if c in CONFIGS]
+    jobs += [(b, c) for b in batches for c in configs if c not in CONFIGS]
+    inputs_for = {b: S.make_inputs(model, b, shape, seed=args.seed) for b in batches}
+    references: dict[int, Any] = {}
+
+    for batch, name in jobs:
+        inputs = inputs_for[batch]
+        patched = name.startswith("patched")
+        compiled = name.endswith("compile")
+        epilogue = "epilogue" in name
+        report = None
+        entry: dict[str, Any] = {"batch": batch, "config": name}
+        try:
+            _reset_compile(torch, model)
+            if patched:
+                report = patch_ltx_transformer(model, kernels, gelu_epilogue=epilogue)
+                if not epilogue:
                     data["patch"] = report.as_dict()
-                runner = model
-                if compiled:
-                    options = {"fullgraph": True, "dynamic": False, "backend": backend}
-                    if args.compile_mode == "regional":
-                        model.compile_repeated_blocks(**options)
-                    else:
-                        runner = torch.compile(model, **options)
+            runner = model
+            if compiled:
+                options = {"fullgraph": True, "dynamic": False, "backend": backend}
+                if args.compile_mode == "regional":
+                    model.compile_repeated_blocks(**options)
+                else:
+                    runner = torch.compile(model, **options)
 
-                with torch.inference_mode():
-                    def step() -> Any:
-                        return runner(**inputs)[0]
+            with torch.inference_mode():
+                def step() -> Any:
+                    return runner(**inputs)[0]
 
-                    if cuda:
-                        torch.cuda.synchronize()
-                    t0 = time.perf_counter()
-                    out = step()
-                    if cuda:
-                        torch.cuda.synchronize()
-                    entry["first_call_s"] = round(time.perf_counter() - t0, 3)
-                    times = S.time_call(step, device=device, warmup=warmup, iters=iters)
-                    out = step()
-                entry.update(
-                    median_ms=round(S.median(times), 4),
-                    min_ms=round(min(times), 4),
-                    max_ms=round(max(times), 4),
-                    times_ms=[round(t, 4) for t in times],
-                )
-                if compiled:
-                    entry["graphs"] = int(torch._dynamo.utils.counters["stats"]["unique_graphs"])
-                if reference is None and name == "eager":
-                    reference = out.float().clone()
-                if reference is not None:
-                    entry["rel_err_vs_eager"] = S.relative_error(out, reference)
-                if not bool(torch.isfinite(out).all()):
-                    entry["nonfinite_output"] = True
-                print(f"batch {batch} {name:<16} {entry['median_ms']:9.3f} ms"
-                      f"  (first call {entry['first_call_s']:.1f} s"
-                      + (f", rel err vs eager {entry['rel_err_vs_eager']:.2e}" if "rel_err_vs_eager" in entry else "")
-                      + ")", flush=True)
-                results.append(entry)
-            except Exception as exc:  # noqa: BLE001 - one failed configuration must not stop the rest
-                errors.append({"batch": str(batch), "config": name, "error": f"{type(exc).__name__}: {exc}",
-                               "traceback": traceback.format_exc(limit=8)})
-                print(f"batch {batch} {name:<16} FAILED: {type(exc).__name__}: {exc}", flush=True)
-            finally:
-                if report is not None:
-                    report.restore()
-                _reset_compile(torch, model)
                 if cuda:
-                    torch.cuda.empty_cache()
-            data["speedups"], data["goal_patched_compile_faster_than_compile"] = _speedups(results, batches)
-            save(data)
+                    torch.cuda.synchronize()
+                t0 = time.perf_counter()
+                out = step()
+                if cuda:
+                    torch.cuda.synchronize()
+                entry["first_call_s"] = round(time.perf_counter() - t0, 3)
+                times = S.time_call(step, device=device, warmup=warmup, iters=iters)
+                out = step()
+            entry.update(
+                median_ms=round(S.median(times), 4),
+                min_ms=round(min(times), 4),
+                max_ms=round(max(times), 4),
+                times_ms=[round(t, 4) for t in times],
+            )
+            if compiled:
+                entry["graphs"] = int(torch._dynamo.utils.counters["stats"]["unique_graphs"])
+            if name == "eager":
+                references[batch] = out.float().clone()
+            if batch in references:
+                entry["rel_err_vs_eager"] = S.relative_error(out, references[batch])
+            if not bool(torch.isfinite(out).all()):
+                entry["nonfinite_output"] = True
+            print(f"batch {batch} {name:<24} {entry['median_ms']:9.3f} ms"
+                  f"  (first call {entry['first_call_s']:.1f} s"
+                  + (f", rel err vs eager {entry['rel_err_vs_eager']:.2e}" if "rel_err_vs_eager" in entry else "")
+                  + ")", flush=True)
+            results.append(entry)
+        except Exception as exc:  # noqa: BLE001 - one failed configuration must not stop the rest
+            errors.append({"batch": str(batch), "config": name, "error": f"{type(exc).__name__}: {exc}",
+                           "traceback": traceback.format_exc(limit=8)})
+            print(f"batch {batch} {name:<24} FAILED: {type(exc).__name__}: {exc}", flush=True)
+        finally:
+            if report is not None:
+                report.restore()
+            _reset_compile(torch, model)
+            if cuda:
+                torch.cuda.empty_cache()
+        data["speedups"], data["goal_patched_compile_faster_than_compile"] = _speedups(results, batches)
+        save(data)
 
     data["complete"] = True
     save(data)

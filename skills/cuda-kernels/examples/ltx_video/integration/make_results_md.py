@@ -15,7 +15,16 @@ import sys
 from pathlib import Path
 from typing import Any
 
-ORDER = ("eager", "patched", "compile", "patched+compile")
+ORDER = ("eager", "patched", "compile", "patched+compile", "patched+epilogue", "patched+epilogue+compile")
+LEGEND = {
+    "eager": "diffusers as shipped",
+    "patched": "patch_ltx_transformer(transformer, ltx_video_kernels)",
+    "compile": "torch.compile of diffusers' transformer",
+    "patched+compile": "torch.compile of the patched transformer (kernels are custom ops in the graph)",
+    "patched+epilogue": "patched, but the feed-forward's bias + tanh-GELU in the cuBLASLt GEMM epilogue "
+    "(torch._addmm_activation) instead of the gelu_tanh kernel: a comparison point",
+    "patched+epilogue+compile": "the same, compiled",
+}
 
 
 def _fmt_ms(value: float | None) -> str:
@@ -77,6 +86,10 @@ def render(data: dict[str, Any], source: str | None = None) -> str:
                 f"| {batch} | {name} | {_fmt_ms(ms)} | {_fmt_x(vs_eager)} | {_fmt_x(vs_compile)} | "
                 f"{'-' if err is None else f'{err:.1e}'} | {r.get('first_call_s', '-')} |"
             )
+    lines.append("")
+
+    present = [name for name in ORDER if any(r["config"] == name for r in data["results"])]
+    lines += [f"- `{name}`: {LEGEND[name]}" for name in present]
     lines.append("")
 
     goal = data.get("goal_patched_compile_faster_than_compile", {})

@@ -62,6 +62,7 @@ __all__ = [
     "KIND_ATTENTION",
     "KIND_BLOCK_ADALN",
     "KIND_GELU_TANH",
+    "KIND_GELU_TANH_EPILOGUE",
     "KIND_GELU_TANH_TORCH",
     "KIND_RMSNORM_DIFFUSERS",
     "KIND_RMSNORM_DIFFUSERS_WEIGHT",
@@ -92,6 +93,7 @@ KIND_RMSNORM_DIFFUSERS = "rmsnorm.diffusers.no_weight"
 KIND_RMSNORM_DIFFUSERS_WEIGHT = "rmsnorm.diffusers.weight"
 KIND_RMSNORM_TORCH = "rmsnorm.torch"
 KIND_GELU_TANH = "ff.gelu_tanh"
+KIND_GELU_TANH_EPILOGUE = "ff.gelu_tanh_gemm_epilogue"
 KIND_GELU_TANH_TORCH = "gelu_tanh.torch"
 KIND_BLOCK_ADALN = "block.adaln"
 KIND_ATTENTION = "attention.processor"
@@ -247,26 +249,43 @@ class LTXKernelAttnProcessor(LTXVideoAttnProcessor):
     the flattened ``[B, S, heads * head_dim]`` projection, with fp32 ``cos``/``sin`` of shape
     ``[B, S, heads * head_dim]`` and the result cast back to the input dtype. Self-attention
     (attn1) gets RoPE; cross-attention (attn2) gets ``image_rotary_emb=None``, so only the
-    norms. When the package offers ``rms_norm_rope`` and the norms are plain 1-D
-    ``torch.nn.RMSNorm``, norm and rotation run as one kernel per tensor.
+    norms (through the norm modules, patched or not).
+
+    With ``fuse_norm_rope`` (both norms plain 1-D ``torch.nn.RMSNorm``) q and k are normalised
+    and rotated by one ``rms_norm_rope_qk`` kernel that reads cos/sin once for both - the
+    fp32 tables are as large as q and k together in bf16 - else ``rms_norm_rope`` per tensor
+    when q and k differ in shape or eps. Without it: the norm modules, then ``rope_interleaved``.
     """
 
     def __init__(self, kernels_module: types.ModuleType, fuse_norm_rope: bool) -> None:
         super().__init__()
         self._rope = kernels_module.rope_interleaved
         self._norm_rope = getattr(kernels_module, "rms_norm_rope", None) if fuse_norm_rope else None
+        self._norm_rope_qk = getattr(kernels_module, "rms_norm_rope_qk", None) if fuse_norm_rope else None
         self._default_eps = _load_layers(kernels_module).torch_rms_norm_default_eps
 
-    def _norm_and_rope(
-        self, norm: nn.Module, x: torch.Tensor, rotary: tuple[torch.Tensor, torch.Tensor] | None
-    ) -> torch.Tensor:
+    def _eps(self, norm: nn.Module, x: torch.Tensor) -> float:
+        return norm.eps if norm.eps is not None else self._default_eps(x.dtype)
+
+    def _qk_norm_rope(
+        self,
+        attn: LTXAttention,
+        query: torch.Tensor,
+        key: torch.Tensor,
+        rotary: tuple[torch.Tensor, torch.Tensor] | None,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         if rotary is None:
-            return norm(x)
+            return attn.norm_q(query), attn.norm_k(key)
         cos, sin = rotary
-        if self._norm_rope is not None:
-            eps = norm.eps if norm.eps is not None else self._default_eps(x.dtype)
-            return self._norm_rope(x, norm.weight, eps, cos, sin)
-        return self._rope(norm(x), cos, sin)
+        if self._norm_rope is None:
+            return self._rope(attn.norm_q(query), cos, sin), self._rope(attn.norm_k(key), cos, sin)
+        eps_q, eps_k = self._eps(attn.norm_q, query), self._eps(attn.norm_k, key)
+        if self._norm_rope_qk is not None and query.shape == key.shape and eps_q == eps_k:
+            return self._norm_rope_qk(query, key, attn.norm_q.weight, attn.norm_k.weight, cos, sin, eps_q)
+        return (
+            self._norm_rope(query, attn.norm_q.weight, cos, sin, eps_q),
+            self._norm_rope(key, attn.norm_k.weight, cos, sin, eps_k),
+        )
 
     def __call__(
         self,
@@ -291,8 +310,7 @@ class LTXKernelAttnProcessor(LTXVideoAttnProcessor):
         key = attn.to_k(encoder_hidden_states)
         value = attn.to_v(encoder_hidden_states)
 
-        query = self._norm_and_rope(attn.norm_q, query, image_rotary_emb)
-        key = self._norm_and_rope(attn.norm_k, key, image_rotary_emb)
+        query, key = self._qk_norm_rope(attn, query, key, image_rotary_emb)
 
         query = query.unflatten(2, (attn.heads, -1))
         key = key.unflatten(2, (attn.heads, -1))
@@ -332,6 +350,7 @@ def patch_ltx_transformer(
     gelu: bool = True,
     attention: bool = True,
     fuse_norm_rope: bool = True,
+    gelu_epilogue: bool = False,
     verify_source: bool = True,
 ) -> PatchReport:
     """Route the LTX-Video transformer's norms, AdaLN, GELU-tanh and RoPE through `kernels_module`.
@@ -342,6 +361,9 @@ def patch_ltx_transformer(
         kernels_module: the imported ``ltx_video_kernels`` package (local build or Hub kernel).
         norms / adaln / gelu / attention: which families to patch (all by default).
         fuse_norm_rope: use the package's fused q/k norm + RoPE kernel if it has one.
+        gelu_epilogue: opt-in - on CUDA, compute the feed-forward's bias + tanh-GELU in the
+            projection GEMM's cuBLASLt epilogue (``layers.GELUTanhEpilogue``) instead of the
+            ``gelu_tanh`` kernel; a comparison point, not a kernel of the package.
         verify_source: refuse the block and attention re-implementations if diffusers' source
             differs from the verified 0.42.1 source (set False only after re-verifying).
 
@@ -436,6 +458,9 @@ def patch_ltx_transformer(
                 skip(name, module, reason)
             elif (reason := _forward_taken(module)) is not None:
                 skip(name, module, reason)
+            elif gelu_epilogue:
+                _bind_forward(module, layers.GELUTanhEpilogue, undo)
+                counts[KIND_GELU_TANH_EPILOGUE] += 1
             else:
                 _bind_forward(module, layers.GELUTanh, undo)
                 counts[KIND_GELU_TANH] += 1

@@ -17,9 +17,10 @@ layer                  replaces the forward of                           kernels
 DiffusersRMSNorm       diffusers.models.normalization.RMSNorm            rms_norm (weight may be None)
 TorchRMSNorm           torch.nn.RMSNorm (1-D normalized_shape)           rms_norm
 GELUTanh               diffusers.models.activations.GELU, tanh variant   gelu_tanh
+GELUTanhEpilogue       the same GELU, opt-in: GELU in the GEMM epilogue  cuBLASLt (torch), no kernel
 TorchGELUTanh          torch.nn.GELU(approximate="tanh")                 gelu_tanh
-LTXVideoBlockAdaLN     diffusers' LTXVideoTransformerBlock               rms_norm_modulate (norm1/2 +
-                                                                         AdaLN scale/shift, fused)
+LTXVideoBlockAdaLN     diffusers' LTXVideoTransformerBlock               rms_norm_modulate,
+                                                                         add_rms_norm_modulate
 =====================  ================================================  ===========================
 
 In LTX-Video the attention's q/k norm + RoPE live in an attention *processor*, not in a
@@ -43,6 +44,7 @@ _ops = importlib.import_module(__package__)
 __all__ = [
     "DiffusersRMSNorm",
     "GELUTanh",
+    "GELUTanhEpilogue",
     "LTXVideoBlockAdaLN",
     "TorchGELUTanh",
     "TorchRMSNorm",
@@ -105,6 +107,39 @@ class GELUTanh(nn.Module):
         return _ops.gelu_tanh(self.proj(hidden_states))
 
 
+class GELUTanhEpilogue(nn.Module):
+    """diffusers ``GELU(approximate="tanh")`` with the GELU applied in the projection's GEMM epilogue.
+
+    The activation is a pure bandwidth cost: LTX's ``ff.net[0]`` writes a ``[tokens, 8192]``
+    projection and the GELU reads and rewrites it. cuBLASLt can apply bias + tanh-GELU to the
+    fp32 accumulator before the single store, which removes that pass entirely; torch exposes
+    it as ``torch._addmm_activation(bias, x, w.t(), use_gelu=True)``. That op is private, and
+    its GELU is the tanh form *only on CUDA* (its CPU path uses the erf form), so this layer
+    uses it for CUDA inputs that need no autograd and takes the ``gelu_tanh`` kernel path
+    otherwise. Not a kernel of this package: an opt-in comparison point
+    (``patch_ltx_transformer(..., gelu_epilogue=True)``).
+    """
+
+    can_torch_compile = True
+    has_backward = False
+
+    def forward(self, hidden_states: torch.Tensor) -> torch.Tensor:
+        if self.approximate != "tanh":
+            return type(self).forward(self, hidden_states)
+        proj = self.proj
+        if (
+            hidden_states.is_cuda
+            and proj.bias is not None
+            and proj.weight.dtype == hidden_states.dtype
+            and proj.bias.dtype == hidden_states.dtype
+            and not (torch.is_grad_enabled() and (hidden_states.requires_grad or proj.weight.requires_grad))
+        ):
+            rows = hidden_states.reshape(-1, hidden_states.shape[-1])
+            out = torch._addmm_activation(proj.bias, rows, proj.weight.t(), use_gelu=True)
+            return out.view(*hidden_states.shape[:-1], out.shape[-1])
+        return _ops.gelu_tanh(proj(hidden_states))
+
+
 class TorchGELUTanh(nn.Module):
     """``torch.nn.GELU(approximate="tanh")``: LTX's caption projection (PixArtAlphaTextProjection)."""
 
@@ -117,33 +152,49 @@ class TorchGELUTanh(nn.Module):
         return _ops.gelu_tanh(input)
 
 
+def _fusable(norm: nn.Module, x: torch.Tensor, *others: torch.Tensor) -> bool:
+    # The fused kernels return x.dtype; diffusers' unfused expressions promote to the widest
+    # of x, weight, scale, shift (and residual). Fuse only where both give the same dtype.
+    weight = norm.weight
+    return (
+        norm.bias is None
+        and (weight is None or weight.dtype == x.dtype)
+        and all(t.dtype == x.dtype for t in others)
+    )
+
+
 def _norm_modulate(
     norm: nn.Module, x: torch.Tensor, scale: torch.Tensor, shift: torch.Tensor
 ) -> torch.Tensor:
-    # The fused kernel returns x.dtype; diffusers' unfused expression promotes to the widest
-    # of x, weight, scale and shift. Fuse only where both give the same dtype.
-    weight = norm.weight
-    fusable = (
-        norm.bias is None
-        and (weight is None or weight.dtype == x.dtype)
-        and scale.dtype == x.dtype
-        and shift.dtype == x.dtype
-    )
-    if fusable:
-        return _ops.rms_norm_modulate(x, weight, scale, shift, norm.eps)
+    """``norm(x) * (1 + scale) + shift``."""
+    if _fusable(norm, x, scale, shift):
+        return _ops.rms_norm_modulate(x, norm.weight, scale, shift, norm.eps)
     return norm(x) * (1 + scale) + shift
 
 
-class LTXVideoBlockAdaLN(nn.Module):
-    """``LTXVideoTransformerBlock.forward`` of diffusers 0.42.1 with each AdaLN site fused.
+def _add_norm_modulate(
+    norm: nn.Module, x: torch.Tensor, residual: torch.Tensor, scale: torch.Tensor, shift: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """``h = residual + x``; ``(norm(h) * (1 + scale) + shift, h)``."""
+    if _fusable(norm, x, residual, scale, shift) and residual.shape == x.shape:
+        return _ops.add_rms_norm_modulate(x, residual, None, norm.weight, scale, shift, norm.eps)
+    h = residual + x
+    return norm(h) * (1 + scale) + shift, h
 
-    diffusers computes ``norm1(h) * (1 + scale_msa) + shift_msa`` (and the same with norm2,
-    scale_mlp, shift_mlp) as three kernels and three bf16 roundings; here each is one
-    ``rms_norm_modulate`` call. ``scale``/``shift`` are ``[B, T, D]`` views into the
-    ``[B, T, 6, D]`` AdaLN table, with T = 1 (one timestep per video) or T = sequence length
-    (per-token timesteps, as LTX's condition pipeline passes them). Everything else is the
-    diffusers forward line for line; integration/patch_ltx.py binds this layer only to blocks
-    whose class and source it has checked.
+
+class LTXVideoBlockAdaLN(nn.Module):
+    """``LTXVideoTransformerBlock.forward`` of diffusers 0.42.1 with the AdaLN sites fused.
+
+    diffusers computes ``norm1(h) * (1 + scale_msa) + shift_msa`` as three kernels and three
+    bf16 roundings; here it is one ``rms_norm_modulate``. The cross-attention's residual add
+    and the MLP's AdaLN, ``h = h + attn2(h)`` then ``norm2(h) * (1 + scale_mlp) + shift_mlp``,
+    are one ``add_rms_norm_modulate`` (it writes both the new residual stream and the
+    modulated norm). The two gated residual adds, ``h + y * gate``, are one ``torch.addcmul``
+    each instead of a multiply and an add. ``scale``/``shift``/``gate`` are ``[B, T, D]`` views
+    into the ``[B, T, 6, D]`` AdaLN table, with T = 1 (one timestep per video) or T = sequence
+    length (per-token timesteps, as LTX's condition pipeline passes them). Otherwise this is
+    the diffusers forward line for line; integration/patch_ltx.py binds this layer only to
+    blocks whose class and source it has checked.
     """
 
     can_torch_compile = True
@@ -171,7 +222,7 @@ class LTXVideoBlockAdaLN(nn.Module):
             encoder_hidden_states=None,
             image_rotary_emb=image_rotary_emb,
         )
-        hidden_states = hidden_states + attn_hidden_states * gate_msa
+        hidden_states = torch.addcmul(hidden_states, attn_hidden_states, gate_msa)
 
         attn_hidden_states = self.attn2(
             hidden_states,
@@ -179,10 +230,11 @@ class LTXVideoBlockAdaLN(nn.Module):
             image_rotary_emb=None,
             attention_mask=encoder_attention_mask,
         )
-        hidden_states = hidden_states + attn_hidden_states
-        norm_hidden_states = _norm_modulate(self.norm2, hidden_states, scale_mlp, shift_mlp)
+        norm_hidden_states, hidden_states = _add_norm_modulate(
+            self.norm2, attn_hidden_states, hidden_states, scale_mlp, shift_mlp
+        )
 
         ff_output = self.ff(norm_hidden_states)
-        hidden_states = hidden_states + ff_output * gate_mlp
+        hidden_states = torch.addcmul(hidden_states, ff_output, gate_mlp)
 
         return hidden_states
