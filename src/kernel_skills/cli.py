@@ -343,7 +343,7 @@ def add_cmd(
     sources = install.skill_sources([*(skills or []), *(skill or [])] or [DEFAULT_SKILL], roots.sources)
     plan = install.plan_add(sources, targets, force=force, link=link)
     if not dry_run:
-        install.apply(plan, state_dir=roots.state_dir, force=force)
+        install.apply(plan, state_dir=roots.get_state_dir, force=force)
     _report_plan(out, plan, roots, command="add", dry_run=dry_run)
     if note:
         out.note(note)
@@ -453,7 +453,7 @@ def remove_cmd(
     targets = _named_or_every(agent_flags, agent, dest, roots.location, global_=global_, every=("project",))
     plan = install.plan_remove(skills, targets, force=force)
     if not dry_run:
-        install.apply(plan, state_dir=roots.state_dir, force=force)
+        install.apply(plan, state_dir=roots.get_state_dir, force=force)
         removed = [a.dest for a in plan.actions if a.existing.kind == "dir"]
         for link in install.links_into(removed, known_targets(roots.location)) if removed else ():
             plan.notes.append(f"{link} linked to a removed copy and is now broken; remove it with --dest {link.parent} --force")
@@ -491,7 +491,7 @@ def update_cmd(
     targets = _named_or_every(agent_flags, agent, dest, roots.location, global_=global_, every=("project", "global"))
     plan = install.plan_update(targets, roots.sources, names=skills, force=force)
     if not dry_run:
-        install.apply(plan, state_dir=roots.state_dir, force=True)
+        install.apply(plan, state_dir=roots.get_state_dir, force=True)
     _report_plan(out, plan, roots, command="update", dry_run=dry_run)
     if not plan.actions and not plan.skipped and not out.json_mode:
         out.line("No managed skills found to update.")

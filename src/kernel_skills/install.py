@@ -24,13 +24,12 @@ missing; everything else in the temp folder is deleted.
 from __future__ import annotations
 
 import os
-import secrets
 import shutil
 import signal
 import stat
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,6 +44,10 @@ from .sources import SkillSource, SourceContext
 
 TMP_DIR = ".kernel-skills-tmp"
 BACKUP_DIR = "backups"
+
+
+def _state(state_dir: Path | Callable[[], Path]) -> Path:
+    return state_dir() if callable(state_dir) else state_dir
 
 
 # ------------------------------------------------------------------------ what is there
@@ -480,7 +483,7 @@ def _no_interrupts() -> Iterator[None]:
 
 
 def _token() -> str:
-    return secrets.token_hex(4)
+    return os.urandom(4).hex()
 
 
 def _file_mode(mode: int) -> int:
@@ -530,13 +533,17 @@ def _folder_key(folder: Path) -> str:
 class _Run:
     """One apply(): what it made, so a failure can undo exactly that."""
 
-    def __init__(self, plan: Plan, state_dir: Path, *, force: bool) -> None:
+    def __init__(self, plan: Plan, state_dir: Path | Callable[[], Path], *, force: bool) -> None:
         self.plan = plan
-        self.state_dir = state_dir
+        self._state_dir = state_dir
         self.force = force
         self.created: list[Path] = []
         self.backups: list[Path] = []
         self.committed: list[Action] = []
+
+    @property
+    def state_dir(self) -> Path:
+        return _state(self._state_dir)
 
     def tmp(self, action: Action) -> Path:
         return action.target.path / TMP_DIR
@@ -642,7 +649,7 @@ class _Run:
                     fsops.make_dirs(folder, self.created)
                 stack.enter_context(fsops.locked(folders))
                 for folder in folders:
-                    self.plan.notes += recover(folder, self.state_dir)
+                    self.plan.notes += recover(folder, self._state_dir)
                 errors = [e for e in (self.recheck(a) for a in actions) if e]
                 if errors:
                     raise _combine(errors)
@@ -713,7 +720,7 @@ def _rmdir_quiet(folder: Path) -> None:
         pass
 
 
-def apply(plan: Plan, *, state_dir: Path, force: bool = False) -> Plan:
+def apply(plan: Plan, *, state_dir: Path | Callable[[], Path], force: bool = False) -> Plan:
     """Carry out a plan from plan_add/plan_update/plan_remove: all of it, or none of it."""
     if plan.actions:
         _Run(plan, state_dir, force=force).run()
@@ -723,14 +730,16 @@ def apply(plan: Plan, *, state_dir: Path, force: bool = False) -> Plan:
 # ---------------------------------------------------------------------------- recovery
 
 
-def recover(folder: Path, state_dir: Path) -> list[str]:
+def recover(folder: Path, state_dir: Path | Callable[[], Path]) -> list[str]:
     """Finish or undo what a killed run left in ``folder`` (call with the folder locked)."""
     notes: list[str] = []
     tmp = folder / TMP_DIR
     try:
         names = sorted(os.listdir(tmp))
     except OSError:
-        names = []
+        # No temp folder: no run was interrupted here (a run makes it before anything
+        # else, backups included, and removes it last).
+        return notes
     for name in names:
         path = tmp / name
         kind, _, rest = name.partition("-")
@@ -743,8 +752,7 @@ def recover(folder: Path, state_dir: Path) -> list[str]:
             fsops.remove(str(path))
     if names and not notes:
         notes.append(f"cleaned up after an interrupted run in {folder}")
-    _rmdir_quiet(tmp)
-    backups = state_dir / BACKUP_DIR
+    backups = _state(state_dir) / BACKUP_DIR
     prefix = f".partial-{_folder_key(folder)}-"
     try:
         partials = [n for n in os.listdir(backups) if n.startswith(prefix)]
@@ -752,10 +760,11 @@ def recover(folder: Path, state_dir: Path) -> list[str]:
         partials = []
     for name in partials:
         fsops.remove(str(backups / name))
+    _rmdir_quiet(tmp)
     return notes
 
 
-def recover_all(folders: Sequence[Path], state_dir: Path) -> list[str]:
+def recover_all(folders: Sequence[Path], state_dir: Path | Callable[[], Path]) -> list[str]:
     existing = [f for f in dict.fromkeys(folders) if os.path.isdir(f)]
     notes: list[str] = []
     with fsops.locked(existing):

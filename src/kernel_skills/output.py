@@ -7,6 +7,7 @@ when something is printed for a person.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -37,51 +38,56 @@ def human_size(size: int) -> str:
     return f"{size} B"
 
 
+Parts = Sequence["str | tuple[str, str]"]
+
+
 class Output:
+    """Where a command's output goes. Lines for people are styled by rich on a terminal;
+    piped, they are the same text without styling, written directly (importing rich
+    costs more start-up time than a whole `kernels skills add` otherwise takes)."""
+
     def __init__(self, *, json_mode: bool = False, quiet: bool = False) -> None:
         self.json_mode = json_mode
         self.quiet = quiet
-        self._out: Any = None
-        self._err: Any = None
+        self._consoles: dict[bool, Any] = {}
 
-    @property
-    def out(self) -> Any:
-        if self._out is None:
+    def console(self, *, stderr: bool = False) -> Any:
+        if stderr not in self._consoles:
             from rich.console import Console
 
+            stream = sys.stderr if stderr else sys.stdout
             # Piped output is for grep and logs: do not fold long paths at 80 columns.
-            self._out = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 200)
-        return self._out
-
-    @property
-    def err(self) -> Any:
-        if self._err is None:
-            from rich.console import Console
-
-            self._err = Console(stderr=True, highlight=False, soft_wrap=True)
-        return self._err
+            self._consoles[stderr] = Console(stderr=stderr, highlight=False, soft_wrap=True, width=None if _styled(stream) else 200)
+        return self._consoles[stderr]
 
     @property
     def human(self) -> bool:
         return not (self.json_mode or self.quiet)
 
+    def _print(self, parts: Parts, *, stderr: bool = False) -> None:
+        stream = sys.stderr if stderr else sys.stdout
+        if _styled(stream):
+            self.console(stderr=stderr).print(_text(parts))
+        else:
+            stream.write("".join(p[0] if isinstance(p, tuple) else p for p in parts) + "\n")
+
     def line(self, *parts: str | tuple[str, str]) -> None:
         """One line for people: plain strings and (text, style) pairs; markup is not parsed."""
         if self.human:
-            self.out.print(_text(parts))
+            self._print(parts)
 
     def error_line(self, *parts: str | tuple[str, str]) -> None:
         """A line about a failure: on stderr, shown even with -q (not with --json)."""
         if not self.json_mode:
-            self.err.print(_text(parts))
+            self._print(parts, stderr=True)
 
     def note(self, text: str) -> None:
         if self.human:
-            self.err.print(_text([(text, "dim")]))
+            self._print([(text, "dim")], stderr=True)
 
     def warn(self, text: str) -> None:
-        if not (self.quiet or self.json_mode):
-            self.err.print(_text([("Warning: ", "yellow bold"), text]))
+        if self.human:
+            self._print([("Warning: ", "yellow bold"), text], stderr=True)
 
     def json(self, data: Any) -> None:
         sys.stdout.write(json.dumps(data, indent=2, default=str) + "\n")
@@ -104,7 +110,17 @@ class Output:
             table.add_column(column, overflow="fold", no_wrap=column in no_wrap)
         for row in rows:
             table.add_row(*(_text([cell]) for cell in row))
-        self.out.print(table)
+        self.console().print(table)
+
+
+def _styled(stream: Any) -> bool:
+    """Style for terminals, or when FORCE_COLOR asks for it (rich's own convention)."""
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False
 
 
 def _text(parts: Sequence[str | tuple[str, str]]) -> Any:

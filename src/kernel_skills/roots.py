@@ -1,13 +1,13 @@
 """All the places the CLI reads and writes, gathered in one value.
 
 Core functions take these roots as arguments; only :meth:`Roots.from_environment` looks
-at the real process environment, so tests point everything at tmp dirs.
+at the real process environment, so tests point everything at tmp dirs. The user state
+and config folders come from platformdirs, asked only when a command needs them.
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
 
 from .agents import Location
@@ -16,12 +16,31 @@ from .sources import SourceContext, default_bundled_root
 APP_NAME = "kernel-skills"
 
 
-@dataclass(frozen=True)
 class Roots:
-    location: Location  # cwd, home and the env vars that move agent dirs
-    bundled: Path  # the bundled skills
-    state_dir: Path  # backups of user-edited installs
-    config_file: Path  # config.yaml
+    def __init__(self, location: Location, bundled: Path, state_dir: Path | None = None, config_file: Path | None = None) -> None:
+        self.location = location  # cwd, home and the env vars that move agent dirs
+        self.bundled = bundled  # the bundled skills
+        self._state_dir = state_dir  # backups of user-edited installs
+        self._config_file = config_file  # config.yaml
+
+    @property
+    def state_dir(self) -> Path:
+        if self._state_dir is None:
+            import platformdirs
+
+            self._state_dir = Path(platformdirs.user_state_dir(APP_NAME, appauthor=False))
+        return self._state_dir
+
+    def get_state_dir(self) -> Path:
+        return self.state_dir
+
+    @property
+    def config_file(self) -> Path:
+        if self._config_file is None:
+            import platformdirs
+
+            self._config_file = Path(platformdirs.user_config_dir(APP_NAME, appauthor=False)) / "config.yaml"
+        return self._config_file
 
     @property
     def sources(self) -> SourceContext:
@@ -29,12 +48,5 @@ class Roots:
 
     @classmethod
     def from_environment(cls) -> Roots:
-        import platformdirs  # deferred: --help never needs it
-
         env = dict(os.environ)
-        return cls(
-            location=Location(Path.cwd(), Path.home(), env),
-            bundled=default_bundled_root(env),
-            state_dir=Path(platformdirs.user_state_dir(APP_NAME, appauthor=False)),
-            config_file=Path(platformdirs.user_config_dir(APP_NAME, appauthor=False)) / "config.yaml",
-        )
+        return cls(Location(Path.cwd(), Path.home(), env), default_bundled_root(env))

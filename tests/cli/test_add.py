@@ -421,6 +421,14 @@ def test_quiet_prints_nothing_on_success_and_the_error_on_failure(sandbox):
     assert failed.exit_code == 1 and failed.stdout == "" and failed.stderr.startswith("Error: ")
 
 
+def test_terminal_output_is_styled_by_rich(sandbox, monkeypatch):
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    result = cli("skills", "add", "demo", "--claude")
+    assert result.exit_code == 0
+    assert "\x1b[" in result.stdout  # rich's styling
+    assert "demo" in result.stdout and ".claude/skills/demo" in result.stdout
+
+
 def test_one_line_per_target_with_the_path(sandbox):
     result = cli("skills", "add", "demo", "--claude", "--kiro")
     lines = result.stdout.strip().splitlines()
