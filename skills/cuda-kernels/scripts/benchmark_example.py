@@ -11,7 +11,14 @@ Method (why each choice):
 - One process, one model instance: the kernels are patched in and out of the *same*
   weights, so no variant benefits from a different allocation or init.
 - Inputs are fixed random token ids; every variant computes the same thing
-  (`model(input_ids, use_cache=False)`, logits for every position).
+  (`model(input_ids, use_cache=False)`, logits for every position) with the same
+  attention kernel. That takes one extra argument: transformers 5.17 picks SDPA's
+  is_causal flash path for an unpadded eager prefill, but while dynamo traces (or a CUDA
+  graph captures) it cannot run its data-dependent mask checks and materializes an
+  [S, S] mask instead (no flash, K/V repeated for GQA) - a slower attention that has
+  nothing to do with compile itself. Passing the mask mapping transformers computes in
+  eager mode, `attention_mask={"full_attention": None}`, pins the same attention for every
+  variant (`--prefill-mask auto` measures what a plain call gets).
 - GPU timing uses CUDA events around each forward after warm-up and reports the median
   (the event pair spans the GPU timeline, including idle gaps while Python launches
   kernels: launch overhead is part of what an eager model costs). CPU: wall clock.
@@ -65,6 +72,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--repeats", type=int, help="default: 10 on cuda, 3 on cpu")
     p.add_argument("--package-path", type=Path, help="directory on which `import qwen3_8b_kernels` works")
     p.add_argument("--build-dir", type=Path, help="build_local.py build directory")
+    p.add_argument("--prefill-mask", choices=["prepared", "auto"], default="prepared",
+                   help="prepared: pass {'full_attention': None} so every variant runs the same attention")
     p.add_argument("--out", type=Path, help="write the JSON results here")
     args = p.parse_args(argv)
     if args.model == "llama" and args.device == "cuda" and not args.tiny:
@@ -186,6 +195,11 @@ def main(argv: list[str] | None = None) -> int:
     from qwen3_models import compare_logits, random_input_ids
 
     inputs = {n: random_input_ids(args.batch, n, config.vocab_size, device=args.device, seed=n) for n in seqs}
+    # Only models whose forward takes a per-layer-type mask mapping (Qwen3 does, Llama in
+    # 5.17 does not) and whose layers are all full attention can be given the mapping.
+    layer_types = getattr(config, "layer_types", None)
+    prepared = args.prefill_mask == "prepared" and bool(layer_types) and set(layer_types) == {"full_attention"}
+    mask_kwargs = {"attention_mask": {"full_attention": None}} if prepared else {}
     bandwidth = copy_bandwidth_gbps(torch, args.device)
     result: dict[str, Any] = {
         "benchmark": "benchmark_example.py (end to end)",
@@ -199,7 +213,8 @@ def main(argv: list[str] | None = None) -> int:
         "batch": args.batch,
         "copy_bandwidth_gbps": bandwidth,
         "method": "median of CUDA-event-timed forwards after warm-up (wall clock on cpu); model(input_ids, "
-                  "use_cache=False), logits for all positions; compile: torch.compile(dynamic=False)"
+                  "use_cache=False" + (", attention_mask={'full_attention': None}" if prepared else "")
+                  + "), logits for all positions; compile: torch.compile(dynamic=False)"
                   + (", backend='eager' on cpu" if args.device == "cpu" else ""),
         "variants": {},
     }
@@ -220,7 +235,7 @@ def main(argv: list[str] | None = None) -> int:
                 runner = torch.compile(model, dynamic=False, backend="eager" if args.device == "cpu" else "inductor")
             for n, ids in inputs.items():
                 def fn(runner=runner, ids=ids):
-                    return runner(input_ids=ids, use_cache=False).logits
+                    return runner(input_ids=ids, use_cache=False, **mask_kwargs).logits
 
                 t0 = time.perf_counter()
                 logits = fn()  # first call: compiles the graph for this shape, if compiling

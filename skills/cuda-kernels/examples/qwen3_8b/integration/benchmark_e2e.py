@@ -67,6 +67,8 @@ DESCRIPTIONS = {
     "patched_no_gate_up_merge": "everything except merging gate_proj/up_proj into one matmul",
     "compile": "torch.compile(model), default mode, dynamic=False",
     "patched_compile": "torch.compile(patched model), default mode, dynamic=False",
+    "compile_auto_mask": "torch.compile(model) called without the prepared mask mapping: transformers "
+    "materializes the causal mask while tracing (prefill only; opt-in variant)",
 }
 
 
@@ -86,7 +88,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--decode-prompt", type=int, help="prompt length before decoding (default 512; --check: 16)")
     p.add_argument("--warmup", type=int, help="untimed runs before timing (default 3; --check: 1)")
     p.add_argument("--repeats", type=int, help="timed runs, median reported (default 10; --check: 2)")
-    p.add_argument("--variants", nargs="+", help="subset to run (default: all)")
+    p.add_argument("--variants", nargs="+", help="subset to run (default: all but the opt-in compile_auto_mask)")
+    p.add_argument("--prefill-mask", choices=["prepared", "auto"], default="prepared",
+                   help="prepared: pass transformers' eager-mode mask mapping {'full_attention': None} to every "
+                   "prefill so all variants run the same (flash, is_causal) attention; auto: let transformers decide")
     p.add_argument("--no-compile", action="store_true", help="skip the torch.compile variants")
     p.add_argument("--deadline", type=float, default=420.0,
                    help="seconds since start; a compile that would end past it is skipped (and recorded as skipped)")
@@ -232,22 +237,36 @@ class Workloads:
         self.decode_ids = random_input_ids(1, args.decode_prompt, vocab, device=args.device, seed=99)
 
     # -- prefill
-    def prefill_fn(self, runner, n: int) -> Callable[[], Any]:
+    def prefill_kwargs(self, prepared: bool = True) -> dict[str, Any]:
+        """`attention_mask={"full_attention": None}` is the prepared mask mapping transformers
+        itself computes for a no-padding, no-cache prefill in eager mode (SDPA is_causal ->
+        flash attention). Passing it keeps that attention in every variant: while dynamo
+        traces or a CUDA graph captures, transformers 5.17 cannot run its data-dependent
+        mask checks and materializes a [S, S] mask instead, which turns SDPA's flash path
+        off and repeats K/V for GQA (see the `compile_auto_mask` variant)."""
+        layer_types = set(self.model.config.layer_types)
+        if prepared and self.args.prefill_mask == "prepared" and layer_types == {"full_attention"}:
+            return {"attention_mask": {"full_attention": None}}
+        return {}
+
+    def prefill_fn(self, runner, n: int, prepared: bool = True) -> Callable[[], Any]:
         ids = self.prompts[n]
-        return lambda: runner(input_ids=ids, use_cache=False).logits
+        kwargs = self.prefill_kwargs(prepared)
+        return lambda: runner(input_ids=ids, use_cache=False, **kwargs).logits
 
     def graphed_prefill_fn(self, n: int) -> tuple[Callable[[], Any], Any]:
         torch = self.torch
         static_ids = self.prompts[n].clone()
         side = torch.cuda.Stream()
         side.wait_stream(torch.cuda.current_stream())
+        kwargs = self.prefill_kwargs()
         with torch.cuda.stream(side):
             for _ in range(2):  # warm-up outside the graph: lazy inits, cuBLAS workspaces
-                self.model(input_ids=static_ids, use_cache=False)
+                self.model(input_ids=static_ids, use_cache=False, **kwargs)
         torch.cuda.current_stream().wait_stream(side)
         graph = torch.cuda.CUDAGraph()
         with torch.cuda.graph(graph):
-            out = self.model(input_ids=static_ids, use_cache=False).logits
+            out = self.model(input_ids=static_ids, use_cache=False, **kwargs).logits
 
         def replay():
             graph.replay()
@@ -376,7 +395,9 @@ def main(argv: list[str] | None = None) -> int:
             **counts,
         },
         "method": {
-            "prefill": "batch 1, model(input_ids, use_cache=False), logits for all positions (logits_to_keep=0), "
+            "prefill": "batch 1, model(input_ids, use_cache=False"
+            + (", attention_mask={'full_attention': None})" if args.prefill_mask == "prepared" else ")")
+            + ", logits for all positions (logits_to_keep=0), "
             f"median of {args.repeats} timed forwards after {args.warmup} warm-ups, "
             + ("CUDA events" if args.device == "cuda" else "wall clock"),
             "decode": f"greedy, batch 1, StaticCache(max_cache_len=prompt+steps+warm-up), prompt {args.decode_prompt} "
@@ -420,7 +441,9 @@ def main(argv: list[str] | None = None) -> int:
             torch.cuda.empty_cache()
         run.save()
 
-    def measure_prefill(entry: dict[str, Any], runner, *, accuracy: bool = True, budgeted: bool = False) -> None:
+    def measure_prefill(
+        entry: dict[str, Any], runner, *, accuracy: bool = True, budgeted: bool = False, prepared: bool = True
+    ) -> None:
         entry.setdefault("prefill", {})
         for n in args.prefill:
             left = args.deadline - run.elapsed()
@@ -429,7 +452,7 @@ def main(argv: list[str] | None = None) -> int:
                                                        f"a compile takes ~{run.compile_estimate:.0f}s")
                 run.log(f"  prefill {n}: skipped (deadline)")
                 continue
-            fn = work.prefill_fn(runner, n)
+            fn = work.prefill_fn(runner, n, prepared)
             t0 = time.monotonic()
             logits = fn()  # first call: compiles this shape when `runner` is compiled
             work.timer.sync()
@@ -496,11 +519,14 @@ def main(argv: list[str] | None = None) -> int:
 
     # 5. torch.compile, unpatched then patched. Every new shape is a new compile; the
     # deadline is checked before each one (estimate: the slowest compile seen so far).
-    def compiled_body(entry: dict[str, Any]) -> None:
+    def compiled_body(entry: dict[str, Any], prepared: bool = True) -> None:
         torch._dynamo.reset()
         backend = "eager" if args.device == "cpu" else "inductor"
         compiled = torch.compile(model, dynamic=False, backend=backend)
-        measure_prefill(entry, compiled, budgeted=True)
+        measure_prefill(entry, compiled, budgeted=True, prepared=prepared)
+        if not prepared:
+            torch._dynamo.reset()
+            return  # prefill-only variant
         left = args.deadline - run.elapsed()
         if left < run.compile_estimate:
             entry.setdefault("skipped", []).append(f"decode: {left:.0f}s left before the deadline")
@@ -509,7 +535,10 @@ def main(argv: list[str] | None = None) -> int:
             entry["decode"] = work.decode(compiled)
         torch._dynamo.reset()
 
-    for name, kwargs in (("compile", None), ("patched_compile", {})):
+    compiled_variants = [("compile", None), ("patched_compile", {})]
+    if selected is not None and "compile_auto_mask" in selected:
+        compiled_variants.append(("compile_auto_mask", None))
+    for name, kwargs in compiled_variants:
         if args.no_compile or not wanted(name):
             continue
         left = args.deadline - run.elapsed()
@@ -522,7 +551,10 @@ def main(argv: list[str] | None = None) -> int:
             run.log(f"variant {name}: skipped ({run.result['variants'][name]['error']})")
             run.save()
             continue
-        record(name, compiled_body if kwargs is None else with_patch(kwargs, compiled_body))
+        if name == "compile_auto_mask":
+            record(name, lambda entry: compiled_body(entry, prepared=False))
+        else:
+            record(name, compiled_body if kwargs is None else with_patch(kwargs, compiled_body))
 
     summarize(run.result, args.prefill)
     run.result["total_s"] = round(run.elapsed(), 1)
