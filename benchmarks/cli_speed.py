@@ -7,10 +7,12 @@ every command alike):
   python -c "import typer"                         the floor any typer CLI pays
   kernels --help
   kernels skills add cuda-kernels --dest <fresh>   a real install into a new folder
+  ... the same, on a pseudo-terminal               (rich styles the output there)
 
 Every run is a new process (cold interpreter; the OS file cache is warm and .pyc files
 exist, as they do for a user of an installed package typing commands). Output goes to a
-pipe, as in scripts and CI. Writes benchmarks/results/cli_speed.json.
+pipe, as in scripts and CI, except in the terminal variant. Writes
+benchmarks/results/cli_speed.json.
 
     python benchmarks/cli_speed.py [--runs 10] [--skill cuda-kernels] [--out PATH]
 
@@ -45,12 +47,23 @@ def cli_command() -> list[str]:
     return [found] if found else [sys.executable, "-m", "kernel_skills"]
 
 
-def timed(argv: list[str], env: dict[str, str], cwd: str) -> float:
-    start = time.perf_counter()
-    result = subprocess.run(argv, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    elapsed = time.perf_counter() - start
+def timed(argv: list[str], env: dict[str, str], cwd: str, *, terminal: bool = False) -> float:
+    """Wall time of one run; output to a pipe, or to a pseudo-terminal (rich styles it)."""
+    if terminal:
+        import pty
+
+        master, slave = pty.openpty()
+        start = time.perf_counter()
+        result = subprocess.run(argv, env=env, cwd=cwd, stdout=slave, stderr=slave)
+        elapsed = time.perf_counter() - start
+        os.close(slave)
+        os.close(master)
+    else:
+        start = time.perf_counter()
+        result = subprocess.run(argv, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        elapsed = time.perf_counter() - start
     if result.returncode != 0:
-        raise SystemExit(f"benchmark command failed ({result.returncode}): {' '.join(argv)}\n{result.stderr}")
+        raise SystemExit(f"benchmark command failed ({result.returncode}): {' '.join(argv)}\n{result.stderr or ''}")
     return elapsed
 
 
@@ -91,25 +104,28 @@ def main() -> None:
     # source checkout, or every timed run would pay for compiling kernel_skills again.
     env.pop("PYTHONDONTWRITEBYTECODE", None)
 
+    add = f"kernels skills add {args.skill} --dest <fresh>"
     commands = {
-        "python -c pass": lambda i: [sys.executable, "-c", "pass"],
-        "python -c 'import typer'": lambda i: [sys.executable, "-c", "import typer"],
-        "kernels --help": lambda i: [*cli, "--help"],
-        f"kernels skills add {args.skill} --dest <fresh>": lambda i: [*cli, "skills", "add", args.skill, "--dest", str(work / f"dest{i}")],
+        "python -c pass": (lambda i: [sys.executable, "-c", "pass"], False),
+        "python -c 'import typer'": (lambda i: [sys.executable, "-c", "import typer"], False),
+        "kernels --help": (lambda i: [*cli, "--help"], False),
+        add: (lambda i: [*cli, "skills", "add", args.skill, "--dest", str(work / f"dest{i}")], False),
     }
-    for argv_of in commands.values():  # one warm-up each: compile .pyc files, fill the file cache
-        timed(argv_of(-1), env, str(work))
+    if hasattr(os, "openpty"):
+        commands[add + " (on a terminal)"] = (lambda i: [*cli, "skills", "add", args.skill, "--dest", str(work / f"tty{i}")], True)
+    for argv_of, terminal in commands.values():  # one warm-up each: write .pyc files, fill the file cache
+        timed(argv_of(-1), env, str(work), terminal=terminal)
     samples: dict[str, list[float]] = {name: [] for name in commands}
     load_before = os.getloadavg() if hasattr(os, "getloadavg") else None
     for i in range(args.runs):
-        for name, argv_of in commands.items():
-            samples[name].append(timed(argv_of(i), env, str(work)))
+        for name, (argv_of, terminal) in commands.items():
+            samples[name].append(timed(argv_of(i), env, str(work), terminal=terminal))
     load_after = os.getloadavg() if hasattr(os, "getloadavg") else None
 
     installed = work / "dest0" / args.skill
     files = [p for p in installed.rglob("*") if p.is_file()]
     results = {name: summary(values) for name, values in samples.items()}
-    help_key, add_key = list(commands)[2], list(commands)[3]
+    help_key, add_key = "kernels --help", add
     import typer
 
     report = {

@@ -11,7 +11,6 @@ import inspect
 import os
 import signal
 import sys
-import traceback
 from pathlib import Path
 from typing import Annotated, Any, Callable, Optional
 
@@ -42,6 +41,8 @@ def _click_exceptions() -> tuple[type[BaseException], ...]:
 
 def _report(what: str, fix: str, code: int, exc: BaseException | None = None) -> int:
     if os.environ.get(DEBUG_ENV) == "1" and exc is not None:
+        import traceback
+
         traceback.print_exception(type(exc), exc, exc.__traceback__)
     message = f"{what}. {fix}" if fix else f"{what}."
     prefix = typer.style("Error:", fg="red", bold=True) if sys.stderr.isatty() else "Error:"
