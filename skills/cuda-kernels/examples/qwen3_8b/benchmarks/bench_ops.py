@@ -248,7 +248,9 @@ def _rope_tables(seq: int, device: str, dtype: Any) -> tuple[Any, Any]:
     return emb.cos().to(dtype), emb.sin().to(dtype)
 
 
-def build_cases(pkg: Any, device: str, ops: Sequence[str], quick: bool) -> list[Case]:
+def build_cases(pkg: Any, device: str, ops: Sequence[str], quick: bool,
+                rms_shapes: Sequence[tuple[int, ...]] | None = None) -> list[Case]:
+    """The benchmark cases; rms_shapes (any dims, hidden last) replaces the RMSNorm shapes."""
     import torch
     import torch.nn.functional as F
 
@@ -287,11 +289,15 @@ def build_cases(pkg: Any, device: str, ops: Sequence[str], quick: bool) -> list[
         elif quick:
             shapes = [(1, 128), (1, 8192), (16, 8192)]
         hidden = HIDDEN if device == "cuda" else 256
-        w = randn(hidden, seed=1)
-        for b, s in shapes:
-            n = b * s * hidden
-            cases.append(Case("rms_norm", f"{b}x{s}x{hidden}", lambda i, b=b, s=s: (randn(b, s, hidden, seed=100 + i),),
-                              2 * n * es + hidden * es, norm_providers(w), w))
+        full = [(b, s, hidden) for b, s in shapes] if rms_shapes is None else [tuple(x) for x in rms_shapes]
+        weights: dict[int, Any] = {}
+        for shape in full:
+            h = shape[-1]
+            w = weights.setdefault(h, randn(h, seed=1))
+            n = math.prod(shape)
+            cases.append(Case("rms_norm", "x".join(map(str, shape)),
+                              lambda i, shape=shape: (randn(*shape, seed=100 + i),),
+                              2 * n * es + h * es, norm_providers(w), w))
 
     if "qk_norm" in ops:
         specs = [(512, Q_HEADS), (4096, Q_HEADS), (4096, KV_HEADS), (16384, Q_HEADS)]

@@ -46,7 +46,7 @@ echo "   build: $((SECONDS - t0)) s"
 echo "== GPU tests (log: $OUT/pytest_gpu.log)"
 t1=$SECONDS
 QWEN3_8B_KERNELS_PATH="$BUILD_DIR" timeout 240 "$PY" -m pytest "$EXAMPLE/tests" -m gpu -q -p no:cacheprovider \
-  -o addopts="" --junitxml="$OUT/pytest_gpu.xml" >"$OUT/pytest_gpu.log" 2>&1
+  --junitxml="$OUT/pytest_gpu.xml" >"$OUT/pytest_gpu.log" 2>&1
 rc=$?
 if [[ $rc -ne 0 ]]; then
   status=1
