@@ -1,0 +1,704 @@
+"""Wiring ltx_video_kernels into diffusers' LTX-Video transformer (diffusers 0.42.1).
+
+CPU tests run the whole integration on tiny random-weight transformers through the
+package's PyTorch fallback; `gpu` tests run the CUDA kernels on the full-size transformer
+(49 frames x 512 x 768 = 2688 latent tokens) against a float64 reference.
+"""
+
+from __future__ import annotations
+
+import copy
+import inspect
+import json
+import subprocess
+import sys
+import textwrap
+import types
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("diffusers")
+
+from torch import nn  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[2]
+INTEGRATION = REPO / "skills" / "cuda-kernels" / "examples" / "ltx_video" / "integration"
+INJECTION_SCRIPT = REPO / "skills" / "cuda-kernels" / "scripts" / "ltx_kernel_injection_example.py"
+if str(INTEGRATION) not in sys.path:
+    sys.path.insert(0, str(INTEGRATION))
+
+import ltx_setup as S  # noqa: E402
+import patch_ltx as P  # noqa: E402
+from diffusers import LTXVideoTransformer3DModel  # noqa: E402
+from diffusers.models.activations import GELU  # noqa: E402
+from diffusers.models.normalization import RMSNorm as DiffusersRMSNorm  # noqa: E402
+from diffusers.models.transformers import transformer_ltx  # noqa: E402
+
+# Whole-tensor relative L2 error allowed between patched and unpatched outputs. fp32: the
+# kernels and diffusers do the same fp32 math in a different order. bf16/fp16: diffusers
+# rounds after every elementwise op and the fused kernels round once, so both sit about one
+# rounding step (2^-8 for bf16) from the exact value, compounded over the blocks.
+REL_TOL = {torch.float32: 1e-5, torch.bfloat16: 3e-2, torch.float16: 5e-3}
+
+EXPECTED_DEFAULT_COUNTS = {
+    P.KIND_RMSNORM_DIFFUSERS: 56,  # norm1 + norm2 of 28 blocks, no weight, eps 1e-6
+    P.KIND_RMSNORM_TORCH: 112,  # norm_q + norm_k of attn1 + attn2 of 28 blocks
+    P.KIND_GELU_TANH: 28,
+    P.KIND_GELU_TANH_TORCH: 1,  # caption projection
+    P.KIND_BLOCK_ADALN: 28,
+    P.KIND_ATTENTION: 56,
+}
+
+
+def tiny(dtype=torch.float32, **overrides) -> nn.Module:
+    return S.build_transformer({**S.TINY_CONFIG, **overrides}, device="cpu", dtype=dtype, seed=0)
+
+
+def forward(model: nn.Module, inputs: dict) -> torch.Tensor:
+    with torch.inference_mode():
+        return model(**inputs)[0]
+
+
+# --------------------------------------------------------------------------- the diffusers facts
+
+
+def test_default_transformer_has_168_rmsnorms_28_gelu_tanh_feedforwards_and_1_92b_params():
+    # plus one more GELU-tanh, torch's, in the caption projection
+    with torch.device("meta"):
+        model = LTXVideoTransformer3DModel()
+    norms = Counter()
+    activations = Counter()
+    for module in model.modules():
+        if type(module) in (DiffusersRMSNorm, nn.RMSNorm):
+            norms[(type(module).__module__, module.weight is not None, module.eps)] += 1
+        if type(module).__name__ in {"GELU", "GEGLU", "ApproximateGELU", "SwiGLU"}:
+            activations[(type(module).__module__, type(module).__name__, getattr(module, "approximate", None))] += 1
+    assert norms == {
+        ("diffusers.models.normalization", False, 1e-6): 56,
+        ("torch.nn.modules.normalization", True, 1e-5): 112,
+    }
+    assert activations == {
+        ("diffusers.models.activations", "GELU", "tanh"): 28,  # FeedForward.net[0]: not GEGLU
+        ("torch.nn.modules.activation", "GELU", "tanh"): 1,  # caption_projection.act_1
+    }
+    assert all(type(b.ff.net[0]) is GELU for b in model.transformer_blocks)
+    assert sum(p.numel() for p in model.parameters()) == 1_923_385_472
+    # q/k norms normalise across all heads at once (2048 = 32 heads x 64), not per head
+    attn = model.transformer_blocks[0].attn1
+    assert tuple(attn.norm_q.normalized_shape) == (2048,)
+    # scale/shift come from a [6, dim] table: shift/scale/gate for attention and for the MLP
+    assert tuple(model.transformer_blocks[0].scale_shift_table.shape) == (6, 2048)
+
+
+def test_49_frames_at_512x768_is_a_7x16x24_latent_of_2688_tokens():
+    assert S.FULL_SHAPE.latent() == (7, 16, 24)
+    assert S.FULL_SHAPE.tokens() == 2688
+    with torch.device("meta"):
+        model = LTXVideoTransformer3DModel()
+    inputs = S.make_inputs(model, 2, S.FULL_SHAPE)
+    assert tuple(inputs["hidden_states"].shape) == (2, 2688, 128)
+    assert tuple(inputs["encoder_hidden_states"].shape) == (2, 128, 4096)
+    assert tuple(inputs["encoder_attention_mask"].shape) == (2, 128)
+    assert (inputs["num_frames"], inputs["height"], inputs["width"]) == (7, 16, 24)
+    assert inputs["rope_interpolation_scale"] == (8 / 25, 32, 32)
+    with pytest.raises(ValueError, match="8k \\+ 1"):
+        S.VideoShape(frames=48).latent()
+
+
+def test_latents_are_packed_like_the_pipeline_does():
+    from diffusers.pipelines.ltx.pipeline_ltx import LTXPipeline
+
+    model = tiny()
+    inputs = S.make_inputs(model, 2, S.TINY_SHAPE, seed=3)
+    f, h, w = S.TINY_SHAPE.latent()
+    gen = torch.Generator().manual_seed(3)
+    latents = torch.randn(2, model.config.in_channels, f, h, w, generator=gen)
+    assert torch.equal(LTXPipeline._pack_latents(latents, 1, 1), inputs["hidden_states"])
+
+
+def test_every_diffusers_api_the_integration_calls_binds_to_the_installed_signature():
+    from diffusers.models.attention import AttentionModuleMixin
+    from diffusers.models.attention_dispatch import dispatch_attention_fn
+    from diffusers.models.modeling_utils import ModelMixin
+
+    model = tiny()
+    inputs = S.make_inputs(model, 1, S.TINY_SHAPE)
+    inspect.signature(LTXVideoTransformer3DModel.forward).bind(model, **inputs)
+    inspect.signature(LTXVideoTransformer3DModel.__init__).bind(model, **S.TINY_CONFIG)
+    inspect.signature(ModelMixin.compile_repeated_blocks).bind(model, fullgraph=True, dynamic=False, backend="inductor")
+    assert "LTXVideoTransformerBlock" in LTXVideoTransformer3DModel._repeated_blocks
+    inspect.signature(AttentionModuleMixin.set_processor).bind(model.transformer_blocks[0].attn1, object())
+    inspect.signature(transformer_ltx.LTXAttention.prepare_attention_mask).bind(
+        model.transformer_blocks[0].attn2, torch.ones(1, 3), 3, 1
+    )
+    inspect.signature(dispatch_attention_fn).bind(
+        1, 2, 3, attn_mask=None, dropout_p=0.0, is_causal=False, backend=None, parallel_config=None
+    )
+    inspect.signature(DiffusersRMSNorm.__init__).bind(None, 8, eps=1e-6, elementwise_affine=True, bias=True)
+    inspect.signature(GELU.__init__).bind(None, 8, 16, approximate="tanh", bias=True)
+
+
+def test_replacement_forwards_take_exactly_the_arguments_of_what_they_replace(ltx_kernels):
+    # same names (keyword callers) and kinds (kernels' kernelize checks them)
+    layers = P._load_layers(ltx_kernels)
+    pairs = [
+        (layers.DiffusersRMSNorm.forward, DiffusersRMSNorm.forward),
+        (layers.TorchRMSNorm.forward, nn.RMSNorm.forward),
+        (layers.GELUTanh.forward, GELU.forward),
+        (layers.TorchGELUTanh.forward, nn.GELU.forward),
+        (layers.LTXVideoBlockAdaLN.forward, transformer_ltx.LTXVideoTransformerBlock.forward),
+        (P.LTXKernelAttnProcessor.__call__, transformer_ltx.LTXVideoAttnProcessor.__call__),
+    ]
+    for ours, theirs in pairs:
+        ours_p = [(p.name, p.kind) for p in inspect.signature(ours).parameters.values()]
+        theirs_p = [(p.name, p.kind) for p in inspect.signature(theirs).parameters.values()]
+        assert ours_p == theirs_p, ours.__qualname__
+
+
+def test_the_reimplemented_diffusers_sources_are_the_verified_ones():
+    # CI pins diffusers 0.42.1; a newer diffusers must be re-verified before the hashes move.
+    assert P._unverified_sources(list(P.VERIFIED_SOURCES)) == []
+
+
+# --------------------------------------------------------------------------- patching
+
+
+def test_patching_the_default_transformer_replaces_every_verified_site(ltx_kernels):
+    with torch.device("meta"):
+        model = LTXVideoTransformer3DModel()
+    report = P.patch_ltx_transformer(model, ltx_kernels)
+    try:
+        assert dict(report.counts) == EXPECTED_DEFAULT_COUNTS
+        assert report.skipped == []
+        assert report.total == 281
+        for block in model.transformer_blocks:
+            assert "forward" in block.__dict__
+            assert isinstance(block.attn1.processor, P.LTXKernelAttnProcessor)
+    finally:
+        report.restore()
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16], ids=str)
+@pytest.mark.parametrize("per_token_timestep", [False, True], ids=["timestep-per-video", "timestep-per-token"])
+def test_patched_tiny_transformer_matches_diffusers(ltx_kernels, dtype, per_token_timestep):
+    model = tiny(dtype)
+    inputs = S.make_inputs(model, 2, S.TINY_SHAPE, seed=1, per_token_timestep=per_token_timestep)
+    expected = forward(model, inputs)
+    report = P.patch_ltx_transformer(model, ltx_kernels)
+    try:
+        actual = forward(model, inputs)
+    finally:
+        report.restore()
+    assert actual.dtype == expected.dtype and actual.shape == expected.shape
+    assert S.relative_error(actual, expected) <= REL_TOL[dtype]
+
+
+def test_on_fake_cuda_tensors_every_site_calls_a_cuda_op_not_the_fallback(ltx_kernels):
+    # FakeTensorMode gives tensors that claim to be on CUDA without a GPU: the package takes
+    # its CUDA branch and runs the ops' fake kernels, so this checks on CPU that the full-size
+    # patched transformer (bf16, 2688 tokens, batch 2) reaches a kernel at every site.
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    calls: Counter[str] = Counter()
+
+    class CountOps(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            qualified = func._schema.name
+            if "ltx_video_kernels" in qualified or qualified == "aten::_addmm_activation":
+                calls[qualified.split("::")[-1]] += 1
+            return func(*args, **(kwargs or {}))
+
+    default_dtype = torch.get_default_dtype()
+    with FakeTensorMode(allow_non_fake_inputs=True):
+        torch.set_default_dtype(torch.bfloat16)
+        try:
+            with torch.device("cuda"):
+                model = LTXVideoTransformer3DModel().eval()
+        finally:
+            torch.set_default_dtype(default_dtype)
+        expected = {
+            "rms_norm_modulate": 28,  # norm1 + AdaLN
+            "rms_norm_rope_qk": 28,  # attn1 q/k norm + RoPE
+            "rms_norm": 56,  # attn2 norm_q, norm_k
+            "add_rms_norm_modulate": 28,  # attn2 residual + norm2 + AdaLN
+            "gelu_tanh": 29,  # 28 feed-forwards + the caption projection
+        }
+        for per_token, epilogue in [(False, False), (True, True)]:
+            inputs = S.make_inputs(model, 2, S.FULL_SHAPE, per_token_timestep=per_token)
+            calls.clear()
+            report = P.patch_ltx_transformer(model, ltx_kernels, gelu_epilogue=epilogue)
+            try:
+                with torch.inference_mode(), CountOps():
+                    out = model(**inputs)[0]
+            finally:
+                report.restore()
+            assert out.is_cuda and out.dtype == torch.bfloat16 and tuple(out.shape) == (2, 2688, 128)
+            if epilogue:
+                assert dict(calls) == {**expected, "gelu_tanh": 1, "_addmm_activation": 28}
+            else:
+                assert dict(calls) == expected
+
+
+def test_patched_output_is_no_further_from_float64_than_diffusers_in_bf16(ltx_kernels):
+    model64 = tiny(torch.float64)
+    inputs = S.make_inputs(model64, 2, S.TINY_SHAPE, seed=2)
+    exact = forward(model64, inputs)
+    model = tiny(torch.bfloat16)
+    bf16_inputs = S.cast_inputs(inputs, torch.bfloat16)
+    stock = S.relative_error(forward(model, bf16_inputs), exact)
+    report = P.patch_ltx_transformer(model, ltx_kernels)
+    try:
+        patched = S.relative_error(forward(model, bf16_inputs), exact)
+    finally:
+        report.restore()
+    assert patched <= 1.25 * stock + 1e-3, (patched, stock)
+
+
+def test_each_family_can_be_patched_alone(ltx_kernels):
+    model = tiny()
+    inputs = S.make_inputs(model, 1, S.TINY_SHAPE)
+    expected = forward(model, inputs)
+    families = {
+        "norms": {P.KIND_RMSNORM_DIFFUSERS: 4, P.KIND_RMSNORM_TORCH: 8},
+        "adaln": {P.KIND_BLOCK_ADALN: 2},
+        "gelu": {P.KIND_GELU_TANH: 2, P.KIND_GELU_TANH_TORCH: 1},
+        "attention": {P.KIND_ATTENTION: 4},
+    }
+    for family, counts in families.items():
+        flags = {name: name == family for name in families}
+        report = P.patch_ltx_transformer(model, ltx_kernels, **flags)
+        try:
+            assert dict(report.counts) == counts, family
+            assert S.relative_error(forward(model, inputs), expected) <= REL_TOL[torch.float32]
+        finally:
+            report.restore()
+
+
+def test_restore_puts_back_the_original_forwards_and_processors(ltx_kernels):
+    model = tiny(torch.bfloat16)
+    inputs = S.make_inputs(model, 1, S.TINY_SHAPE)
+    expected = forward(model, inputs)
+    processors = [m.processor for m in model.modules() if isinstance(m, transformer_ltx.LTXAttention)]
+
+    report = P.patch_ltx_transformer(model, ltx_kernels)
+    assert report.active
+    with pytest.raises(P.PatchError, match="already patched"):
+        P.patch_ltx_transformer(model, ltx_kernels)
+    assert P.unpatch_ltx_transformer(model) is True
+    assert not report.active
+    assert P.unpatch_ltx_transformer(model) is False
+
+    assert not any("forward" in m.__dict__ for m in model.modules())
+    assert [m.processor for m in model.modules() if isinstance(m, transformer_ltx.LTXAttention)] == processors
+    assert torch.equal(forward(model, inputs), expected)
+    # and it can be patched again
+    P.patch_ltx_transformer(model, ltx_kernels).restore()
+
+
+def test_patching_keeps_parameters_and_state_dict(ltx_kernels):
+    model = tiny()
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    report = P.patch_ltx_transformer(model, ltx_kernels)
+    try:
+        after = model.state_dict()
+        assert before.keys() == after.keys()
+        assert all(torch.equal(before[k], after[k]) for k in before)
+    finally:
+        report.restore()
+
+
+class GemmaStyleRMSNorm(nn.RMSNorm):
+    """x * (1 + w): an RMSNorm subclass with another formula, which must not be patched."""
+
+    def forward(self, x):
+        return nn.functional.rms_norm(x, self.normalized_shape, None, self.eps) * (1 + self.weight)
+
+
+class MyRMSNorm(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(dim))
+
+    def forward(self, x):
+        return x * self.weight
+
+
+class CustomProcessor(transformer_ltx.LTXVideoAttnProcessor):
+    pass
+
+
+def test_modules_that_are_not_proven_equivalent_are_refused_and_left_alone(ltx_kernels):
+    model = tiny()
+    dim = model.config.num_attention_heads * model.config.attention_head_dim
+    b0, b1 = model.transformer_blocks
+    b0.norm2 = DiffusersRMSNorm(dim, eps=1e-6, elementwise_affine=True, bias=True)
+    b0.attn1.norm_q = GemmaStyleRMSNorm(dim, eps=1e-5)
+    b0.attn2.norm_k = MyRMSNorm(dim)
+    b1.ff.net[0].approximate = "none"  # erf GELU: not the tanh kernel
+    b1.attn2.set_processor(CustomProcessor())
+    b1.attn1.norm_k.register_forward_hook(lambda *args: None)  # torch hook: fine, forward kept
+    b1.norm1.forward = types.MethodType(DiffusersRMSNorm.forward, b1.norm1)  # someone else's patch
+
+    inputs = S.make_inputs(model, 1, S.TINY_SHAPE)
+    expected = forward(model, inputs)
+    report = P.patch_ltx_transformer(model, ltx_kernels)
+    try:
+        reasons = {s.name: s.reason for s in report.skipped}
+        assert "bias" in reasons["transformer_blocks.0.norm2"]
+        assert "subclass of torch.nn.RMSNorm" in reasons["transformer_blocks.0.attn1.norm_q"]
+        assert "unverified formula" in reasons["transformer_blocks.0.attn2.norm_k"]
+        assert "approximate='none'" in reasons["transformer_blocks.1.ff.net.0"]
+        assert "CustomProcessor" in reasons["transformer_blocks.1.attn2"]
+        assert "already replaced" in reasons["transformer_blocks.1.norm1"]
+        # a block whose norms cannot be fused keeps diffusers' forward
+        assert "norm1/norm2" in reasons["transformer_blocks.0"]
+        assert "hooks" in reasons["transformer_blocks.1"]
+        assert set(reasons) == {
+            "transformer_blocks.0.norm2", "transformer_blocks.0.attn1.norm_q", "transformer_blocks.0.attn2.norm_k",
+            "transformer_blocks.1.ff.net.0", "transformer_blocks.1.attn2", "transformer_blocks.1.norm1",
+            "transformer_blocks.0", "transformer_blocks.1",
+        }
+        for name in ("transformer_blocks.0.norm2", "transformer_blocks.0.attn1.norm_q", "transformer_blocks.1.ff.net.0"):
+            assert "forward" not in model.get_submodule(name).__dict__
+        assert type(b1.attn2.processor) is CustomProcessor
+        assert report.counts[P.KIND_RMSNORM_TORCH] == 6  # 8 minus the Gemma-style and MyRMSNorm
+        assert report.counts[P.KIND_RMSNORM_DIFFUSERS] == 2  # 4 minus the biased and the taken one
+        assert report.counts[P.KIND_ATTENTION] == 3
+        assert S.relative_error(forward(model, inputs), expected) <= REL_TOL[torch.float32]
+    finally:
+        report.restore()
+    assert type(b1.attn2.processor) is CustomProcessor
+    assert "forward" in b1.norm1.__dict__  # the other patch survives our restore
+
+
+def test_a_changed_diffusers_source_is_refused_unless_reverified(ltx_kernels, monkeypatch):
+    monkeypatch.setitem(P.VERIFIED_SOURCES, "LTXVideoTransformerBlock.forward", "0" * 16)
+    model = tiny()
+    report = P.patch_ltx_transformer(model, ltx_kernels)
+    try:
+        assert report.counts[P.KIND_BLOCK_ADALN] == 0
+        assert all("re-verify" in s.reason for s in report.skipped if s.name in {"transformer_blocks.0", "transformer_blocks.1"})
+        assert report.counts[P.KIND_RMSNORM_TORCH] == 8  # the other families are unaffected
+    finally:
+        report.restore()
+    report = P.patch_ltx_transformer(model, ltx_kernels, verify_source=False)
+    try:
+        assert report.counts[P.KIND_BLOCK_ADALN] == 2
+    finally:
+        report.restore()
+
+
+def test_torch_rmsnorm_with_eps_none_uses_the_float32_epsilon_like_torch(ltx_kernels):
+    # torch documents finfo(x.dtype).eps; ATen uses the eps of the fp32 computation dtype.
+    norm = nn.RMSNorm(64, eps=None).to(torch.bfloat16)
+    with torch.no_grad():
+        norm.weight.copy_(torch.rand(64) + 0.5)
+    x = (torch.randn(5, 64) * 1e-2).to(torch.bfloat16)  # small values: eps dominates if wrong
+    expected = norm(x)
+    layers = P._load_layers(ltx_kernels)
+    actual = types.MethodType(layers.TorchRMSNorm.forward, norm)(x)
+    assert layers.torch_rms_norm_default_eps(torch.bfloat16) == torch.finfo(torch.float32).eps
+    assert S.relative_error(actual, expected) < 1e-2
+    wrong = nn.functional.rms_norm(x.float(), (64,), norm.weight.float(), torch.finfo(torch.bfloat16).eps)
+    assert S.relative_error(wrong, expected) > 0.5
+
+
+def test_rmsnorm_over_two_dims_is_refused(ltx_kernels):
+    model = tiny()
+    model.transformer_blocks[0].attn1.norm_q = nn.RMSNorm((2, 20), eps=1e-5)
+    report = P.patch_ltx_transformer(model, ltx_kernels, adaln=False, gelu=False, attention=False)
+    try:
+        assert any("normalizes over (2, 20)" in s.reason for s in report.skipped)
+    finally:
+        report.restore()
+
+
+def test_weightless_norms_never_allocate_a_ones_weight(ltx_kernels, monkeypatch):
+    layers = P._load_layers(ltx_kernels)
+    norm = DiffusersRMSNorm(40, eps=1e-6, elementwise_affine=False)
+    x = torch.randn(3, 7, 40)
+    expected = norm(x)
+
+    def forbidden(*args, **kwargs):
+        raise AssertionError("a weightless norm must not build a ones weight per call")
+
+    monkeypatch.setattr(torch, "ones", forbidden)
+    monkeypatch.setattr(torch, "ones_like", forbidden)
+    actual = types.MethodType(layers.DiffusersRMSNorm.forward, norm)(x)
+    assert S.relative_error(actual, expected) < 1e-6
+
+
+def test_diffusers_rmsnorm_with_fp32_weight_keeps_diffusers_fp32_output(ltx_kernels):
+    layers = P._load_layers(ltx_kernels)
+    norm = DiffusersRMSNorm(40, eps=1e-6, elementwise_affine=True)  # fp32 weight
+    x = torch.randn(3, 40).to(torch.bfloat16)
+    expected = norm(x)
+    assert expected.dtype == torch.float32  # diffusers promotes to the weight's dtype
+    actual = types.MethodType(layers.DiffusersRMSNorm.forward, norm)(x)
+    assert actual.dtype == torch.float32 and torch.equal(actual, expected)
+
+
+def test_hub_layers_follow_the_kernel_hub_layer_rules(ltx_kernels):
+    layers = P._load_layers(ltx_kernels)
+    module_members = {name for name, _ in inspect.getmembers(nn.Module)}
+    for name in ("DiffusersRMSNorm", "TorchRMSNorm", "GELUTanh", "TorchGELUTanh", "LTXVideoBlockAdaLN"):
+        layer = getattr(layers, name)
+        assert layer.__init__ is nn.Module.__init__, name  # stateless
+        extra = {m for m, _ in inspect.getmembers(layer)} - module_members
+        assert extra <= {"can_torch_compile", "has_backward"}, (name, extra)
+        assert layer.can_torch_compile is True and layer.has_backward is False
+
+
+def test_gelu_epilogue_option_never_uses_the_epilogue_op_off_cuda(ltx_kernels):
+    # torch._addmm_activation(use_gelu=True) is tanh-GELU on CUDA (cuBLASLt epilogue) but erf
+    # GELU on CPU: the opt-in layer must take the kernel path there.
+    x, w, b = torch.randn(5, 16), torch.randn(32, 16), torch.randn(32)
+    cpu = torch._addmm_activation(b, x, w.t(), use_gelu=True)
+    assert torch.allclose(cpu, nn.functional.gelu(nn.functional.linear(x, w, b)), atol=1e-6)
+    assert not torch.allclose(cpu, nn.functional.gelu(nn.functional.linear(x, w, b), approximate="tanh"), atol=1e-6)
+
+    model = tiny()
+    inputs = S.make_inputs(model, 1, S.TINY_SHAPE)
+    report = P.patch_ltx_transformer(model, ltx_kernels)
+    try:
+        kernel_path = forward(model, inputs)
+    finally:
+        report.restore()
+    report = P.patch_ltx_transformer(model, ltx_kernels, gelu_epilogue=True)
+    try:
+        assert report.counts[P.KIND_GELU_TANH_EPILOGUE] == 2 and report.counts[P.KIND_GELU_TANH] == 0
+        assert torch.equal(forward(model, inputs), kernel_path)
+    finally:
+        report.restore()
+
+
+def test_patch_refuses_compiled_models_and_non_modules(ltx_kernels):
+    model = tiny()
+    model.compile_repeated_blocks(backend="eager")
+    with pytest.raises(P.PatchError, match="patch first, then torch.compile"):
+        P.patch_ltx_transformer(model, ltx_kernels)
+    with pytest.raises(P.PatchError, match="pipe.transformer"):
+        P.patch_ltx_transformer(object(), ltx_kernels)
+    with pytest.raises(P.PatchError, match="lacks"):
+        P.patch_ltx_transformer(tiny(), types.ModuleType("ltx_video_kernels_fake_no_layers"))
+
+
+def test_patched_transformer_compiles_as_one_graph(ltx_kernels):
+    import torch._dynamo
+
+    model = tiny()
+    inputs = S.make_inputs(model, 2, S.TINY_SHAPE, per_token_timestep=True)
+    report = P.patch_ltx_transformer(model, ltx_kernels)
+    try:
+        expected = forward(model, inputs)
+        torch._dynamo.reset()
+        compiled = torch.compile(model, fullgraph=True, dynamic=False, backend="aot_eager")
+        actual = forward(compiled, inputs)
+        assert S.relative_error(actual, expected) <= REL_TOL[torch.float32]
+    finally:
+        torch._dynamo.reset()
+        report.restore()
+
+
+# --------------------------------------------------------------------------- scripts
+
+
+def test_benchmark_cpu_path_writes_json_and_markdown(ltx_kernels, tmp_path):
+    import benchmark_e2e
+
+    package_root = Path(ltx_kernels.__file__).resolve().parent.parent
+    out, md = tmp_path / "e2e.json", tmp_path / "RESULTS.md"
+    rc = benchmark_e2e.main([
+        "--device", "cpu", "--package-path", str(package_root), "--iters", "2", "--warmup", "0",
+        "--out", str(out), "--markdown", str(md),
+    ])
+    data = json.loads(out.read_text())
+    assert rc == 0, data["errors"]
+    assert [r["config"] for r in data["results"]] == ["eager", "patched", "compile", "patched+compile"]
+    assert all(r["median_ms"] > 0 for r in data["results"])
+    assert all(r["rel_err_vs_eager"] <= REL_TOL[torch.float32] for r in data["results"])
+    assert data["patch"]["counts"] == {
+        P.KIND_ATTENTION: 4, P.KIND_BLOCK_ADALN: 2, P.KIND_GELU_TANH: 2, P.KIND_GELU_TANH_TORCH: 1,
+        P.KIND_RMSNORM_DIFFUSERS: 4, P.KIND_RMSNORM_TORCH: 8,
+    }
+    assert set(data["speedups"]["1"]) >= {"patched_vs_eager", "patched+compile_vs_compile"}
+    text = md.read_text()
+    assert "| 1 | patched+compile |" in text and "generated by" in text
+
+    import make_results_md
+
+    assert make_results_md.main([str(out), "-o", str(tmp_path / "again.md")]) == 0
+    assert (tmp_path / "again.md").read_text() == text.replace("from e2e.json", "from e2e.json")
+
+
+_NO_TORCH = textwrap.dedent(
+    """
+    import runpy, sys
+    class Block:
+        def find_spec(self, name, path=None, target=None):
+            if name.split(".")[0] in {"torch", "diffusers"}:
+                raise ImportError("blocked " + name)
+    sys.meta_path.insert(0, Block())
+    sys.argv = [sys.argv[1], "--help"]
+    runpy.run_path(sys.argv[0], run_name="__main__")
+    """
+)
+
+
+@pytest.mark.parametrize(
+    "script",
+    [INJECTION_SCRIPT, INTEGRATION / "benchmark_e2e.py", INTEGRATION / "make_results_md.py"],
+    ids=lambda p: p.name,
+)
+def test_script_help_works_without_torch(script):
+    proc = subprocess.run([sys.executable, "-c", _NO_TORCH, str(script)], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert "usage:" in proc.stdout
+
+
+def test_injection_example_cpu_path(ltx_kernels, tmp_path):
+    package_root = Path(ltx_kernels.__file__).resolve().parent.parent
+    out = tmp_path / "injection.json"
+    proc = subprocess.run(
+        [sys.executable, str(INJECTION_SCRIPT), "--device", "cpu", "--package-path", str(package_root),
+         "--iters", "2", "--warmup", "0", "--out", str(out)],
+        capture_output=True, text=True, timeout=600,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    data = json.loads(out.read_text())
+    assert data["patch"]["total"] == 21
+    assert set(data["median_ms"]) == {"eager", "patched", "compile", "patched+compile"}
+    assert data["rel_err_patched_vs_eager"] <= REL_TOL[torch.float32]
+    assert "speedup" in proc.stdout
+
+
+def test_injection_example_rejects_bad_arguments():
+    proc = subprocess.run([sys.executable, str(INJECTION_SCRIPT), "--iters", "0"], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and "--iters" in proc.stderr
+
+
+# --------------------------------------------------------------------------- GPU
+
+
+@pytest.fixture(scope="module")
+def full_size_case():
+    """Default-config transformer in fp32 on the GPU, batch-2 inputs and the float64 output."""
+    model = S.build_transformer(S.DEFAULT_CONFIG, device="cuda", dtype=torch.float32, seed=0)
+    inputs = S.make_inputs(model, 2, S.FULL_SHAPE, seed=0)
+    model.double()
+    exact = forward(model, S.cast_inputs(inputs, torch.float64)).cpu()
+    model.float()
+    torch.cuda.empty_cache()
+    yield model, inputs, exact
+    del model
+    torch.cuda.empty_cache()
+
+
+@pytest.mark.gpu
+def test_full_size_fp32_patched_matches_diffusers(ltx_kernels, full_size_case):
+    model, inputs, exact = full_size_case
+    prev = torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = False
+    try:
+        stock = forward(model, inputs)
+        report = P.patch_ltx_transformer(model, ltx_kernels)
+        try:
+            assert dict(report.counts) == EXPECTED_DEFAULT_COUNTS
+            patched = forward(model, inputs)
+        finally:
+            report.restore()
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = prev
+    assert torch.isfinite(patched).all()
+    assert S.relative_error(patched, stock) <= 1e-4
+    assert S.relative_error(patched.cpu(), exact) <= 1.25 * S.relative_error(stock.cpu(), exact) + 1e-5
+
+
+@pytest.mark.gpu
+def test_full_size_bf16_patched_is_as_close_to_float64_as_diffusers(ltx_kernels, full_size_case):
+    fp32_model, inputs, exact = full_size_case
+    model = copy.deepcopy(fp32_model).bfloat16()  # keep the fixture's fp32 weights exact
+    bf16_inputs = S.cast_inputs(inputs, torch.bfloat16)
+    stock = forward(model, bf16_inputs)
+    report = P.patch_ltx_transformer(model, ltx_kernels)
+    try:
+        patched = forward(model, bf16_inputs)
+    finally:
+        report.restore()
+    del model
+    torch.cuda.empty_cache()
+    err_stock = S.relative_error(stock.cpu(), exact)
+    err_patched = S.relative_error(patched.cpu(), exact)
+    print(f"\nfull size bf16 rel. error vs float64: diffusers {err_stock:.3e}, patched {err_patched:.3e}, "
+          f"patched vs diffusers {S.relative_error(patched, stock):.3e}")
+    assert torch.isfinite(patched).all()
+    assert err_patched <= 1.25 * err_stock + 1e-3
+    assert S.relative_error(patched, stock) <= REL_TOL[torch.bfloat16]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16], ids=str)
+def test_gpu_tiny_transformer_with_per_token_timesteps(ltx_kernels, dtype):
+    model = S.build_transformer(S.TINY_CONFIG, device="cuda", dtype=dtype, seed=0)
+    inputs = S.make_inputs(model, 3, S.TINY_SHAPE, seed=5, per_token_timestep=True)
+    expected = forward(model, inputs)
+    report = P.patch_ltx_transformer(model, ltx_kernels)
+    try:
+        actual = forward(model, inputs)
+    finally:
+        report.restore()
+    assert S.relative_error(actual, expected) <= REL_TOL[dtype]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+def test_gpu_gelu_epilogue_layer_is_tanh_gelu(ltx_kernels, dtype):
+    layers = P._load_layers(ltx_kernels)
+    torch.manual_seed(0)
+    module = GELU(2048, 8192, approximate="tanh").to("cuda", dtype)
+    x = torch.randn(2, 2688, 2048, device="cuda", dtype=dtype)
+    exact = nn.functional.gelu(
+        nn.functional.linear(x.double(), module.proj.weight.double(), module.proj.bias.double()), approximate="tanh"
+    )
+    with torch.inference_mode():
+        actual = types.MethodType(layers.GELUTanhEpilogue.forward, module)(x)
+        stock = module(x)
+    assert actual.dtype == dtype and actual.shape == (2, 2688, 8192)
+    assert S.relative_error(actual, exact) <= 1.25 * S.relative_error(stock, exact) + 1e-6
+
+
+@pytest.mark.gpu
+def test_gpu_compiled_graph_calls_the_kernels_and_matches_eager(ltx_kernels):
+    import torch._dynamo
+
+    # default widths (2048, 32 heads), 2 blocks: real kernel shapes, short compile
+    model = S.build_transformer({"num_layers": 2}, device="cuda", dtype=torch.bfloat16, seed=0)
+    inputs = S.make_inputs(model, 1, S.FULL_SHAPE, seed=0)
+    report = P.patch_ltx_transformer(model, ltx_kernels)
+    seen: set[str] = set()
+
+    def recording_backend(gm, example_inputs):
+        for node in gm.graph.nodes:
+            target = node.target
+            qualified = getattr(getattr(target, "_schema", None), "name", None) or getattr(
+                target, "_qualified_op_name", ""
+            )
+            if node.op == "call_function" and "ltx_video_kernels" in qualified:
+                seen.add(qualified.split("::")[-1])
+        return gm.forward
+
+    try:
+        expected = forward(model, inputs)
+        torch._dynamo.reset()
+        forward(torch.compile(model, fullgraph=True, dynamic=False, backend=recording_backend), inputs)
+        assert {"rms_norm", "rms_norm_modulate", "gelu_tanh"} <= seen, seen
+        torch._dynamo.reset()
+        actual = forward(torch.compile(model, fullgraph=True, dynamic=False), inputs)
+        assert S.relative_error(actual, expected) <= 1e-2
+    finally:
+        torch._dynamo.reset()
+        report.restore()
