@@ -8,13 +8,16 @@
 
 What is replaced (diffusers 0.42.1, default LTXVideoTransformer3DModel config):
 
-  module / site                                   count  how
-  diffusers RMSNorm, no weight, eps 1e-6 (norm1/2)   56  forward -> rms_norm(x, None, eps)
-  torch.nn.RMSNorm, weight, eps 1e-5 (q/k norms)    112  forward -> rms_norm(x, w, eps)
-  FeedForward's GELU(approximate="tanh")             28  forward -> gelu_tanh(proj(x))
-  caption projection's torch.nn.GELU("tanh")          1  forward -> gelu_tanh(x)
-  LTXVideoTransformerBlock (2 AdaLN sites each)      28  forward -> rms_norm_modulate fused
-  LTXAttention processor                             56  q/k norm + interleaved RoPE kernels
+  site                                               count  with
+  diffusers RMSNorm, no weight, eps 1e-6 (norm1/2)      56  rms_norm(x, None, eps)
+  torch.nn.RMSNorm, weight, eps 1e-5 (q/k norms)       112  rms_norm(x, w, eps)
+  FeedForward's diffusers GELU(approximate="tanh")      28  gelu_tanh(proj(x))
+  caption projection's torch.nn.GELU("tanh")             1  gelu_tanh(x)
+  LTXVideoTransformerBlock forward                      28  rms_norm_modulate (norm1 + AdaLN),
+                                                            add_rms_norm_modulate (residual +
+                                                            norm2 + AdaLN)
+  LTXAttention processor                                56  attn1: rms_norm_rope_qk (q/k norm +
+                                                            RoPE, one kernel); attn2: q/k norms
 
 Only what was proved equivalent is touched: exact classes (a subclass may change the math),
 diffusers RMSNorm without a bias, torch RMSNorm over one dim, GELU with the tanh
@@ -132,7 +135,8 @@ class PatchReport:
 
     @property
     def active(self) -> bool:
-        return bool(self._undo)
+        owner = self._owner() if self._owner is not None else None
+        return owner is not None and _ACTIVE.get(owner) is self
 
     def summary(self) -> str:
         lines = [f"patched with {self.kernels_module}: {self.total} sites"]
