@@ -1,0 +1,477 @@
+"""GPU specification of ltx_video_kernels: every op against float64 math.
+
+Rules every test follows: random inputs (never zeros or ones; weights and AdaLN tables
+random too), outputs allocated from poisoned memory (every byte 0xFF: NaN in fp32, fp16
+and bf16) so an element the kernel forgets to write fails, per-dtype relative-error bounds
+against float64, awkward shapes (odd sizes, sizes that are not a multiple of the 16-byte
+chunk, one row, empty), non-contiguous views, views misaligned by one element, the exact
+layouts LTX passes (strided AdaLN slices, fp32 cos/sin), > 2^31-element tensors for the
+64-bit indexing, and torch.compile(fullgraph=True) / torch.library.opcheck on every op.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from types import ModuleType
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import float64_math as exact  # noqa: E402 - tests/ is put on sys.path by conftest
+
+pytestmark = pytest.mark.gpu
+
+DTYPES = [torch.float32, torch.float16, torch.bfloat16]
+# Bound on |out - exact| / (max(|exact|, magnitude) + floor): one rounding to the output
+# dtype is at most 2^-24, 2^-11, 2^-8 relative; the rest is room for fp32 accumulation,
+# rsqrtf and __expf. Cases that round twice by design pass rounds=2.
+RTOL = {torch.float32: 2e-5, torch.float16: 1.5e-3, torch.bfloat16: 8e-3}
+
+
+def randn(*shape: int, dtype: torch.dtype = torch.bfloat16, seed: int = 0, scale: float = 1.0, shift: float = 0.0):
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    return (torch.randn(*shape, generator=g, device="cuda", dtype=torch.float32) * scale + shift).to(dtype)
+
+
+def poison(*tensors_like: tuple[tuple[int, ...], torch.dtype]) -> None:
+    """Leave freed allocator blocks of the outputs' sizes filled with 0xFF bytes (NaN), so
+    the op's freshly allocated outputs start as NaN instead of stale plausible numbers."""
+    blocks = []
+    for shape, dtype in tensors_like:
+        n = max(1, int(torch.Size(shape).numel()) * torch.empty((), dtype=dtype).element_size())
+        blocks.append(torch.full((n,), 255, dtype=torch.uint8, device="cuda"))
+    del blocks
+
+
+def misaligned(t: torch.Tensor) -> torch.Tensor:
+    """A contiguous copy of t whose data pointer is one element past a 16-byte boundary."""
+    flat = torch.empty(t.numel() + 1, dtype=t.dtype, device=t.device)
+    view = flat[1:].view(t.shape)
+    view.copy_(t)
+    assert view.is_contiguous() and view.data_ptr() % 16 != 0
+    return view
+
+
+def row_strided(t: torch.Tensor, pad: int = 8) -> torch.Tensor:
+    """t as a slice of a wider tensor: last dim contiguous, rows `pad` elements apart more."""
+    wide = torch.empty(*t.shape[:-1], t.shape[-1] + pad, dtype=t.dtype, device=t.device)
+    view = wide[..., : t.shape[-1]]
+    view.copy_(t)
+    return view
+
+
+def transposed(t: torch.Tensor) -> torch.Tensor:
+    """t as a transpose of a contiguous tensor: rows are not in memory order (the kernels
+    address them through the strides, without a copy)."""
+    assert t.dim() >= 3
+    return t.transpose(0, 1).contiguous().transpose(0, 1)
+
+
+LAYOUTS: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
+    "contiguous": lambda t: t,
+    "row_strided": row_strided,
+    "transposed": transposed,
+    "misaligned": misaligned,
+}
+
+
+def assert_close(
+    out: torch.Tensor,
+    expected: torch.Tensor,
+    dtype: torch.dtype,
+    magnitude: torch.Tensor | None = None,
+    rounds: int = 1,
+) -> None:
+    assert out.shape == expected.shape, (out.shape, expected.shape)
+    assert out.dtype == dtype, (out.dtype, dtype)
+    assert out.is_contiguous()
+    if out.numel() == 0:
+        return
+    o, e = out.double(), expected.double()
+    assert torch.isfinite(o).all(), "non-finite output (an element left unwritten?)"
+    scale = e.abs() if magnitude is None else torch.maximum(e.abs(), magnitude.double())
+    floor = 1e-3 * scale.max().item() + 1e-30
+    rel = ((o - e).abs() / (scale + floor)).max().item()
+    assert rel <= rounds * RTOL[dtype], f"max relative error {rel:.3g} > {rounds * RTOL[dtype]:.3g}"
+
+
+def rope_magnitude(y: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+    """|y[2i] cos| + |y[2i+1] sin| (and the mirror): the size of the terms summed per output."""
+    y, cos, sin = torch.broadcast_tensors(y.double().abs(), cos.double().abs(), sin.double().abs())
+    m = torch.empty_like(y)
+    m[..., 0::2] = y[..., 0::2] * cos[..., 0::2] + y[..., 1::2] * sin[..., 0::2]
+    m[..., 1::2] = y[..., 1::2] * cos[..., 1::2] + y[..., 0::2] * sin[..., 1::2]
+    return m
+
+
+# ------------------------------------------------------------------------------ RMSNorm
+
+NORM_SHAPES = [
+    (0, 2048),  # empty
+    (1, 2048),  # one row
+    (3, 17, 2048),  # LTX hidden
+    (2, 5, 3072),
+    (4, 1),
+    (3, 7),
+    (5, 33),
+    (2, 127),
+    (3, 1001),  # not a multiple of the 8-element chunk
+    (2, 4096),
+    (2, 8200),
+    (1, 140000),  # too long for registers: looping kernel
+]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", NORM_SHAPES, ids=str)
+@pytest.mark.parametrize("with_weight", [False, True], ids=["no_weight", "weight"])
+def test_rms_norm(kernels: ModuleType, dtype, shape, with_weight) -> None:
+    x = randn(*shape, dtype=dtype, scale=2.0, shift=0.3)
+    w = randn(shape[-1], dtype=dtype, seed=1, scale=0.4, shift=1.0) if with_weight else None
+    poison((shape, dtype))
+    out = kernels.rms_norm(x, w, 1e-6)
+    assert_close(out, exact.rms_norm(x, w, 1e-6), dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("layout", list(LAYOUTS))
+@pytest.mark.parametrize("d", [2048, 3072, 1001])
+def test_rms_norm_layouts(kernels: ModuleType, dtype, layout, d) -> None:
+    x = LAYOUTS[layout](randn(3, 9, d, dtype=dtype, scale=2.0))
+    w = randn(d, dtype=dtype, seed=1, scale=0.4, shift=1.0)
+    poison((tuple(x.shape), dtype))
+    assert_close(kernels.rms_norm(x, w, 1e-5), exact.rms_norm(x, w, 1e-5), dtype)
+
+
+def _configs(d: int, n: int) -> list[tuple[int, int]]:
+    tprs = [1, 2, 4, 8, 16, 32, 64, 96, 128, 192, 256, 384, 512]
+    vpts = [1, 2, 3, 4, 6, 8, 12, 16]
+    found = [(t, v) for t, v in itertools.product(tprs, vpts) if t * v * n >= d and t * (v - 1) * n < d]
+    found += [(t, 0) for t in (32, 128, 256, 512)]  # the looping kernel
+    return found
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("d", [64, 2048, 3072])
+def test_rms_norm_every_launch_config(kernels: ModuleType, dtype, d) -> None:
+    # Every register-resident instantiation (chunks per thread) and the looping kernel
+    # compute the same thing; the benchmark sweeps these for speed.
+    n = 16 // torch.empty((), dtype=dtype).element_size()
+    x = randn(37, d, dtype=dtype, scale=2.0)
+    w = randn(d, dtype=dtype, seed=1, scale=0.4, shift=1.0)
+    expected = exact.rms_norm(x, w, 1e-6)
+    for tpr, vpt in _configs(d, n):
+        poison(((37, d), dtype))
+        out = kernels.rms_norm_with_config(x, w, 1e-6, tpr, vpt)
+        assert_close(out, expected, dtype)
+
+
+def test_rms_norm_with_config_rejects_bad_configs(kernels: ModuleType) -> None:
+    x = randn(4, 2048)
+    with pytest.raises(RuntimeError, match="threads_per_row"):
+        kernels.rms_norm_with_config(x, None, 1e-6, 48, 8)
+    with pytest.raises(RuntimeError, match="do not cover"):
+        kernels.rms_norm_with_config(x, None, 1e-6, 32, 4)
+    with pytest.raises(RuntimeError, match="chunks_per_thread"):
+        kernels.rms_norm_with_config(x, None, 1e-6, 32, 5)
+
+
+def test_rms_norm_errors_are_one_line_and_name_the_argument(kernels: ModuleType) -> None:
+    x = randn(4, 64)
+    with pytest.raises(RuntimeError, match="weight must have shape"):
+        kernels.ops.rms_norm(x, randn(32), 1e-6)
+    with pytest.raises(NotImplementedError, match="CPU"):  # the dispatcher: no CPU kernel
+        kernels.ops.rms_norm(x.cpu(), None, 1e-6)
+    with pytest.raises(RuntimeError, match="weight has dtype"):
+        kernels.ops.rms_norm(x, randn(64, dtype=torch.float32), 1e-6)
+
+
+# ------------------------------------------------------------------------------- AdaLN
+
+
+def _ada_table(b: int, t: int, d: int, dtype: torch.dtype, seed: int = 7) -> torch.Tensor:
+    """The block's ada_values: [B, T, 6, D] = scale_shift_table + temb, random."""
+    return randn(b, t, 6, d, dtype=dtype, seed=seed, scale=0.3)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("per_token", [False, True], ids=["one_timestep", "per_token_timestep"])
+@pytest.mark.parametrize("d", [2048, 3072, 1001, 40])
+@pytest.mark.parametrize("with_weight", [False, True], ids=["no_weight", "weight"])
+def test_rms_norm_modulate_ltx_layout(kernels: ModuleType, dtype, per_token, d, with_weight) -> None:
+    b, s = 2, 11
+    x = randn(b, s, d, dtype=dtype, scale=2.0)
+    table = _ada_table(b, s if per_token else 1, d, dtype)
+    shift, scale = table[:, :, 0], table[:, :, 1]  # strided views, as the block unbinds them
+    w = randn(d, dtype=dtype, seed=1, scale=0.4, shift=1.0) if with_weight else None
+    poison(((b, s, d), dtype))
+    out = kernels.rms_norm_modulate(x, w, scale, shift, 1e-6)
+    assert_close(out, exact.modulate(exact.rms_norm(x, w, 1e-6), scale, shift), dtype)
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32])
+@pytest.mark.parametrize(
+    "scale_shape",
+    [(2048,), (1, 1, 2048), (3, 1, 2048), (3, 5, 2048), (5, 1), (1,)],
+    ids=str,
+)
+@pytest.mark.parametrize("layout", list(LAYOUTS))
+def test_rms_norm_modulate_broadcasts(kernels: ModuleType, dtype, scale_shape, layout) -> None:
+    x = LAYOUTS[layout](randn(3, 5, 2048, dtype=dtype, scale=2.0))
+    scale = randn(*scale_shape, dtype=dtype, seed=2, scale=0.3)
+    shift = randn(*scale_shape, dtype=dtype, seed=3, scale=0.3)
+    poison(((3, 5, 2048), dtype))
+    out = kernels.rms_norm_modulate(x, None, scale, shift, 1e-6)
+    assert_close(out, exact.modulate(exact.rms_norm(x, None, 1e-6), scale, shift), dtype)
+
+
+def test_rms_norm_modulate_with_mixed_dtypes_follows_diffusers_promotion(kernels: ModuleType) -> None:
+    # An fp32 scale with bf16 x: diffusers' expression returns fp32; so does the fallback.
+    x = randn(2, 3, 64)
+    scale = randn(2, 1, 64, dtype=torch.float32, seed=2, scale=0.3)
+    out = kernels.rms_norm_modulate(x, None, scale, scale, 1e-6)
+    assert out.dtype == torch.float32
+    torch.testing.assert_close(out, kernels.reference.rms_norm_modulate(x, None, scale, scale, 1e-6))
+
+
+# ------------------------------------------------------------ residual add + AdaLN norm
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("gated", [True, False], ids=["gated", "ungated"])
+@pytest.mark.parametrize("modulated", [True, False], ids=["modulated", "plain"])
+@pytest.mark.parametrize("d,layout", [(2048, "contiguous"), (3072, "contiguous"), (2048, "misaligned"),
+                                      (1001, "contiguous"), (2048, "transposed"), (140000, "contiguous")])
+def test_add_rms_norm_modulate(kernels: ModuleType, dtype, gated, modulated, d, layout) -> None:
+    b, s = 2, 3 if d > 100000 else 13
+    branch = LAYOUTS[layout](randn(b, s, d, dtype=dtype, scale=0.7))
+    residual = randn(b, s, d, dtype=dtype, seed=1, scale=2.0)
+    table = _ada_table(b, 1, d, dtype)
+    gate = table[:, :, 2] if gated else None
+    shift, scale = (table[:, :, 0], table[:, :, 1]) if modulated else (None, None)
+    poison(((b, s, d), dtype), ((b, s, d), dtype))
+    out, h = kernels.add_rms_norm_modulate(branch, residual, gate, None, scale, shift, 1e-6)
+    h_exact = residual.double() + branch.double() * (gate.double() if gated else 1.0)
+    assert_close(h, h_exact, dtype)
+    # The sum is stored in x's dtype and that stored value is normalized, like eager.
+    expected = exact.rms_norm(h_exact.to(dtype), None, 1e-6)
+    if modulated:
+        expected = exact.modulate(expected, scale, shift)
+    assert_close(out, expected, dtype)
+
+
+# -------------------------------------------------------------------------------- GELU
+
+GELU_SIZES = [0, 1, 7, 8, 1000, 1_000_003, 3 * 2688 * 8]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("numel", GELU_SIZES)
+@pytest.mark.parametrize("layout", ["contiguous", "misaligned"])
+def test_gelu_tanh(kernels: ModuleType, dtype, numel, layout) -> None:
+    x = randn(numel, dtype=dtype, scale=3.0)
+    if layout == "misaligned" and numel:
+        x = misaligned(x)
+    poison(((numel,), dtype))
+    assert_close(kernels.gelu_tanh(x), exact.gelu_tanh(x), dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_gelu_tanh_ltx_shape_non_contiguous_and_extremes(kernels: ModuleType, dtype) -> None:
+    x = randn(2, 64, 8192, dtype=dtype, scale=3.0).transpose(0, 1)  # [S, B, 4 * 2048] view
+    assert_close(kernels.gelu_tanh(x), exact.gelu_tanh(x), dtype)
+    big = 60000.0 if dtype == torch.float16 else 1e6
+    ext = torch.tensor([-big, -30.0, -10.0, -5.0, -1e-3, 0.0, 1e-3, 5.0, 10.0, 30.0, big], device="cuda", dtype=dtype)
+    assert_close(kernels.gelu_tanh(ext), exact.gelu_tanh(ext), dtype)
+
+
+# -------------------------------------------------------------------------------- RoPE
+
+
+def _tables(kind: str, b: int, s: int, d: int, seed: int = 11) -> tuple[torch.Tensor, torch.Tensor]:
+    if kind == "ltx":  # LTXVideoRotaryPosEmbed's tables for a 1 x 1 x s latent grid
+        cos, sin = REFERENCE.rope_tables(b, 1, 1, s, d, device="cuda")
+        return cos, sin
+    # arbitrary values (not a rotation): every element of cos/sin must be used as given
+    return randn(b, s, d, dtype=torch.float32, seed=seed), randn(b, s, d, dtype=torch.float32, seed=seed + 1)
+
+
+REFERENCE: ModuleType  # set by the autouse fixture below
+
+
+@pytest.fixture(autouse=True)
+def _reference_module(reference: ModuleType) -> None:
+    global REFERENCE
+    REFERENCE = reference
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("d", [2048, 3072, 64, 66, 6, 2])
+@pytest.mark.parametrize("tables", ["ltx", "random"])
+@pytest.mark.parametrize("layout", list(LAYOUTS))
+def test_rope_interleaved(kernels: ModuleType, dtype, d, tables, layout) -> None:
+    b, s = 2, 19
+    x = LAYOUTS[layout](randn(b, s, d, dtype=dtype, scale=2.0))
+    cos, sin = _tables(tables, b, s, d)
+    poison(((b, s, d), dtype))
+    out = kernels.rope_interleaved(x, cos, sin)
+    assert_close(out, exact.rope_interleaved(x, cos, sin), dtype, magnitude=rope_magnitude(x, cos, sin))
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32])
+def test_rope_broadcast_tables_and_empty(kernels: ModuleType, dtype) -> None:
+    x = randn(3, 10, 128, dtype=dtype)
+    cos, sin = _tables("random", 1, 10, 128)  # [1, S, D]: shared by the batch, read in place
+    out = kernels.rope_interleaved(x, cos, sin)
+    assert_close(out, exact.rope_interleaved(x, cos, sin), dtype, magnitude=rope_magnitude(x, cos, sin))
+    empty = randn(0, 10, 128, dtype=dtype)
+    assert kernels.rope_interleaved(empty, cos[:0], sin[:0]).shape == (0, 10, 128)
+
+
+def test_rope_rejects_odd_dims_and_non_fp32_tables(kernels: ModuleType) -> None:
+    x = randn(2, 3, 7)
+    c = randn(2, 3, 7, dtype=torch.float32)
+    with pytest.raises(RuntimeError, match="must be even"):
+        kernels.ops.rope_interleaved(x, c, c)
+    x = randn(2, 3, 8)
+    with pytest.raises(RuntimeError, match="float32"):
+        kernels.ops.rope_interleaved(x, x, x)
+    # The Python API sends bf16 tables to the reference instead (diffusers' promotion).
+    out = kernels.rope_interleaved(x, x, x)
+    torch.testing.assert_close(out, kernels.reference.rope_interleaved(x, x, x))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("d", [2048, 3072, 64, 66])
+@pytest.mark.parametrize("layout", ["contiguous", "misaligned", "transposed"])
+@pytest.mark.parametrize("with_weight", [True, False], ids=["weight", "no_weight"])
+def test_rms_norm_rope_qk(kernels: ModuleType, dtype, d, layout, with_weight) -> None:
+    b, s = 2, 21
+    q = LAYOUTS[layout](randn(b, s, d, dtype=dtype, scale=2.0))
+    k = randn(b, s, d, dtype=dtype, seed=5, scale=0.5, shift=0.2)
+    wq = randn(d, dtype=dtype, seed=1, scale=0.4, shift=1.0) if with_weight else None
+    wk = randn(d, dtype=dtype, seed=2, scale=0.4, shift=1.0) if with_weight else None
+    cos, sin = _tables("random", b, s, d)
+    poison(((b, s, d), dtype), ((b, s, d), dtype))
+    q_out, k_out = kernels.rms_norm_rope_qk(q, k, wq, wk, cos, sin, 1e-5)
+    # The fused kernel rotates the unrounded normalized value; the fallback for misaligned
+    # or odd sizes stores the normalized value first (one more rounding).
+    rounds = 1 if layout != "misaligned" and d % 8 == 0 else 2
+    for out, t, w in ((q_out, q, wq), (k_out, k, wk)):
+        y = exact.rms_norm(t, w, 1e-5)
+        assert_close(out, exact.rope_interleaved(y, cos, sin), dtype, rope_magnitude(y, cos, sin), rounds)
+    single = kernels.rms_norm_rope(q, wq, cos, sin, 1e-5)
+    assert torch.equal(single, q_out)
+
+
+def test_rms_norm_rope_qk_at_the_ltx_shape(kernels: ModuleType) -> None:
+    # attn1 at 49 frames x 512 x 768: q, k [2, 2688, 2048] bf16, cos/sin [2, 2688, 2048] fp32.
+    ref = kernels.reference
+    cos, sin = ref.rope_tables(2, 7, 16, 24, device="cuda")
+    q, k = randn(2, 2688, 2048, scale=3.0), randn(2, 2688, 2048, seed=1, scale=3.0)
+    wq, wk = randn(2048, seed=2, scale=0.4, shift=1.0), randn(2048, seed=3, scale=0.4, shift=1.0)
+    q_out, k_out = kernels.rms_norm_rope_qk(q, k, wq, wk, cos, sin, 1e-5)
+    for out, t, w in ((q_out, q, wq), (k_out, k, wk)):
+        y = exact.rms_norm(t, w, 1e-5)
+        assert_close(out, exact.rope_interleaved(y, cos, sin), torch.bfloat16, rope_magnitude(y, cos, sin))
+    # and it agrees with diffusers' unfused bf16 path to within bf16 rounding
+    eager_q = ref.rope_interleaved(ref.rms_norm(q, wq, 1e-5), cos, sin)
+    assert ((q_out.float() - eager_q.float()).abs().max() < 0.05 * eager_q.float().abs().max())
+
+
+# --------------------------------------------------------------------- 64-bit indexing
+
+
+@pytest.mark.slow
+def test_more_than_2_31_elements(kernels: ModuleType) -> None:
+    # 2^31 + 4096 bf16 elements (4.3 GB each for input and output): offsets past 2^31 must not
+    # wrap. Checked on the last rows only (float64 of the whole tensor would need 17 GB).
+    d = 2048
+    rows = 2**31 // d + 2
+    x = torch.empty(rows, d, device="cuda", dtype=torch.bfloat16)
+    x.view(-1)[: 2**20].normal_()
+    x[-16:].normal_()
+    x.view(torch.int16)[2**20 // d : -16].fill_(0x3F80)  # 1.0 in bf16, cheap to fill
+    out = kernels.rms_norm(x, None, 1e-6)
+    assert_close(out[-16:], exact.rms_norm(x[-16:], None, 1e-6), torch.bfloat16)
+    del out
+    g = kernels.gelu_tanh(x)
+    assert_close(g[-16:], exact.gelu_tanh(x[-16:]), torch.bfloat16)
+    del g
+    x3 = x.view(2, rows // 2, d)
+    cos, sin = _tables("random", 1, rows // 2, d)  # broadcast over the batch: big row offsets
+    r = kernels.rope_interleaved(x3, cos, sin)
+    tail = x3[1, -8:]
+    assert_close(r[1, -8:], exact.rope_interleaved(tail, cos[0, -8:], sin[0, -8:]), torch.bfloat16,
+                 rope_magnitude(tail, cos[0, -8:], sin[0, -8:]))
+
+
+# --------------------------------------------------------------------- API-level rules
+
+
+def test_autograd_inputs_use_the_reference(kernels: ModuleType) -> None:
+    x = randn(4, 64, dtype=torch.float32).requires_grad_()
+    out = kernels.rms_norm(x, None, 1e-6)
+    assert out.grad_fn is not None
+    out.sum().backward()
+    assert x.grad is not None
+
+
+def test_runs_on_the_current_stream(kernels: ModuleType) -> None:
+    x = randn(64, 2048, scale=2.0)
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        y = x * 2  # produced on the side stream; the kernel must run after it, on it
+        out = kernels.rms_norm(y, None, 1e-6)
+    side.synchronize()
+    assert_close(out, exact.rms_norm(x * 2, None, 1e-6), torch.bfloat16)
+
+
+def _api_calls(kernels: ModuleType) -> dict[str, tuple[Callable, tuple]]:
+    x = randn(2, 24, 2048, scale=2.0)
+    w = randn(2048, seed=1, scale=0.4, shift=1.0)
+    table = _ada_table(2, 1, 2048, torch.bfloat16)
+    cos, sin = _tables("random", 2, 24, 2048)
+    return {
+        "rms_norm": (kernels.rms_norm, (x, w, 1e-5)),
+        "rms_norm_modulate": (kernels.rms_norm_modulate, (x, None, table[:, :, 1], table[:, :, 0], 1e-6)),
+        "add_rms_norm_modulate": (
+            kernels.add_rms_norm_modulate,
+            (x, x * 0.5, table[:, :, 2], None, table[:, :, 4], table[:, :, 3], 1e-6),
+        ),
+        "gelu_tanh": (kernels.gelu_tanh, (x,)),
+        "rope_interleaved": (kernels.rope_interleaved, (x, cos, sin)),
+        "rms_norm_rope": (kernels.rms_norm_rope, (x, w, cos, sin, 1e-5)),
+        "rms_norm_rope_qk": (kernels.rms_norm_rope_qk, (x, x * 0.5, w, w, cos, sin, 1e-5)),
+    }
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["rms_norm", "rms_norm_modulate", "add_rms_norm_modulate", "gelu_tanh", "rope_interleaved", "rms_norm_rope",
+     "rms_norm_rope_qk"],
+)
+def test_torch_compile_fullgraph(kernels: ModuleType, name: str) -> None:
+    fn, args = _api_calls(kernels)[name]
+    torch._dynamo.reset()
+    compiled = torch.compile(lambda *a: fn(*a), fullgraph=True)
+    eager = fn(*args)
+    got = compiled(*args)
+    eager = eager if isinstance(eager, tuple) else (eager,)
+    got = got if isinstance(got, tuple) else (got,)
+    for e, g in zip(eager, got):
+        assert torch.equal(e, g)
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["rms_norm", "rms_norm_modulate", "add_rms_norm_modulate", "gelu_tanh", "rope_interleaved", "rms_norm_rope",
+     "rms_norm_rope_qk"],
+)
+def test_opcheck(kernels: ModuleType, name: str) -> None:
+    _, args = _api_calls(kernels)[name]
+    op = getattr(kernels.ops, name).default
+    torch.library.opcheck(op, tuple(float(a) if isinstance(a, float) else a for a in args))
