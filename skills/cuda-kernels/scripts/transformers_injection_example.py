@@ -186,8 +186,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"after restoring: logits identical to the unpatched run: {report['restored_bitwise']}")
 
     # fp32: same math as the reference up to op order. Low precision: the kernels round
-    # once where PyTorch rounds after every op; 5e-2 bounds that on a 36-layer model.
-    limit = 1e-4 if dtype == torch.float32 else 5e-2
+    # once where PyTorch rounds after every op, and the difference grows through the
+    # layers; 0.1 is a wiring check (a wrong weight or a swapped operand gives ~1). The
+    # example's tests make the precise claim: the patched bf16 model is as close to an
+    # fp32 run as transformers' own bf16 model.
+    limit = 1e-4 if dtype == torch.float32 else 0.1
     swapped = report.get("patch", {}).get("rms_norm", 0) or sum(report.get("kernelized", {}).values())
     if not swapped:
         print("nothing was replaced: is this a Qwen3/Llama model of the verified transformers classes?")

@@ -135,6 +135,19 @@ def build_random_model(
     return model
 
 
+def cast_parameters(model: nn.Module, dtype: torch.dtype) -> nn.Module:
+    """Cast parameters only, in place: the model you would have built with `dtype=`.
+
+    `model.to(torch.bfloat16)` would also round the rotary `inv_freq` buffer, which
+    transformers keeps in fp32 when it builds a bf16 model; rounded frequencies shift the
+    RoPE angles by up to ~1 rad at position 500, an error no kernel made.
+    """
+    with torch.no_grad():
+        for param in model.parameters():
+            param.data = param.data.to(dtype)
+    return model
+
+
 def count_modules(model: nn.Module) -> dict[str, Any]:
     """Decoder layers, RMSNorm modules (by exact class and by role) and parameters."""
     norm_classes: Counter[str] = Counter()
