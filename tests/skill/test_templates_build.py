@@ -55,8 +55,12 @@ def my_kernels(tmp_path_factory: pytest.TempPathFactory) -> ModuleType:
     kernel_src = sorted(rel for rel, _ in files if rel.startswith("kernel_src/"))
     (project / "build.toml").write_text(BUILD_TOML.format(sources=", ".join(f'"{s}"' for s in kernel_src)),
                                         encoding="utf-8")
-    rust = pytest.importorskip("kernels._rust")
-    rust.Build.open(project)  # the project's build.toml is valid for kernel-builder too
+    try:  # the project's build.toml is valid for kernel-builder too (kernels may be absent on a GPU box)
+        from kernels._rust import Build  # noqa: PLC0415
+    except ImportError:
+        Build = None
+    if Build is not None:
+        Build.open(project)
     scripts = str(skilldocs.SKILL / "scripts")
     if scripts not in sys.path:
         sys.path.insert(0, scripts)
