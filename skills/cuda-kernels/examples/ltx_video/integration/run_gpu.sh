@@ -9,8 +9,9 @@
 # Environment knobs:
 #   LTX_ARCH=9.0           compute capability to build (H200/H100: 9.0)
 #   LTX_BUILD_ROOT=DIR     build directory (default /tmp/kernel-skills-builds; kept out of OUTDIR)
-#   LTX_WHEELS=DIR         if diffusers is not importable, pip-install the wheels in DIR
-#                          (--no-deps --target /tmp/site) first; default: REPO/.whl if present
+#   LTX_WHEELS=DIR         if diffusers, PIL, requests or pytest is not importable, pip-install
+#                          the wheels in DIR (--no-deps --target /tmp/site) first; default:
+#                          REPO/.whl if present
 #   LTX_DEADLINE_S=560     wall-clock budget for all steps; each step's timeout is cut to fit
 set -u
 
@@ -56,8 +57,8 @@ step() {
   return $rc
 }
 
-# 0. diffusers (pure Python) and its import-time requirements, if the machine lacks them
-if ! "$PY" -c "import diffusers" 2>/dev/null; then
+# 0. diffusers (pure Python), its import-time requirements and pytest, if the machine lacks them
+if ! "$PY" -c "import diffusers, PIL, requests, pytest" 2>/dev/null; then
   WHEELS=${LTX_WHEELS:-$REPO/.whl}
   if ls "$WHEELS"/*.whl >/dev/null 2>&1; then
     mkdir -p /tmp/site
