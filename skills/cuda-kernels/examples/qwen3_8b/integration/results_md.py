@@ -117,6 +117,17 @@ def render(result: dict[str, Any], source: str) -> str:
             f"{', '.join('`' + p + '`' for p in report.get('rope_patch_points', []))}."
         )
         out.append("")
+    firsts = []
+    for name, v in _ordered(result):
+        if "compile" in name and v.get("status") == "ok":
+            parts = [f"{n}: {st['first_call_s']:.0f}s" for n, st in v.get("prefill", {}).items() if "first_call_s" in st]
+            if parts:
+                firsts.append(f"`{name}` ({', '.join(parts)})")
+        for note in v.get("skipped", []):
+            firsts.append(f"`{name}` skipped {note}")
+    if firsts:
+        out.append("Compilation (first call of each prefill shape, excluded from the timings): " + "; ".join(firsts) + ".")
+        out.append("")
     peaks = [(n, v.get("peak_memory_gib")) for n, v in _ordered(result) if v.get("peak_memory_gib") is not None]
     if peaks:
         out.append("Peak GPU memory per variant (GiB, torch.cuda.max_memory_allocated): "
