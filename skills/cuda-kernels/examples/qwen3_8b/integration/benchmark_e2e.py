@@ -8,7 +8,7 @@
 What is measured (identical for every variant, one model instance, one process):
 - prefill: batch 1, prompts of 512 and 4096 random tokens, `model(input_ids,
   use_cache=False)`, logits for ALL positions (transformers' default logits_to_keep=0:
-  a 4096 x 151936 bf16 lm_head output, about 5 TFLOP of the ~68 in the forward; a
+  a 4096 x 151936 bf16 lm_head output, about 5 TFLOP of the ~67 in the forward; a
   generate() prefill would keep only the last position). Median of --repeats forwards
   timed with CUDA events after --warmup untimed ones. At 512 tokens the eager model is
   bound by Python/launch overhead, which is why CUDA-graph variants are included.
