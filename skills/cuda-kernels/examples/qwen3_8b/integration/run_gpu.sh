@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # qwen3_8b integration on a GPU, in one command, from the repository root:
 #
-#   bash skills/cuda-kernels/examples/qwen3_8b/integration/run_gpu.sh OUT_DIR [KERNELS_WHEEL]
+#   bash skills/cuda-kernels/examples/qwen3_8b/integration/run_gpu.sh OUT_DIR [WHEELS]
 #
 # 1. builds the example for this GPU's arch with build_local.py      -> OUT/build.log
 # 2. runs the gpu-marked integration tests (full-size bf16 model)    -> OUT/gpu_tests.log, .xml
@@ -12,14 +12,17 @@
 #
 # A failing step does not stop the later ones. BUDGET (seconds, default 470) bounds the
 # whole run: the benchmark gets a deadline from what is left and skips compile variants
-# that would not fit (saying so in its JSON). KERNELS_WHEEL (optional): a kernels wheel,
-# installed with --no-deps into OUT/pydeps for the Kernel Hub (kernelize) tests; without
-# it those tests skip. Copy OUT/e2e_h200.json to integration/results/e2e_h200.json and
-# OUT/RESULTS.md to integration/RESULTS.md to publish a run.
+# that would not fit (saying so in its JSON). WHEELS (optional; default REPO/.whl if it
+# exists): a wheel file or a directory of wheels. When pytest or kernels is not importable,
+# the wheels named pytest / pluggy / iniconfig / kernels in it are installed with --no-deps
+# into OUT/pydeps (unzipped if pip is missing). Without kernels the Kernel Hub (kernelize)
+# GPU test skips; without pytest the GPU tests cannot run. Copy OUT/e2e_h200.json to
+# integration/results/e2e_h200.json and OUT/RESULTS.md to integration/RESULTS.md to
+# publish a run.
 set -u -o pipefail
 
-OUT=${1:?usage: run_gpu.sh OUT_DIR [KERNELS_WHEEL]}
-WHEEL=${2:-}
+OUT=${1:?usage: run_gpu.sh OUT_DIR [WHEELS]}
+WHEELS=${2:-}
 BUDGET=${BUDGET:-470}
 START=$(date +%s)
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../../../.." && pwd)
@@ -38,14 +41,30 @@ ARCH=$($PY -c 'import torch; print("%d.%d" % torch.cuda.get_device_capability())
 export KERNEL_SKILLS_TEST_ARCHS=$ARCH KERNEL_SKILLS_BUILD_ROOT="$OUT/build"
 export MAX_JOBS=${MAX_JOBS:-$(nproc)}
 
-if [ -n "$WHEEL" ]; then
-  note "installing $WHEEL into $OUT/pydeps (--no-deps)"
-  if $PY -m pip install -q --no-deps --target "$OUT/pydeps" "$WHEEL" > "$OUT/pip.log" 2>&1; then
+[ -z "$WHEELS" ] && [ -d "$REPO/.whl" ] && WHEELS="$REPO/.whl"
+missing=""
+for mod in pytest kernels; do
+  $PY -c "import $mod" > /dev/null 2>&1 || missing="$missing $mod"
+done
+if [ -n "$missing" ] && [ -n "$WHEELS" ]; then
+  files=()
+  if [ -d "$WHEELS" ]; then
+    for name in pytest pluggy iniconfig kernels; do
+      for f in "$WHEELS"/"$name"-*.whl; do [ -f "$f" ] && files+=("$f"); done
+    done
+  elif [ -f "$WHEELS" ]; then
+    files=("$WHEELS")
+  fi
+  if [ ${#files[@]} -gt 0 ]; then
+    note "missing:$missing; installing ${#files[@]} wheel(s) into $OUT/pydeps"
+    mkdir -p "$OUT/pydeps"
+    if ! $PY -m pip install -q --no-deps --target "$OUT/pydeps" "${files[@]}" > "$OUT/pip.log" 2>&1; then
+      for f in "${files[@]}"; do $PY -m zipfile -e "$f" "$OUT/pydeps" >> "$OUT/pip.log" 2>&1; done
+    fi
     export PYTHONPATH="$OUT/pydeps:$PYTHONPATH"
-  else
-    note "kernels wheel install failed (see pip.log); Kernel Hub tests will skip"
   fi
 fi
+$PY -c "import pytest" > /dev/null 2>&1 || note "pytest is not importable: the GPU tests cannot run (pass a wheels dir)"
 
 note "1/5 build $EX for sm_${ARCH/./} (MAX_JOBS=$MAX_JOBS)"
 timeout 420 $PY skills/cuda-kernels/scripts/build_local.py "$EX" --arch "$ARCH" --build-dir "$OUT/build/qwen3_8b" \
