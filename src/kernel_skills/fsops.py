@@ -106,9 +106,9 @@ def make_dirs(path: Path, created: list[Path]) -> None:
         created.append(folder)
 
 
-def symlink(target: str, path: str) -> None:
+def symlink(target: str, path: str, *, is_dir: bool = True) -> None:
     _tick()
-    os.symlink(target, path, target_is_directory=True)
+    os.symlink(target, path, target_is_directory=is_dir)  # the flag matters on Windows only
 
 
 def chmod(path: str, mode: int) -> None:

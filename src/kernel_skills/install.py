@@ -511,7 +511,7 @@ def copy_tree(src: Path, dst: Path) -> dict[str, str]:
         st = entry.stat(follow_symlinks=False)
         if stat.S_ISLNK(st.st_mode):
             link = os.readlink(entry.path)
-            fsops.symlink(link, out)
+            fsops.symlink(link, out, is_dir=os.path.isdir(entry.path))
             files[rel] = "symlink:" + link
         elif stat.S_ISDIR(st.st_mode):
             fsops.make_dir(out, 0o700)
