@@ -514,7 +514,7 @@ def show_cmd(
     from .output import human_size
 
     source = sources.resolve(skill, roots.sources)[0]
-    info = source.info()
+    info = source.info
     tree = install.describe_tree(source.path)
     total = sum(row["size"] or 0 for row in tree)
     if out.json_mode:

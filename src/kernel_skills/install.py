@@ -575,7 +575,7 @@ class _Run:
         path = tmp / f"new-{action.skill}-{_token()}"
         action._stage = path
         files = copy_tree(action.source.path, path)
-        info = action.source.info()
+        info = action.source.info
         data = receipts.render(skill=action.skill, version=info.version, source=action.source.origin, files=files)
         fsops.write_bytes(str(path / RECEIPT_FILE), data)
 

@@ -126,7 +126,10 @@ def parse_front_matter(text: str) -> dict[str, Any]:
 
     raw, _ = split_front_matter(text)
     try:
-        data = yaml.safe_load(raw) if raw.strip() else {}
+        # libyaml's loader when pyyaml has it: the pure-Python one takes tens of ms on a
+        # long description, a visible share of `kernels skills add`.
+        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+        data = yaml.load(raw, Loader=loader) if raw.strip() else {}
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 2 if mark is not None else None
@@ -316,6 +319,7 @@ def _check_references(skill_dir: Path, report: Report) -> None:
         top_level = {name for name in os.listdir(skill_dir) if not is_ignored(name)}
     except OSError:
         return
+    listings: dict[str, list[str] | None] = {}
     for rel, entry in walk(skill_dir):
         if not rel.endswith(".md") or not entry.is_file(follow_symlinks=False):
             continue
@@ -339,12 +343,23 @@ def _check_references(skill_dir: Path, report: Report) -> None:
                 if rel != SKILL_FILE or "/" not in target or first not in top_level or _PLACEHOLDER & set(target):
                     continue
                 joined = target
-            problem = _resolve_exact(skill_dir, joined)
+            problem = _resolve_exact(skill_dir, joined, listings)
             if problem:
                 report.error(rel, f"names '{target}', which {problem}", line)
 
 
-def _resolve_exact(skill_dir: Path, rel: str) -> str | None:
+def _listdir(folder: str, cache: dict[str, list[str] | None]) -> list[str] | None:
+    if folder not in cache:
+        try:
+            cache[folder] = os.listdir(folder)
+        except NotADirectoryError:
+            cache[folder] = None
+        except OSError:
+            cache[folder] = []
+    return cache[folder]
+
+
+def _resolve_exact(skill_dir: Path, rel: str, listings: dict[str, list[str] | None]) -> str | None:
     """None if ``rel`` (posix, relative to the skill) exists with exactly this case."""
     normal = posixpath.normpath(rel)
     if normal == ".":
@@ -354,12 +369,9 @@ def _resolve_exact(skill_dir: Path, rel: str) -> str | None:
     current = str(skill_dir)
     parts = normal.split("/")
     for index, part in enumerate(parts):
-        try:
-            names = os.listdir(current)
-        except NotADirectoryError:
+        names = _listdir(current, listings)
+        if names is None:
             return f"does not exist ({'/'.join(parts[:index])} is a file)"
-        except OSError:
-            return "does not exist"
         if part not in names:
             matches = [n for n in names if n.lower() == part.lower()]
             if matches:

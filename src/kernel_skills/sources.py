@@ -13,6 +13,7 @@ import difflib
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -30,6 +31,7 @@ class SkillSource:
     path: Path
     origin: Mapping[str, Any]  # JSON-able; stored in the receipt as "source"
 
+    @cached_property
     def info(self) -> SkillInfo:
         return read_info(self.path)
 
