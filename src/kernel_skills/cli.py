@@ -310,7 +310,7 @@ def _report_plan(out: Any, plan: Any, roots: Any, *, command: str, dry_run: bool
 def add_cmd(
     skills: Annotated[
         Optional[list[str]],
-        typer.Argument(metavar="[SKILL]...", help=f"Skills to install (default: {DEFAULT_SKILL}).", show_default=False),
+        typer.Argument(metavar="SKILL", help=f"Skills to install (default: {DEFAULT_SKILL}).", show_default=False),
     ] = None,
     skill: Annotated[
         Optional[list[str]], typer.Option("--skill", metavar="NAME", help="A skill to install (repeatable), like SKILL.", show_default=False)
@@ -426,7 +426,7 @@ def _state_cell(item: Any) -> tuple[str, str]:
 @skills_app.command(cls=_Command, name="remove")
 @agent_flags
 def remove_cmd(
-    skills: Annotated[list[str], typer.Argument(metavar="SKILL...", help="Skills to remove.", show_default=False)],
+    skills: Annotated[list[str], typer.Argument(metavar="SKILL", help="Skills to remove.", show_default=False)],
     agent_flags: Any = None,
     agent: AgentOpt = None,
     global_: GlobalOpt = False,
@@ -465,7 +465,7 @@ def remove_cmd(
 @agent_flags
 def update_cmd(
     skills: Annotated[
-        Optional[list[str]], typer.Argument(metavar="[SKILL]...", help="Skills to update (default: all managed ones).", show_default=False)
+        Optional[list[str]], typer.Argument(metavar="SKILL", help="Skills to update (default: all managed ones).", show_default=False)
     ] = None,
     agent_flags: Any = None,
     agent: AgentOpt = None,
@@ -549,7 +549,7 @@ def show_cmd(
 
 @skills_app.command(cls=_Command, name="validate")
 def validate_cmd(
-    paths: Annotated[list[str], typer.Argument(metavar="PATH...", help="Skill folders to check.", show_default=False)],
+    paths: Annotated[list[str], typer.Argument(metavar="PATH", help="Skill folders to check.", show_default=False)],
     json_: JsonOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
@@ -636,8 +636,8 @@ def agents_cmd(json_: JsonOpt = False) -> None:
 
 @skills_app.command(cls=_Command, name="config")
 def config_cmd(
-    key: Annotated[Optional[str], typer.Argument(metavar="[KEY]", help="default_agents", show_default=False)] = None,
-    values: Annotated[Optional[list[str]], typer.Argument(metavar="[VALUE]...", help="New value(s).", show_default=False)] = None,
+    key: Annotated[Optional[str], typer.Argument(metavar="KEY", help="Setting to show or change: default_agents.", show_default=False)] = None,
+    values: Annotated[Optional[list[str]], typer.Argument(metavar="VALUE", help="New value(s).", show_default=False)] = None,
     unset: Annotated[bool, typer.Option("--unset", help="Remove KEY from the config file.")] = False,
     json_: JsonOpt = False,
     quiet: QuietOpt = False,
