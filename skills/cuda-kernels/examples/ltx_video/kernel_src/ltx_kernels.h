@@ -80,7 +80,7 @@ struct RopeArgs {
 // list; threads per row are at most kMaxThreadsPerRow.
 constexpr int kVptChoices[] = {1, 2, 3, 4, 6, 8, 12, 16};
 constexpr int kMaxVptAdd = 6;      // fused residual add keeps three rows of chunks live
-constexpr int kMaxVptNormRope = 8;  // q and k rows live together
+constexpr int kMaxVptNormRope = 4;  // q, k, cos and sin chunks live together
 constexpr int kMaxThreadsPerRow = 512;
 
 // Row-resident kernels take the 16-byte path only; the caller has checked

@@ -359,7 +359,9 @@ std::tuple<at::Tensor, at::Tensor> norm_rope_forward(const char* op, const at::T
 
   const int n = 16 / static_cast<int>(in.x.element_size());
   const int64_t d = in.x.size(-1);
-  const RowConfig cfg = choose_row_config(d, n, 4);
+  // Two chunks per thread: each holds q, k, cos and sin (48 registers for bf16), so 2048
+  // is 128 threads x 2 and 3072 is 192 x 2.
+  const RowConfig cfg = choose_row_config(d, n, 2);
   bool vec = d % n == 0 && rows_aligned16(in.x, in.xi) && rows_aligned16(in.cos, in.ci) &&
              rows_aligned16(in.sin, in.si) && aligned16(out.data_ptr());
   if (wq.defined()) vec = vec && aligned16(wq.data_ptr());

@@ -19,10 +19,12 @@
 //
 // Layout: `tpr` consecutive threads own a row; chunks of 16 bytes of x (with
 // the matching 32 bytes of fp32 cos and of sin) are the unit of work. The
-// fused kernel keeps the q and k rows in registers like rms_norm.cu and runs
-// only on the 16-byte path; misaligned or odd-sized inputs are normalized by
-// the scalar loop kernel and rotated by rope_kernel's scalar path instead
-// (ltx_ops.cpp decides).
+// fused kernel keeps its rows in registers like rms_norm.cu - q, k, cos and
+// sin, all requested before the reduction so that every DRAM byte of the row
+// is in flight at once (2 chunks per thread: 96 registers for bf16) - and
+// runs only on the 16-byte path; misaligned or odd-sized inputs are
+// normalized by the scalar loop kernel and rotated by rope_kernel's scalar
+// path instead (ltx_ops.cpp decides).
 
 #include "ltx_common.cuh"
 
@@ -91,17 +93,25 @@ __global__ void __launch_bounds__(512) rms_norm_rope_kernel(const RopeArgs a) {
        base += static_cast<int64_t>(gridDim.x) * rpb) {
     const int64_t row = base + slot;
     const bool active = row < a.rows;
+    // Everything the row needs from DRAM - q, k, cos, sin - is requested before the
+    // reduction, so the 16 bytes per element position are in flight at once; only the
+    // L1/L2-resident weights are read after it.
     P v[VPT], u[VPT];
+    Pack<float, N> cv[VPT], sv[VPT];
     float ss[2] = {0.0f, 0.0f};
     if (active) {
       const T* __restrict__ xr = static_cast<const T*>(a.x) + a.xi(row);
       const T* __restrict__ x2r = two ? static_cast<const T*>(a.x2) + a.x2i(row) : nullptr;
+      const float* __restrict__ cr = a.cos + a.ci(row);
+      const float* __restrict__ sr = a.sin + a.si(row);
 #pragma unroll
       for (int k = 0; k < VPT; ++k) {
         const int e = (lane + k * tpr) * N;
         if (e < d) {
           load_pack<VEC>(v[k], xr + e, d - e);
           if (two) load_pack<VEC>(u[k], x2r + e, d - e);
+          load_pack<VEC>(cv[k], cr + e, d - e);
+          load_pack<VEC>(sv[k], sr + e, d - e);
         }
       }
 #pragma unroll
@@ -124,8 +134,6 @@ __global__ void __launch_bounds__(512) rms_norm_rope_kernel(const RopeArgs a) {
     if (active) {
       const float r1 = rsqrtf(ss[0] * inv_d + a.eps);
       const float r2 = rsqrtf(ss[1] * inv_d + a.eps);
-      const float* __restrict__ cr = a.cos + a.ci(row);
-      const float* __restrict__ sr = a.sin + a.si(row);
       T* __restrict__ o1 = static_cast<T*>(a.out) + row * d;
       T* __restrict__ o2 = two ? static_cast<T*>(a.out2) + row * d : nullptr;
 #pragma unroll
@@ -133,22 +141,19 @@ __global__ void __launch_bounds__(512) rms_norm_rope_kernel(const RopeArgs a) {
         const int e = (lane + k * tpr) * N;
         if (e < d) {
           const int valid = d - e;
-          Pack<float, N> cv, sv;
-          load_pack<VEC>(cv, cr + e, valid);
-          load_pack<VEC>(sv, sr + e, valid);
           P wv, o;
           float f[N];
           if (w != nullptr) load_pack<VEC>(wv, w + e, valid);
 #pragma unroll
           for (int i = 0; i < N; ++i) f[i] = to_float(v[k].e[i]) * r1 * (w != nullptr ? to_float(wv.e[i]) : 1.0f);
-          rotate_store<T, N>(f, cv, sv, o);
+          rotate_store<T, N>(f, cv[k], sv[k], o);
           store_pack<VEC>(o1 + e, o, valid);
           if (two) {
             if (w2 != nullptr) load_pack<VEC>(wv, w2 + e, valid);
 #pragma unroll
             for (int i = 0; i < N; ++i)
               f[i] = to_float(u[k].e[i]) * r2 * (w2 != nullptr ? to_float(wv.e[i]) : 1.0f);
-            rotate_store<T, N>(f, cv, sv, o);
+            rotate_store<T, N>(f, cv[k], sv[k], o);
             store_pack<VEC>(o2 + e, o, valid);
           }
         }
@@ -191,12 +196,6 @@ void launch_rms_norm_rope(DType dt, const RopeArgs& a, int vpt, cudaStream_t str
         break;
       case 4:
         rms_norm_rope_kernel<T, 4, true><<<grid, block, 0, stream>>>(a);
-        break;
-      case 6:
-        rms_norm_rope_kernel<T, 6, true><<<grid, block, 0, stream>>>(a);
-        break;
-      case 8:
-        rms_norm_rope_kernel<T, 8, true><<<grid, block, 0, stream>>>(a);
         break;
       default:
         break;  // the host validated vpt (<= kMaxVptNormRope)
