@@ -507,8 +507,20 @@ def test_patched_transformer_compiles_as_one_graph(ltx_kernels):
 # --------------------------------------------------------------------------- scripts
 
 
+def _load_benchmark_module():
+    # The qwen3 integration ships a module of the same name; importing by path under
+    # a unique name keeps the two from shadowing each other in one pytest session.
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("ltx_benchmark_e2e", INTEGRATION / "benchmark_e2e.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up here
+    spec.loader.exec_module(module)
+    return module
+
+
 def test_benchmark_cpu_path_writes_json_and_markdown(ltx_kernels, tmp_path):
-    import benchmark_e2e
+    benchmark_e2e = _load_benchmark_module()
 
     package_root = Path(ltx_kernels.__file__).resolve().parent.parent
     out, md = tmp_path / "e2e.json", tmp_path / "RESULTS.md"
