@@ -291,7 +291,8 @@ def test_gelu_tanh_ltx_shape_non_contiguous_and_extremes(kernels: ModuleType, dt
 
 
 def _tables(kind: str, b: int, s: int, d: int, seed: int = 11) -> tuple[torch.Tensor, torch.Tensor]:
-    if kind == "ltx":  # LTXVideoRotaryPosEmbed's tables for a 1 x 1 x s latent grid
+    if kind == "ltx" and d >= 6:  # LTXVideoRotaryPosEmbed's tables for a 1 x 1 x s latent grid
+        # (below 6 channels LTX's own padding code returns empty tables: random ones then)
         cos, sin = REFERENCE.rope_tables(b, 1, 1, s, d, device="cuda")
         return cos, sin
     # arbitrary values (not a rotation): every element of cos/sin must be used as given
