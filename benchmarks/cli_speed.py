@@ -90,6 +90,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--skill", default="cuda-kernels")
     parser.add_argument("--out", type=Path, default=HERE / "results" / "cli_speed.json")
+    parser.add_argument("--bundled-root", type=Path, help="install skills from this folder instead of the package's skills/")
     args = parser.parse_args()
 
     cli = cli_command()
@@ -103,6 +104,8 @@ def main() -> None:
     # pip byte-compiles an installed package; let the warm-up run do the same for a
     # source checkout, or every timed run would pay for compiling kernel_skills again.
     env.pop("PYTHONDONTWRITEBYTECODE", None)
+    if args.bundled_root:
+        env["KERNEL_SKILLS_BUNDLED_ROOT"] = str(args.bundled_root.resolve())
 
     add = f"kernels skills add {args.skill} --dest <fresh>"
     commands = {
@@ -139,6 +142,7 @@ def main() -> None:
             "kernels --help": imported(["--help"], env, str(work)),
             "kernels skills add": imported(["skills", "add", args.skill, "--dest", str(work / "dest-imports")], env, str(work)),
         },
+        "bundled_root": env.get("KERNEL_SKILLS_BUNDLED_ROOT", "the package's own skills/"),
         "installed_files": len(files),
         "installed_bytes": sum(p.stat().st_size for p in files),
         "machine": {
