@@ -242,7 +242,7 @@ def _setup(json_: bool, quiet: bool) -> tuple[Any, Any]:
 
 
 def _scan_targets(picked: list[str], loc: Location, *, scopes: tuple[str, ...], dests: list[str]) -> list[Target]:
-    """The folders list/update/remove look in: the named agents' (or every agent's) in ``scopes``."""
+    """The folders `list` looks in: the named agents' (or every agent's) in ``scopes``, plus every --dest."""
     if picked:
         targets = [t for scope in scopes for t in select_targets(picked, loc, global_=scope == "global")]
     else:
