@@ -140,16 +140,37 @@ def time_cpu(fn: Callable[[int], Any], n_sets: int) -> Timing:
     return Timing(statistics.median(samples), "wall-clock")
 
 
-def copy_bandwidth_gbps(nbytes: int = 1 << 30) -> float:
-    """Device-to-device copy of nbytes: (read + written bytes) / time, in GB/s."""
+COPY_METHOD = ("torch copy_ of a 2 GiB uint8 buffer into another, timed with CUDA events on the stream "
+               "outside any CUDA graph (3 warm-up copies, median of 9 timed copies); GB/s = bytes read + "
+               "written / time. A graph-captured copy_ becomes a memcpy node that a copy engine serves, "
+               "far below what SMs reach, so it is not timed that way.")
+
+
+def copy_bandwidth_gbps(nbytes: int = 2 << 30) -> float:
+    """Device-to-device copy bandwidth in GB/s (read + written bytes / time); see COPY_METHOD.
+
+    Same-dtype contiguous copy_ is a cudaMemcpyAsync. On the stream it runs as an SM copy
+    kernel (~4.2-4.3 TB/s on an H200); captured into a CUDA graph it becomes a memcpy node
+    run by a copy engine (~2.8 TB/s measured), which would flatter every kernel by ~50 %.
+    """
     import torch
 
     src = torch.empty(nbytes, dtype=torch.uint8, device="cuda").random_(0, 255)
     dst = torch.empty_like(src)
-    t = time_cuda(lambda i: dst.copy_(src), 2 * nbytes, 1)
+    for _ in range(3):
+        dst.copy_(src)
+    torch.cuda.synchronize()
+    samples = []
+    for _ in range(9):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        dst.copy_(src)
+        end.record()
+        end.synchronize()
+        samples.append(start.elapsed_time(end) * 1e-3)
     del src, dst
     torch.cuda.empty_cache()
-    return 2 * nbytes / (t.us * 1e-6) / 1e9
+    return 2 * nbytes / statistics.median(samples) / 1e9
 
 
 # ------------------------------------------------------------------------- eager peers
@@ -376,7 +397,7 @@ def build_cases(pkg: Any, device: str, ops: Sequence[str], quick: bool,
                 "compile": ("compile:rope", cos, sin),
             }
             cases.append(Case("rope", f"1x{seq}, q {Q_HEADS}x{d}, k {KV_HEADS}x{d}", make,
-                              2 * n * es + 2 * seq * d * es, prov))
+                              2 * n * es + 2 * seq * d * es, prov, (cos, sin)))
     return cases
 
 
@@ -470,55 +491,132 @@ def run_cases(cases: list[Case], device: str, copy_gbps: float | None, l2_bytes:
     return results, errors
 
 
-def run_tuning(pkg: Any, copy_gbps: float, l2_bytes: int, log: Callable[[str], None]) -> list[dict[str, Any]]:
-    """Time rms_norm_tuned launch configurations on the shapes that decide the defaults."""
+def tuning_configs(op: str, label: str) -> list[dict[str, int]]:
+    """Launch configurations the sweep times for one case ({} = the op's built-in choice).
+
+    rms_norm / fused: threads (rows of 4096 bf16: 512 packs -> threads x packs per thread),
+    persistent grid, hint (bit 0: streaming loads of x/residual, bit 1: flip the weight
+    prefetch). q/k norm: threads x rows per lane group, and the persistent pipelined
+    kernel. SwiGLU: threads x packs per thread, and the exact (IEEE division) variant.
+    RoPE: tokens per block, tokens per thread, register cap.
+    """
+    configs: list[dict[str, int]] = [{}]
+    if op == "rms_norm":
+        for t in (64, 128, 256, 512):
+            for hint in (0, 1, 2, 3):
+                configs.append({"threads": t, "rows_per_group": 0, "persistent": 0, "hint": hint})
+        for t in (128, 256):
+            configs.append({"threads": t, "rows_per_group": 0, "persistent": 1, "hint": 0})
+    elif op == "fused_add_rms_norm":
+        for t in (128, 256, 512):
+            for hint in (0, 1, 2, 3):
+                configs.append({"threads": t, "rows_per_group": 0, "persistent": 0, "hint": hint})
+    elif op == "qk_norm":
+        for t in (128, 256, 512):
+            for r in (1, 2, 4):
+                configs.append({"threads": t, "rows_per_group": r, "persistent": 0, "hint": 0})
+            configs.append({"threads": t, "rows_per_group": 1, "persistent": 1, "hint": 0})
+    elif op == "swiglu":
+        for t in (128, 256, 512):
+            for v in (1, 2, 4):
+                configs.append({"threads": t, "vpt": v, "exact": 0})
+        configs.append({"threads": 0, "vpt": 0, "exact": 1})
+    elif op == "rope":
+        for by, tpt, cap in ((1, 1, 0), (1, 1, 1), (2, 1, 1), (1, 2, 0)):
+            configs.append({"tokens_per_block": by, "tokens_per_thread": tpt, "reg_cap": cap})
+    return configs
+
+
+def _tuned_call(pkg: Any, case: Case, cfg: dict[str, int]) -> Callable[..., Any]:
+    ops = pkg.ops
+    if case.op in ("rms_norm", "qk_norm"):
+        w = case.weight
+        if not cfg:
+            return lambda x: pkg.rms_norm(x, w, EPS)
+        args = (cfg["threads"], cfg["rows_per_group"], cfg["persistent"], cfg["hint"])
+        return lambda x: ops.rms_norm_tuned(x, None, w, EPS, *args)
+    if case.op == "fused_add_rms_norm":
+        w = case.weight
+        if not cfg:
+            return lambda x, r: pkg.fused_add_rms_norm(x, r, w, EPS)
+        args = (cfg["threads"], cfg["rows_per_group"], cfg["persistent"], cfg["hint"])
+        return lambda x, r: ops.rms_norm_tuned(x, r, w, EPS, *args)
+    if case.op == "swiglu":
+        if not cfg:
+            return lambda g, u: pkg.swiglu(g, u)
+        return lambda g, u: ops.swiglu_tuned(g, u, cfg["threads"], cfg["vpt"], cfg["exact"])
+    if case.op == "rope":
+        cos, sin = case.weight
+        if not cfg:
+            return lambda q, k: pkg.rope_(q, k, cos, sin)
+        return lambda q, k: ops.rope_tuned_(q, k, cos, sin, cfg["tokens_per_block"], cfg["tokens_per_thread"],
+                                            cfg["reg_cap"])
+    raise ValueError(case.op)
+
+
+# The cases the sweep covers: the shapes whose defaults the table in the kernels decides.
+TUNED_CASES = {
+    "rms_norm": ("1x128x4096", "1x512x4096", "1x2048x4096", "1x8192x4096", "16x8192x4096"),
+    "qk_norm": ("512x32x128 (16384 rows)", "4096x32x128 (131072 rows)", "16384x32x128 (524288 rows)"),
+    "fused_add_rms_norm": ("512x4096", "4096x4096", "16384x4096"),
+    "swiglu": ("1x12288", "512x12288", "4096x12288", "16384x12288"),
+    "rope": ("1x512, q 32x128, k 8x128", "1x4096, q 32x128, k 8x128", "1x16384, q 32x128, k 8x128"),
+}
+
+
+def config_name(cfg: dict[str, int]) -> str:
+    return "default" if not cfg else " ".join(f"{k}={v}" for k, v in cfg.items())
+
+
+def run_tuning(pkg: Any, cases: list[Case], copy_gbps: float, l2_bytes: int,
+               log: Callable[[str], None]) -> list[dict[str, Any]]:
+    """Time every launch configuration of tuning_configs() on the TUNED_CASES shapes."""
     import torch
 
-    ops = pkg.ops
-    dt = torch.bfloat16
-    w4096 = torch.randn(HIDDEN, device="cuda", dtype=dt)
-    w128 = torch.randn(HEAD_DIM, device="cuda", dtype=dt)
     rows: list[dict[str, Any]] = []
-    shapes = [
-        ("rms_norm", (8192, HIDDEN), w4096, False),
-        ("rms_norm", (16 * 8192, HIDDEN), w4096, False),
-        ("rms_norm", (512, HIDDEN), w4096, False),
-        ("fused_add_rms_norm", (4096, HIDDEN), w4096, True),
-        ("fused_add_rms_norm", (16384, HIDDEN), w4096, True),
-        ("qk_norm", (131072, HEAD_DIM), w128, False),
-        ("qk_norm", (524288, HEAD_DIM), w128, False),
-    ]
-    for op, (n_rows, hidden), w, fused in shapes:
-        es = 2
-        nbytes = (4 if fused else 2) * n_rows * hidden * es
-        n_sets = n_sets_for(nbytes, l2_bytes, "cuda")
-        xs = [torch.randn(n_rows, hidden, device="cuda", dtype=dt) for _ in range(n_sets)]
-        rs = [torch.randn(n_rows, hidden, device="cuda", dtype=dt) for _ in range(n_sets)] if fused else [None] * n_sets
-        if hidden == HEAD_DIM:
-            configs = [(t, r, -1) for t in (128, 256, 512) for r in (1, 2, 4)]
-        else:
-            configs = [(t, 0, p) for t in (64, 128, 256, 512) for p in (1, 0)]
-            if fused:
-                configs = [c for c in configs if c[0] * 4 >= hidden // 8]
-        configs.append((0, 0, -1))  # the built-in default
-        for threads, rpg, persistent in configs:
+    for case in cases:
+        if case.label not in TUNED_CASES.get(case.op, ()):
+            continue
+        n_sets = n_sets_for(case.bytes, l2_bytes, "cuda")
+        inputs = [case.make(i) for i in range(n_sets)]
+        mine: list[dict[str, Any]] = []
+        for cfg in tuning_configs(case.op, case.label):
             try:
-                t = time_cuda(lambda i: ops.rms_norm_tuned(xs[i], rs[i], w, EPS, threads, rpg, persistent), nbytes,
-                              n_sets)
-                gbps = nbytes / (t.us * 1e-6) / 1e9
-                rows.append({"op": op, "shape": f"{n_rows}x{hidden}", "threads": threads, "rows_per_group": rpg,
-                             "persistent": persistent, "default": threads == 0, "us": round(t.us, 3),
-                             "GBps": round(gbps, 1), "pct_copy": round(100 * gbps / copy_gbps, 1)})
-            except Exception as exc:  # noqa: BLE001
-                log(f"tuning {op} {n_rows}x{hidden} {threads}/{rpg}/{persistent}: {exc}")
-        best = min((r for r in rows if r["shape"] == f"{n_rows}x{hidden}" and r["op"] == op), key=lambda r: r["us"],
-                   default=None)
-        if best:
-            log(f"tune {op:<20} {n_rows}x{hidden:<6} best threads={best['threads']} rows/group={best['rows_per_group']} "
-                f"persistent={best['persistent']}: {best['us']:.2f} us {best['pct_copy']:.1f}%")
-        del xs, rs
+                fn = _tuned_call(pkg, case, cfg)
+                t = time_cuda(lambda i, fn=fn: fn(*inputs[i]), case.bytes, n_sets)
+                gbps = case.bytes / (t.us * 1e-6) / 1e9
+                entry = {"op": case.op, "shape": case.label, "config": cfg, "default": not cfg,
+                         "us": round(t.us, 3), "GBps": round(gbps, 1), "pct_copy": round(100 * gbps / copy_gbps, 1)}
+                mine.append(entry)
+            except Exception as exc:  # noqa: BLE001 - an invalid combination is reported, not fatal
+                log(f"tuning {case.op} {case.label} {config_name(cfg)}: {type(exc).__name__}: "
+                    f"{str(exc).splitlines()[0][:200]}")
+        rows += mine
+        best = min(mine, key=lambda r: r["us"], default=None)
+        default = next((r for r in mine if r["default"]), None)
+        if best and default:
+            log(f"tune {case.op:<19} {case.label:<30} default {default['us']:8.2f} us {default['pct_copy']:5.1f}%  "
+                f"best {config_name(best['config'])}: {best['us']:.2f} us {best['pct_copy']:.1f}% "
+                f"(x{default['us'] / best['us']:.3f})")
+        del inputs
         torch.cuda.empty_cache()
     return rows
+
+
+def attach_tuning(results: list[dict[str, Any]], tuning: list[dict[str, Any]]) -> None:
+    """Give each result row its sweep's best configuration (row["tuned"])."""
+    for row in results:
+        mine = [t for t in tuning if t["op"] == row["op"] and t["shape"] == row["shape"]]
+        if not mine:
+            continue
+        best = min(mine, key=lambda t: t["us"])
+        entry = {"config": best["config"], "name": config_name(best["config"]), "us": best["us"],
+                 "pct_copy": best["pct_copy"]}
+        peers = {k: v for k, v in row["providers"].items() if not k.startswith("kernel")}
+        if peers:
+            bp = min(peers.values(), key=lambda v: v["us"])
+            entry["vs_best_peer"] = round(bp["us"] / best["us"], 3)
+        row["tuned"] = entry
 
 
 def environment(device: str) -> dict[str, Any]:
@@ -587,13 +685,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     copy_gbps = None
     if args.device == "cuda":
         copy_gbps = copy_bandwidth_gbps()
-        log(f"{meta['device']}: copy bandwidth {copy_gbps:.0f} GB/s (1 GiB device-to-device copy, read + write)")
+        log(f"{meta['device']}: copy bandwidth {copy_gbps:.0f} GB/s (2 GiB device-to-device copy_, events, no graph)")
     meta["copy_bandwidth_GBps"] = round(copy_gbps, 1) if copy_gbps else None
+    meta["copy_bandwidth_method"] = COPY_METHOD if copy_gbps else None
     meta["timing"] = ("median of 15 replays of a CUDA graph of back-to-back calls / calls; inputs rotate over "
                       ">= 4x L2 of copies" if args.device == "cuda" else "wall clock, CPU (harness check only)")
     cases = build_cases(pkg, args.device, ops, args.quick)
     results, errors = run_cases(cases, args.device, copy_gbps, int(meta.get("l2_bytes") or 0), log, args.skip_compile)
-    tuning = run_tuning(pkg, copy_gbps, int(meta.get("l2_bytes") or 0), log) if args.tune and copy_gbps else []
+    tuning = (run_tuning(pkg, cases, copy_gbps, int(meta.get("l2_bytes") or 0), log)
+              if args.tune and copy_gbps else [])
+    attach_tuning(results, tuning)
     payload = {"meta": meta, "results": results, "tuning": tuning, "errors": errors}
     if args.out:
         out = Path(args.out)

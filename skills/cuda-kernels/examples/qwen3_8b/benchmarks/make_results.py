@@ -60,6 +60,16 @@ def judge(row: dict[str, Any]) -> tuple[bool | None, str]:
     return ok, "; ".join(notes)
 
 
+def config_name(t: dict[str, Any]) -> str:
+    """A sweep entry's configuration as text (also reads the first run's flat format)."""
+    if t.get("default"):
+        return "default"
+    cfg = t.get("config")
+    if cfg is None:
+        cfg = {k: t[k] for k in ("threads", "rows_per_group", "persistent") if k in t}
+    return " ".join(f"{k}={v}" for k, v in cfg.items())
+
+
 def _fmt_pct(entry: dict[str, Any] | None) -> str:
     if not entry:
         return "-"
@@ -80,7 +90,8 @@ def render_markdown(data: dict[str, Any]) -> str:
         f"transformers {meta.get('transformers')} (eager peers from: {meta.get('eager_source')})",
         f"- Date: {meta.get('date')}",
         f"- Device-to-device copy bandwidth measured in the same run: **{meta.get('copy_bandwidth_GBps')} GB/s** "
-        "(1 GiB copy; bytes read + written / time). Every % below is of this number.",
+        f"({meta.get('copy_bandwidth_method') or '1 GiB copy; bytes read + written / time'}). "
+        "Every % below is of this number.",
         f"- Timing: {meta.get('timing')}.",
         "- Bytes per call: every input read once and every output written once (the minimum traffic); "
         "GB/s = bytes / time.",
@@ -121,19 +132,25 @@ def render_markdown(data: dict[str, Any]) -> str:
         lines.append("")
     if data.get("tuning"):
         lines += [
-            "## Launch-configuration sweep (rms_norm_tuned)",
+            "## Launch-configuration sweep",
             "",
-            "threads = block size; rows/group = rows per lane group in the packed (head_dim) kernel; "
-            "persistent = grid of SMs x occupancy blocks looping over rows (1) or one block per row (0). "
-            "`default` is the configuration the op picks by itself.",
+            "Every configuration the `*_tuned` ops accept, timed on the shapes that decide the built-in table "
+            "(`default` = the configuration the op picks by itself). rms_norm / fused: threads per row, "
+            "persistent grid, hint bit 0 = streaming loads (`ld.global.nc.L1::no_allocate`), hint bit 1 = "
+            "flip the weight prefetch (default: prefetch only at one pack per thread). q/k norm: "
+            "rows_per_group = rows per 16-lane group, persistent = the pipelined persistent kernel. SwiGLU: "
+            "vpt = 16-byte packs per operand and thread, exact = IEEE division. RoPE: tokens per block / per "
+            "thread, reg_cap = 48-register cap.",
             "",
-            "| op | shape | threads | rows/group | persistent | us | % of copy |",
-            "|---|---|---|---|---|---|---|",
+            "| op | shape | configuration | us | % of copy | vs default |",
+            "|---|---|---|---|---|---|",
         ]
+        defaults = {(t["op"], t["shape"]): t["us"] for t in data["tuning"] if t.get("default")}
         for t in data["tuning"]:
-            name = "default" if t.get("default") else str(t["threads"])
-            lines.append(f"| {t['op']} | {t['shape']} | {name} | {t['rows_per_group'] or '-'} | "
-                         f"{t['persistent'] if t['persistent'] >= 0 else '-'} | {t['us']:.2f} | {t['pct_copy']:.1f} |")
+            name = config_name(t)
+            base = defaults.get((t["op"], t["shape"]))
+            rel = f"{base / t['us']:.3f}x" if base else "-"
+            lines.append(f"| {t['op']} | {t['shape']} | {name} | {t['us']:.2f} | {t['pct_copy']:.1f} | {rel} |")
         lines.append("")
     if data.get("errors"):
         lines += ["## Errors during the run", ""] + [f"- {e}" for e in data["errors"]] + [""]
@@ -141,17 +158,28 @@ def render_markdown(data: dict[str, Any]) -> str:
 
 
 def summary_table(data: dict[str, Any]) -> str:
-    out = [f"{'op':<19} {'shape':<46} {'MB':>8} {'us':>9} {'%copy':>6}  {'best peer':<12} {'peer%':>6} {'x':>5}  target"]
+    """One line per shape: default kernel, the sweep's best configuration, best peer, target."""
+    out = [f"{'op':<19} {'shape':<30} {'MB':>7} {'us':>8} {'%copy':>6}  {'best config (sweep)':<44} "
+           f"{'us':>8} {'%copy':>6}  {'best peer':<10} {'peer%':>6} {'x':>5}  target (default / best config)"]
     for r in data["results"]:
         k = r["providers"].get("kernel", {})
         best = r.get("best_peer")
         bp = r["providers"].get(best, {}) if best else {}
         ok, note = judge(r)
         verdict = "-" if ok is None else ("ok" if ok else "MISS " + note)
+        tuned = r.get("tuned")
+        tcfg, tus, tpct, tverdict = "-", float("nan"), float("nan"), ""
+        fastest = k.get("us", float("nan"))
+        if tuned:
+            tcfg, tus, tpct = tuned["name"], tuned["us"], tuned["pct_copy"]
+            fastest = min(fastest, tus) if k else tus
+            tok, tnote = judge({**r, "providers": {**r["providers"], "kernel": {"us": tus, "pct_copy": tpct}}})
+            tverdict = " / " + ("-" if tok is None else ("ok" if tok else "MISS " + tnote))
+        margin = bp["us"] / fastest if bp and fastest == fastest else float("nan")
         out.append(
-            f"{r['op']:<19} {r['shape'][:46]:<46} {r['bytes'] / 1e6:8.1f} {k.get('us', float('nan')):9.2f} "
-            f"{k.get('pct_copy', float('nan')):6.1f}  {best or '-':<12} {bp.get('pct_copy', float('nan')):6.1f} "
-            f"{r.get('kernel_vs_best_peer', float('nan')):5.2f}  {verdict}"
+            f"{r['op']:<19} {r['shape'][:30]:<30} {r['bytes'] / 1e6:7.1f} {k.get('us', float('nan')):8.2f} "
+            f"{k.get('pct_copy', float('nan')):6.1f}  {tcfg[:44]:<44} {tus:8.2f} {tpct:6.1f}  {best or '-':<10} "
+            f"{bp.get('pct_copy', float('nan')):6.1f} {margin:5.2f}  {verdict}{tverdict}"
         )
     for e in data.get("errors", []):
         out.append(f"ERROR {e}")

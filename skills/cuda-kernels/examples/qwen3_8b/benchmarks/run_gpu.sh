@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Build the qwen3_8b example, run its GPU tests, run every micro-benchmark, and write
-# JSON + RESULTS.md + logs into OUT_DIR. One command for a GPU machine (about 5 minutes
-# on an H200 with 16 cores):
+# JSON + RESULTS.md + logs into OUT_DIR, plus throw_probe.txt (why a C++ exception from the
+# extension crashed the first run). One command for a GPU machine (about 5 minutes on an
+# H200 with 16 cores):
 #
 #   bash skills/cuda-kernels/examples/qwen3_8b/benchmarks/run_gpu.sh OUT_DIR
 #
@@ -43,10 +44,20 @@ echo "   build: $((SECONDS - t0)) s"
   "$PY" -c "import torch, sys; print('python', sys.version.split()[0], 'torch', torch.__version__, 'cuda', torch.version.cuda)"
 } >"$OUT/environment.txt" 2>&1
 
+# Why a TORCH_CHECK in the extension killed the first run's pytest with SIGSEGV: toolchain,
+# the failing call in child processes, a minimal throwing op built by build_local and by
+# torch.utils.cpp_extension (C++17 and C++20), and cuda-gdb backtraces at the throw and at
+# the crash. It runs beside the tests (mostly CPU: compiles and process start-up) and is
+# waited for before the benchmarks, so it cannot disturb the timings.
+echo "== throw probe in the background (report: $OUT/throw_probe.txt)"
+timeout 200 "$PY" "$HERE/throw_probe.py" --package-path "$BUILD_DIR" --out "$OUT/throw_probe.txt" \
+  --arch "$ARCH" --jobs "$MAX_JOBS" >"$OUT/throw_probe.log" 2>&1 &
+probe_pid=$!
+
 echo "== GPU tests (log: $OUT/pytest_gpu.log)"
 t1=$SECONDS
-QWEN3_8B_KERNELS_PATH="$BUILD_DIR" timeout 240 "$PY" -m pytest "$EXAMPLE/tests" -m gpu -q -p no:cacheprovider \
-  --junitxml="$OUT/pytest_gpu.xml" >"$OUT/pytest_gpu.log" 2>&1
+QWEN3_8B_KERNELS_PATH="$BUILD_DIR" PYTHONFAULTHANDLER=1 timeout 240 "$PY" -m pytest "$EXAMPLE/tests" -m gpu -q \
+  -p no:cacheprovider --junitxml="$OUT/pytest_gpu.xml" >"$OUT/pytest_gpu.log" 2>&1
 rc=$?
 if [[ $rc -ne 0 ]]; then
   status=1
@@ -55,6 +66,12 @@ if [[ $rc -ne 0 ]]; then
 fi
 tail -n 1 "$OUT/pytest_gpu.log"
 echo "   tests: $((SECONDS - t1)) s"
+
+t3=$SECONDS
+wait "$probe_pid"
+echo "   throw probe: exit $? (waited $((SECONDS - t3)) s); key lines:"
+grep -E "^- |cpp_extension compile|build_local compile" "$OUT/throw_probe.txt" | cut -c1-220 | head -n 30
+grep -A12 "=== stopped" "$OUT/throw_probe.txt" | grep -E "^#[0-9]|===" | head -n 24
 
 echo "== micro-benchmarks (log: $OUT/bench.log)"
 t2=$SECONDS
@@ -70,8 +87,9 @@ echo "   benchmarks: $((SECONDS - t2)) s"
 grep -E "^tune " "$OUT/bench.log" || true
 
 if [[ -f "$OUT/results.json" ]]; then
-  "$PY" "$HERE/make_results.py" "$OUT/results.json" --md "$OUT/RESULTS.md" --summary || status=1
   grep -m1 "copy bandwidth" "$OUT/bench.log" || true
+  echo "== summary: default kernel | best configuration of the sweep | best peer (x = peer us / our best us) | targets"
+  "$PY" "$HERE/make_results.py" "$OUT/results.json" --md "$OUT/RESULTS.md" --summary || status=1
 fi
 echo "== done in $((SECONDS - t0)) s; outputs in $OUT (exit $status)"
 exit $status

@@ -58,12 +58,47 @@ __device__ __forceinline__ Pack<T, W> load_pack(const T* p) {
   return r;
 }
 
+// Streaming load of a 16-byte pack read exactly once: the read-only path without an L1
+// allocation (ld.global.nc.L1::no_allocate), so the single-use activations do not evict
+// what is reused from L1 (the norm weight, RoPE's cos/sin). Only for data no thread of
+// the kernel writes. Other pack sizes take the plain load.
+template <typename T, int W>
+__device__ __forceinline__ Pack<T, W> load_pack_stream(const T* p) {
+  if constexpr (sizeof(T) * W == 16) {
+    uint4 raw;
+    asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+        : "=r"(raw.x), "=r"(raw.y), "=r"(raw.z), "=r"(raw.w)
+        : "l"(p));
+    Pack<T, W> r;
+    memcpy(&r, &raw, 16);
+    return r;
+  } else {
+    return load_pack<T, W>(p);
+  }
+}
+
+template <typename T, int W, bool STREAM>
+__device__ __forceinline__ Pack<T, W> load_pack_hint(const T* p) {
+  if constexpr (STREAM) {
+    return load_pack_stream<T, W>(p);
+  } else {
+    return load_pack<T, W>(p);
+  }
+}
+
+// 16-byte stores go through st.global.v4.b32 explicitly: written as a uint4 assignment,
+// nvcc split the stores of every pack but the first into four 32-bit STGs in the SwiGLU
+// kernel with two or four packs per thread (SASS: STG.E x 8 for two packs), four times the
+// store instructions. The "memory" clobber keeps the compiler from moving other memory
+// accesses across the store, as for a plain store.
 template <typename T, int W>
 __device__ __forceinline__ void store_pack(T* p, const Pack<T, W>& v) {
   if constexpr (sizeof(T) * W == 16) {
     uint4 raw;
     memcpy(&raw, &v, 16);
-    *reinterpret_cast<uint4*>(p) = raw;
+    asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(raw.x), "r"(raw.y), "r"(raw.z),
+                 "r"(raw.w)
+                 : "memory");
   } else {
     *reinterpret_cast<Pack<T, W>*>(p) = v;
   }

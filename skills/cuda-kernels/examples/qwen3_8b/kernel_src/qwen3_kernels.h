@@ -40,7 +40,9 @@ struct RmsNormParams {
 struct RmsNormTuning {
   int threads = 0;         // block size of the row kernels
   int rows_per_group = 0;  // packed small-row kernel: rows each lane group handles
-  int persistent = -1;     // row kernel: 1 = grid of (SMs x occupancy) blocks looping over rows
+  int persistent = -1;     // 1 = grid of (SMs x occupancy) blocks looping over rows (row kernel; packed
+                           // kernel: the pipelined variant that prefetches the next row); 0/-1 = one pass
+  int hint = 0;            // row kernel: 1 = activations loaded with ld.global.nc.L1::no_allocate
 };
 
 void launch_rms_norm(const RmsNormParams& p, const RmsNormTuning& tuning, cudaStream_t stream);
@@ -59,7 +61,14 @@ struct SwiGluParams {
   int64_t cols;
 };
 
-void launch_swiglu(const SwiGluParams& p, cudaStream_t stream);
+// Overrides for the benchmark's sweep; 0 = built-in choice.
+struct SwiGluTuning {
+  int threads = 0;  // block size (multiple of 32, <= 512)
+  int vpt = 0;      // 16-byte packs of each operand per thread: 1, 2 or 4
+  int exact = 0;    // 1 = expf and IEEE division (the first version) instead of ex2.approx + rcp.approx
+};
+
+void launch_swiglu(const SwiGluParams& p, const SwiGluTuning& tuning, cudaStream_t stream);
 
 // Rotate-half RoPE on q [B, Hq, S, D] and k [B, Hk, S, D] with cos/sin [B or 1, S, D].
 // Strides are given per dimension (last-dimension stride must be 1 for the vector path;
@@ -81,6 +90,13 @@ struct RopeParams {
   int64_t sin_stride[3];
 };
 
-void launch_rope(const RopeParams& p, cudaStream_t stream);
+// Overrides for the benchmark's sweep; 0 = built-in choice.
+struct RopeTuning {
+  int tokens_per_block = 0;  // tokens (block rows) per block of the vector kernel: 1, 2, 4 or 8
+  int tokens_per_thread = 0;  // tokens each thread rotates with all loads in flight: 1 or 2
+  int reg_cap = 0;            // 1 = cap registers at 48 (more resident blocks, small spill); TPT 1 only
+};
+
+void launch_rope(const RopeParams& p, const RopeTuning& tuning, cudaStream_t stream);
 
 }  // namespace qwen3_kernels

@@ -6,11 +6,14 @@
 //        `hidden_states = residual + hidden_states` followed by the next RMSNorm.
 //
 // Three kernels, chosen on the host:
-//  * row kernel (hidden > 32 packs of 16 bytes, e.g. 4096): one row per block iteration.
-//    Each thread issues all of its VPT 16-byte loads first (the whole row sits in
-//    registers), then the block reduces (warp shuffles + one smem exchange), then scales
-//    and stores. The weight is loaded into registers once per thread and reused for every
-//    row the block handles (persistent grid of SMs x occupancy blocks by default).
+//  * row kernel (hidden > 32 packs of 16 bytes, e.g. 4096): one row per block (or per
+//    iteration of a persistent block). Each thread issues all of its VPT 16-byte loads of
+//    x (and the residual) and then of the weight before doing any math, so the whole row
+//    and its weight are in flight at once; then the block reduces (warp shuffles + one
+//    smem exchange), scales and stores. Loading the weight pack by pack between the
+//    stores (the first version) serialized VPT L2 round trips after the reduction: the
+//    compiler cannot hoist a load above a store it cannot prove does not alias (SASS:
+//    LDG w0, STG y0, LDG w1, STG y1, ...), which cost about 1 us per call on small shapes.
 //  * packed kernel (hidden <= 32 packs, e.g. q/k norm over head_dim 128 = 16 packs of
 //    bf16): LPR lanes share a row, one 16-byte pack each, reduced with __shfl_xor_sync
 //    inside the lane group; a block holds many rows and each group handles up to 4 rows
@@ -40,25 +43,37 @@ struct NormArgs {
   int nvec;  // packs per row (vector kernels)
   int rows_per_group;
   float eps;
+  float inv_hidden;  // 1 / hidden, computed on the host (no IEEE division in the kernel)
 };
 
 // Loads one row's packs of x (and r), forms the rounded sum when ADD, stores it, and
 // returns the partial sum of squares of the values to normalize.
-template <typename T, int W, int N, bool ADD>
+// WV > 0: also loads the WV weight packs into wv right after the activations, so they are
+// in flight together (WV = N, or 0 when the caller keeps the weight in registers).
+template <typename T, int W, int N, bool ADD, bool STREAM = false, int WV = 0>
 __device__ __forceinline__ float load_row_packs(Pack<T, W> (&xv)[N], const NormArgs<T>& a, int64_t row,
-                                                const bool (&active)[N], const int (&idx)[N]) {
+                                                const bool (&active)[N], const int (&idx)[N],
+                                                Pack<T, W> (*wv)[N] = nullptr) {
   const T* xr = a.x + row * a.x_rs;
 #pragma unroll
   for (int j = 0; j < N; ++j) {
-    if (active[j]) xv[j] = load_pack<T, W>(xr + static_cast<int64_t>(idx[j]) * W);
+    if (active[j]) xv[j] = load_pack_hint<T, W, STREAM>(xr + static_cast<int64_t>(idx[j]) * W);
   }
+  Pack<T, W> rv[N];
   if constexpr (ADD) {
-    Pack<T, W> rv[N];
     const T* rr = a.res + row * a.res_rs;
 #pragma unroll
     for (int j = 0; j < N; ++j) {
-      if (active[j]) rv[j] = load_pack<T, W>(rr + static_cast<int64_t>(idx[j]) * W);
+      if (active[j]) rv[j] = load_pack_hint<T, W, STREAM>(rr + static_cast<int64_t>(idx[j]) * W);
     }
+  }
+  if constexpr (WV > 0) {
+#pragma unroll
+    for (int j = 0; j < N; ++j) {
+      if (active[j]) (*wv)[j] = load_pack<T, W>(a.w + static_cast<int64_t>(idx[j]) * W);
+    }
+  }
+  if constexpr (ADD) {
     T* sr = a.sum_out + row * a.sum_rs;
 #pragma unroll
     for (int j = 0; j < N; ++j) {
@@ -117,30 +132,47 @@ __device__ __forceinline__ void store_normed_packs(const Pack<T, W> (&xv)[N], co
   }
 }
 
-// Register budget: with 4-8 packs per thread (or 2-4 plus as many residual packs) a
-// thread keeps up to 64 values in flight and needs up to 128 registers, so those kernels
-// are limited to 512 threads; the others fit the 64 registers a 1024-thread block allows.
-// The fused kernel stops at 4 packs per thread: at 8, bf16 spills to local memory even
-// with 128 registers.
+// Register budget. Bytes in flight per SM = resident threads x bytes each thread loads
+// before its first use, and resident threads are capped by registers: at 55 registers
+// (what nvcc chose for 2 bf16 packs per thread with no cap) only 4 blocks of 256 threads
+// fit, 32 KB of loads in flight, where the plain Triton kernel runs 2 packs in 32
+// registers, 8 blocks, 64 KB. So each VPT gets a block-size limit and a minimum number of
+// resident blocks, which caps registers at 65536 / (limit x blocks); ptxas -v shows no
+// spills at these caps (sm_90, all dtypes):
+//   plain: VPT 1: 1024 x 2 (32 regs)  VPT 2: 512 x 2 (64)  VPT 4: 256 x 3 (80)  VPT 8: 512 x 1 (128)
+//   fused: VPT 1:  512 x 3 (40)       VPT 2: 512 x 2 (64)  VPT 4: 512 x 1 (128)
+// Exceptions: bf16 at VPT 4 spills 16-32 bytes at 80 (accepted: 6 resident 128-thread
+// blocks instead of 5), and at VPT 2 it spilled 44-52 bytes at 40, so VPT 2 is capped at 64.
 template <int VPT, bool ADD>
 __host__ __device__ constexpr int row_kernel_max_threads() {
-  return (VPT >= 4 || (ADD && VPT >= 2)) ? 512 : 1024;
+  if constexpr (ADD) return 512;
+  return VPT == 1 ? 1024 : VPT == 4 ? 256 : 512;
+}
+
+template <int VPT, bool ADD>
+__host__ __device__ constexpr int row_kernel_min_blocks() {
+  if constexpr (ADD) return VPT == 1 ? 3 : VPT == 2 ? 2 : 1;
+  return VPT == 1 ? 2 : VPT == 2 ? 2 : VPT == 8 ? 1 : 3;
 }
 
 template <bool ADD>
 constexpr int kRowMaxVpt = ADD ? 4 : 8;
 
-// The weight stays in registers across rows only when that costs few registers; with 4 or
-// 8 packs per thread the float copies would push the kernel into local-memory spills.
-template <int VPT>
-__host__ __device__ constexpr bool row_kernel_caches_weight() {
-  return VPT <= 2;
-}
+// MODE bit 0 (kStreamLoads): x and the residual are read with ld.global.nc.L1::no_allocate.
+// MODE bit 1 (kEarlyWeight): the weight packs are loaded right after x, before the
+// reduction (in flight together, one memory latency less per row, but 4 more registers
+// per pack: bf16 spilled at 2 and 4 packs under the caps above); without it they are
+// loaded all at once after the reduction and before any store, as the plain Triton kernel
+// does (SASS: both weight LDG.128 issued during the second shuffle phase).
+constexpr int kStreamLoads = 1;
+constexpr int kEarlyWeight = 2;
 
-template <typename T, int VPT, bool HAS_W, bool ADD>
-__global__ void __launch_bounds__(row_kernel_max_threads<VPT, ADD>()) rms_norm_row_kernel(const NormArgs<T> a) {
+template <typename T, int VPT, bool HAS_W, bool ADD, int MODE>
+__global__ void __launch_bounds__(row_kernel_max_threads<VPT, ADD>(), row_kernel_min_blocks<VPT, ADD>())
+    rms_norm_row_kernel(const NormArgs<T> a) {
   constexpr int W = kVecElems<T>;
-  constexpr bool kCacheW = HAS_W && row_kernel_caches_weight<VPT>();
+  constexpr bool kStream = (MODE & kStreamLoads) != 0;
+  constexpr bool kEarly = HAS_W && (MODE & kEarlyWeight) != 0;
   __shared__ float red[2][32];
   int idx[VPT];
   bool active[VPT];
@@ -149,24 +181,23 @@ __global__ void __launch_bounds__(row_kernel_max_threads<VPT, ADD>()) rms_norm_r
     idx[j] = static_cast<int>(threadIdx.x) + j * static_cast<int>(blockDim.x);
     active[j] = idx[j] < a.nvec;
   }
-  Pack<T, W> wv[VPT];
-  if constexpr (kCacheW) {
-#pragma unroll
-    for (int j = 0; j < VPT; ++j) {
-      if (active[j]) wv[j] = load_pack<T, W>(a.w + static_cast<int64_t>(idx[j]) * W);
-    }
-  }
-  const float inv_hidden = 1.0f / static_cast<float>(a.hidden);
   int buf = 0;
   // The loop bound is the same for every thread of the block, so the barrier inside
-  // block_sum is reached uniformly.
+  // block_sum is reached uniformly. Non-persistent grids (the default) run it once.
   for (int64_t row = blockIdx.x; row < a.rows; row += gridDim.x) {
     Pack<T, W> xv[VPT];
-    float ss = load_row_packs<T, W, VPT, ADD>(xv, a, row, active, idx);
+    Pack<T, W> wv[VPT];
+    float ss = load_row_packs<T, W, VPT, ADD, kStream, kEarly ? VPT : 0>(xv, a, row, active, idx, &wv);
     ss = block_sum(ss, red[buf]);
     buf ^= 1;
-    const float inv = rsqrtf(ss * inv_hidden + a.eps);
-    store_normed_packs<T, W, VPT, HAS_W, kCacheW>(xv, wv, a.w, inv, a.out + row * a.out_rs, active, idx);
+    if constexpr (HAS_W && !kEarly) {
+#pragma unroll
+      for (int j = 0; j < VPT; ++j) {
+        if (active[j]) wv[j] = load_pack<T, W>(a.w + static_cast<int64_t>(idx[j]) * W);
+      }
+    }
+    const float inv = rsqrtf(ss * a.inv_hidden + a.eps);
+    store_normed_packs<T, W, VPT, HAS_W, true>(xv, wv, a.w, inv, a.out + row * a.out_rs, active, idx);
   }
 }
 
@@ -196,7 +227,7 @@ __global__ void __launch_bounds__(1024) rms_norm_packed_kernel(const NormArgs<T>
   // Every lane takes part in the shuffles, also lanes without data (they add 0).
 #pragma unroll
   for (int r = 0; r < R; ++r) ss[r] = group_sum<LPR>(ss[r]);
-  const float inv_hidden = 1.0f / static_cast<float>(a.hidden);
+  const float inv_hidden = a.inv_hidden;
 #pragma unroll
   for (int r = 0; r < R; ++r) {
     const int64_t row = block_first + static_cast<int64_t>(r) * groups + group;
@@ -205,11 +236,53 @@ __global__ void __launch_bounds__(1024) rms_norm_packed_kernel(const NormArgs<T>
   }
 }
 
+// Persistent variant of the packed kernel (plain RMSNorm only): a grid of SMs x occupancy
+// blocks walks the rows, and each lane loads its pack of the next row before reducing the
+// current one, so one load per thread is always in flight without paying for a new block
+// per 16 rows. Every warp runs the same number of iterations (rows past the end are
+// inactive but still shuffle), which the full-mask shuffles require.
+template <typename T, int LPR, bool HAS_W>
+__global__ void __launch_bounds__(1024) rms_norm_packed_pipe_kernel(const NormArgs<T> a) {
+  constexpr int W = kVecElems<T>;
+  const int lane = static_cast<int>(threadIdx.x) & (LPR - 1);
+  const int group = static_cast<int>(threadIdx.x) / LPR;
+  const int64_t groups = static_cast<int64_t>(blockDim.x) / LPR;
+  const bool has_pack = lane < a.nvec;
+  Pack<T, W> wv[1];
+  if constexpr (HAS_W) {
+    if (has_pack) wv[0] = load_pack<T, W>(a.w + static_cast<int64_t>(lane) * W);
+  }
+  const int idx[1] = {lane};
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * groups;
+  int64_t base = static_cast<int64_t>(blockIdx.x) * groups;
+  Pack<T, W> next;
+  bool next_active = has_pack && base + group < a.rows;
+  if (next_active) next = load_pack<T, W>(a.x + (base + group) * a.x_rs + static_cast<int64_t>(lane) * W);
+  for (; base < a.rows; base += stride) {
+    const int64_t row = base + group;
+    Pack<T, W> xv[1] = {next};
+    const bool active[1] = {next_active};
+    const int64_t nrow = row + stride;
+    next_active = has_pack && nrow < a.rows;
+    if (next_active) next = load_pack<T, W>(a.x + nrow * a.x_rs + static_cast<int64_t>(lane) * W);
+    float ss = 0.0f;
+    if (active[0]) {
+      float xf[W];
+      unpack<T, W>(xv[0], xf);
+#pragma unroll
+      for (int e = 0; e < W; ++e) ss = fmaf(xf[e], xf[e], ss);
+    }
+    ss = group_sum<LPR>(ss);
+    const float inv = rsqrtf(ss * a.inv_hidden + a.eps);
+    store_normed_packs<T, W, 1, HAS_W, true>(xv, wv, a.w, inv, a.out + row * a.out_rs, active, idx);
+  }
+}
+
 template <typename T, bool HAS_W, bool ADD>
 __global__ void __launch_bounds__(1024) rms_norm_scalar_kernel(const NormArgs<T> a) {
   __shared__ float red[2][32];
   int buf = 0;
-  const float inv_hidden = 1.0f / static_cast<float>(a.hidden);
+  const float inv_hidden = a.inv_hidden;
   for (int64_t row = blockIdx.x; row < a.rows; row += gridDim.x) {
     const T* xr = a.x + row * a.x_rs;
     float ss = 0.0f;
@@ -262,6 +335,7 @@ NormArgs<T> make_norm_args(const RmsNormParams& p) {
   a.nvec = 0;
   a.rows_per_group = 1;
   a.eps = p.eps;
+  a.inv_hidden = 1.0f / static_cast<float>(p.hidden);
   return a;
 }
 
@@ -291,10 +365,10 @@ int blocks_per_sm(Kernel kernel, int threads, int* cache) {
   return cache[slot];
 }
 
-template <typename T, int VPT, bool HAS_W, bool ADD>
+template <typename T, int VPT, bool HAS_W, bool ADD, int MODE>
 void launch_row(NormArgs<T> a, int threads, bool persistent, cudaStream_t stream) {
   static int occupancy_cache[33] = {0};
-  auto kernel = rms_norm_row_kernel<T, VPT, HAS_W, ADD>;
+  auto kernel = rms_norm_row_kernel<T, VPT, HAS_W, ADD, MODE>;
   int64_t grid = a.rows;
   if (persistent) {
     const int64_t resident = static_cast<int64_t>(blocks_per_sm(kernel, threads, occupancy_cache)) * sm_count();
@@ -305,18 +379,45 @@ void launch_row(NormArgs<T> a, int threads, bool persistent, cudaStream_t stream
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
 
+template <typename T, int VPT, bool HAS_W, bool ADD>
+void launch_row_mode(NormArgs<T> a, int mode, int threads, bool persistent, cudaStream_t stream) {
+  switch (mode & 3) {
+    case 0:
+      return launch_row<T, VPT, HAS_W, ADD, 0>(a, threads, persistent, stream);
+    case 1:
+      return launch_row<T, VPT, HAS_W, ADD, 1>(a, threads, persistent, stream);
+    case 2:
+      return launch_row<T, VPT, HAS_W, ADD, 2>(a, threads, persistent, stream);
+    default:
+      return launch_row<T, VPT, HAS_W, ADD, 3>(a, threads, persistent, stream);
+  }
+}
+
 template <typename T, bool HAS_W, bool ADD>
-void launch_row_vpt(NormArgs<T> a, int vpt, int threads, bool persistent, cudaStream_t stream) {
+void launch_row_vpt(NormArgs<T> a, int vpt, int mode, int threads, bool persistent, cudaStream_t stream) {
   switch (vpt) {
     case 1:
-      return launch_row<T, 1, HAS_W, ADD>(a, threads, persistent, stream);
+      return launch_row_mode<T, 1, HAS_W, ADD>(a, mode, threads, persistent, stream);
     case 2:
-      return launch_row<T, 2, HAS_W, ADD>(a, threads, persistent, stream);
+      return launch_row_mode<T, 2, HAS_W, ADD>(a, mode, threads, persistent, stream);
     case 4:
-      return launch_row<T, 4, HAS_W, ADD>(a, threads, persistent, stream);
+      return launch_row_mode<T, 4, HAS_W, ADD>(a, mode, threads, persistent, stream);
     default:
-      if constexpr (!ADD) return launch_row<T, 8, HAS_W, ADD>(a, threads, persistent, stream);
+      // Eight weight packs do not fit next to eight x packs (ptxas spilled): never early.
+      if constexpr (!ADD) return launch_row_mode<T, 8, HAS_W, ADD>(a, mode & kStreamLoads, threads, persistent, stream);
   }
+}
+
+template <typename T, int LPR, bool HAS_W>
+void launch_packed_pipe(NormArgs<T> a, int threads, cudaStream_t stream) {
+  static int occupancy_cache[33] = {0};
+  auto kernel = rms_norm_packed_pipe_kernel<T, LPR, HAS_W>;
+  const int64_t groups = threads / LPR;
+  const int64_t resident = static_cast<int64_t>(blocks_per_sm(kernel, threads, occupancy_cache)) * sm_count();
+  int64_t grid = ceil_div(a.rows, groups);
+  grid = grid < resident ? grid : resident;
+  kernel<<<static_cast<unsigned>(grid), threads, 0, stream>>>(a);
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
 
 template <typename T, int LPR, int R, bool HAS_W, bool ADD>
@@ -341,7 +442,21 @@ void launch_packed_rows(NormArgs<T> a, int threads, cudaStream_t stream) {
 }
 
 template <typename T, bool HAS_W, bool ADD>
-void launch_packed_lpr(NormArgs<T> a, int lpr, int threads, cudaStream_t stream) {
+void launch_packed_lpr(NormArgs<T> a, int lpr, int threads, bool pipe, cudaStream_t stream) {
+  if constexpr (!ADD) {
+    if (pipe) {
+      switch (lpr) {
+        case 4:
+          return launch_packed_pipe<T, 4, HAS_W>(a, threads, stream);
+        case 8:
+          return launch_packed_pipe<T, 8, HAS_W>(a, threads, stream);
+        case 16:
+          return launch_packed_pipe<T, 16, HAS_W>(a, threads, stream);
+        default:
+          return launch_packed_pipe<T, 32, HAS_W>(a, threads, stream);
+      }
+    }
+  }
   switch (lpr) {
     case 4:
       return launch_packed_rows<T, 4, HAS_W, ADD>(a, threads, stream);
@@ -377,6 +492,18 @@ int row_max_threads(int vpt) {
   }
 }
 
+// Default launch configuration of the row kernel, a small table over (row length, rows)
+// from the H200 sweeps (benchmarks/bench_ops.py --tune; README.md): many rows want few
+// threads per row with several packs each (more bytes in flight per thread, more blocks
+// per SM: 4096 bf16 -> 128 threads x 4 packs); a few hundred rows cannot fill the GPU
+// with blocks, so they want more threads per row (shorter per-thread chains).
+template <bool ADD>
+int default_row_vpt(int64_t rows, int64_t nvec) {
+  int vpt = rows > 1024 ? (ADD ? 2 : 4) : rows > 264 ? 2 : 1;
+  while (vpt < kRowMaxVpt<ADD> && ceil_div(nvec, vpt) > row_max_threads<ADD>(vpt)) vpt *= 2;
+  return vpt;
+}
+
 template <typename T, bool HAS_W, bool ADD>
 void launch_norm_typed(const RmsNormParams& p, const RmsNormTuning& t, cudaStream_t stream) {
   NormArgs<T> a = make_norm_args<T>(p);
@@ -386,12 +513,14 @@ void launch_norm_typed(const RmsNormParams& p, const RmsNormTuning& t, cudaStrea
     if (nvec <= 32) {
       a.nvec = static_cast<int>(nvec);
       const int lpr = nvec <= 4 ? 4 : next_pow2(nvec);
-      const int threads = t.threads > 0 ? t.threads : 256;
-      a.rows_per_group = t.rows_per_group > 0 ? t.rows_per_group : 2;
-      TORCH_CHECK(threads % 32 == 0 && threads <= 1024, "rms_norm: threads must be a multiple of 32 up to 1024");
+      // H200 sweep (131072 and 524288 rows of 128): 128 threads, one row per lane group.
+      const int threads = t.threads > 0 ? t.threads : 128;
+      a.rows_per_group = t.rows_per_group > 0 ? t.rows_per_group : 1;
+      TORCH_CHECK(threads % 32 == 0 && threads <= 1024 && threads >= lpr,
+                  "rms_norm: threads must be a multiple of 32 up to 1024");
       TORCH_CHECK(a.rows_per_group == 1 || a.rows_per_group == 2 || a.rows_per_group == 4,
                   "rms_norm: rows_per_group must be 1, 2 or 4");
-      return launch_packed_lpr<T, HAS_W, ADD>(a, lpr, threads, stream);
+      return launch_packed_lpr<T, HAS_W, ADD>(a, lpr, threads, t.persistent == 1, stream);
     }
     int vpt;
     int threads;
@@ -402,15 +531,17 @@ void launch_norm_typed(const RmsNormParams& p, const RmsNormTuning& t, cudaStrea
       TORCH_CHECK(vpt <= kRowMaxVpt<ADD> && threads <= row_max_threads<ADD>(vpt), "rms_norm: ", threads,
                   " threads cannot hold a row of ", nvec, " packs (see row_kernel_max_threads)");
     } else {
-      // About 128 threads per row: 4096 bf16 = 512 packs -> 128 threads x 4 packs.
-      vpt = next_pow2(ceil_div(nvec, 128));
-      if (vpt > kRowMaxVpt<ADD>) vpt = kRowMaxVpt<ADD>;
+      vpt = default_row_vpt<ADD>(p.rows, nvec);
       threads = round_up32(ceil_div(nvec, vpt));
     }
-    if (threads <= row_max_threads<ADD>(vpt)) {
+    if (vpt <= kRowMaxVpt<ADD> && threads <= row_max_threads<ADD>(vpt)) {
       a.nvec = static_cast<int>(nvec);
-      const bool persistent = t.persistent != 0;
-      return launch_row_vpt<T, HAS_W, ADD>(a, vpt, threads, persistent, stream);
+      const bool persistent = t.persistent == 1;  // default (-1): one block per row
+      // Early weight by default only at one pack per thread (no register cost there; it
+      // saves a memory latency on the short rows of small batches); hint bit 1 flips it.
+      int mode = (t.hint & kStreamLoads) | (vpt == 1 ? kEarlyWeight : 0);
+      if (t.hint & 2) mode ^= kEarlyWeight;
+      return launch_row_vpt<T, HAS_W, ADD>(a, vpt, mode, threads, persistent, stream);
     }
   }
   launch_scalar<T, HAS_W, ADD>(a, stream);

@@ -66,22 +66,40 @@ __device__ __forceinline__ void rotate_packs(const Pack<T, W>& x_lo, const Pack<
 }
 
 // TPT tokens per thread and iteration: all their loads are issued before any math, so a
-// thread keeps 2 x TPT x 16 bytes of q/k in flight (TPT = kTokensPerThread).
-template <typename T, int LPR, int TPT>
-__global__ void __launch_bounds__(1024) rope_vec_kernel(const RopeArgs<T> a) {
+// thread keeps 2 x TPT x 16 bytes of q/k in flight. The first version (TPT 1, no register
+// cap) used 56 registers, which let only 3 blocks of 320 threads (40 heads x 8 lanes) sit
+// on an SM (960 threads), and it picked its stride array with a runtime pointer into the
+// kernel parameters (is_q ? q_st : k_st), which is cheap (constant-bank operands).
+// CAP = true bounds registers at 48 (4 blocks of 320 threads) at the price of a 40-56
+// byte spill (ptxas -v, sm_90); the sweep decides whether occupancy or the spill wins.
+// Per 16 bytes of q/k a thread runs ~200 instructions (index math, 6 loads, unpacking,
+// 16 FMAs, packing): near the issue limit at full bandwidth, so instructions count here.
+// Block-size limits and register caps (65536 / (limit x 2)): TPT 1 at 512 threads, 64
+// registers (nvcc uses 56: the first version's budget; without a cap it takes 72 and fits
+// fewer blocks); CAP at 640 threads, 48 registers; two tokens per thread hold 12 packs and
+// spilled at 64 registers, so that variant takes at most 320 threads (one Qwen3 token).
+template <int TPT, bool CAP>
+__host__ __device__ constexpr int rope_max_threads() {
+  return TPT == 2 ? 320 : CAP ? 640 : 512;
+}
+
+template <typename T, int LPR, int TPT, bool CAP>
+__global__ void __launch_bounds__(rope_max_threads<TPT, CAP>(), TPT == 2 ? 1 : 2) rope_vec_kernel(const RopeArgs<T> a) {
   constexpr int W = kVecElems<T>;
   const int head_slot = static_cast<int>(threadIdx.x) / LPR;
   const int lane = static_cast<int>(threadIdx.x) % LPR;
   if (head_slot >= a.q_heads + a.k_heads) return;  // padding lanes of the last warp; no barriers below
   const bool is_q = head_slot < a.q_heads;
   const int h = is_q ? head_slot : head_slot - a.q_heads;
-  const T* in = is_q ? a.q_in : a.k_in;
-  T* out = is_q ? a.q_out : a.k_out;
+  // Strides are read from the kernel parameters where they are used (constant-bank
+  // operands): copying them into registers up front cost 16 more registers (72 vs 56).
   const int64_t* ist = is_q ? a.q_in_st : a.k_in_st;
   const int64_t* ost = is_q ? a.q_out_st : a.k_out_st;
   const int64_t d = static_cast<int64_t>(lane) * W;
-  in += h * ist[1] + d;
-  out += h * ost[1] + d;
+  const T* in = (is_q ? a.q_in : a.k_in) + h * ist[1] + d;
+  T* out = (is_q ? a.q_out : a.k_out) + h * ost[1] + d;
+  const T* cos = a.cos + d;
+  const T* sin = a.sin + d;
   const int64_t tokens = a.batch * a.seq;
   const int64_t block_tokens = static_cast<int64_t>(blockDim.y) * TPT;
   for (int64_t first = static_cast<int64_t>(blockIdx.x) * block_tokens + threadIdx.y; first < tokens;
@@ -94,8 +112,8 @@ __global__ void __launch_bounds__(1024) rope_vec_kernel(const RopeArgs<T> a) {
       if (token < tokens) {
         split_token(token, a.seq, b[t], s[t]);
         const T* xi = in + b[t] * ist[0] + s[t] * ist[2];
-        const T* c = a.cos + b[t] * a.cos_st[0] + s[t] * a.cos_st[1] + d;
-        const T* sn = a.sin + b[t] * a.sin_st[0] + s[t] * a.sin_st[1] + d;
+        const T* c = cos + b[t] * a.cos_st[0] + s[t] * a.cos_st[1];
+        const T* sn = sin + b[t] * a.sin_st[0] + s[t] * a.sin_st[1];
         x_lo[t] = load_pack<T, W>(xi);
         x_hi[t] = load_pack<T, W>(xi + a.half);
         c_lo[t] = load_pack<T, W>(c);
@@ -155,7 +173,7 @@ bool vector_ok(const RopeParams& p) {
   if (half % W != 0) return false;
   const int lpr = static_cast<int>(half / W);
   if (lpr != 2 && lpr != 4 && lpr != 8 && lpr != 16 && lpr != 32) return false;
-  if ((p.q_heads + p.k_heads) * lpr > 1024) return false;
+  if ((p.q_heads + p.k_heads) * lpr > 640) return false;  // one token's heads in one block (launch bounds)
   const void* ptrs[] = {p.q_in, p.q_out, p.k_in, p.k_out, p.cos, p.sin};
   for (const void* ptr : ptrs) {
     if (!aligned16(ptr)) return false;
@@ -171,26 +189,47 @@ bool vector_ok(const RopeParams& p) {
   return true;
 }
 
-// One token per thread: at two, bf16 needs more than 128 registers and spills.
-constexpr int kTokensPerThread = 1;
-
-template <typename T, int LPR>
-void launch_vec(const RopeArgs<T>& a, cudaStream_t stream) {
+template <typename T, int LPR, int TPT, bool CAP>
+void launch_vec_tpt(const RopeArgs<T>& a, int by, cudaStream_t stream) {
   const int heads = a.q_heads + a.k_heads;
   const int bx = static_cast<int>(ceil_div(static_cast<int64_t>(heads) * LPR, 32) * 32);
-  // Several tokens per block when a token has few heads, so blocks stay >= 256 threads.
-  int by = 256 / bx;
-  by = by < 1 ? 1 : by;
   const int64_t tokens = a.batch * a.seq;
-  int64_t grid = ceil_div(tokens, static_cast<int64_t>(by) * kTokensPerThread);
+  int64_t grid = ceil_div(tokens, static_cast<int64_t>(by) * TPT);
   grid = grid < 0x7fffffff ? grid : 0x7fffffff;
-  rope_vec_kernel<T, LPR, kTokensPerThread><<<static_cast<unsigned>(grid), dim3(bx, by), 0, stream>>>(a);
+  rope_vec_kernel<T, LPR, TPT, CAP><<<static_cast<unsigned>(grid), dim3(bx, by), 0, stream>>>(a);
   C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
+template <typename T, int LPR>
+void launch_vec(const RopeArgs<T>& a, const RopeTuning& t, cudaStream_t stream) {
+  const int heads = a.q_heads + a.k_heads;
+  const int bx = static_cast<int>(ceil_div(static_cast<int64_t>(heads) * LPR, 32) * 32);
+  // Default: several tokens per block when a token has few heads, so blocks have >= 256
+  // threads; Qwen3-8B (40 heads x 8 lanes = 320 threads) gets one token per block.
+  int by = t.tokens_per_block > 0 ? t.tokens_per_block : 256 / bx;
+  by = by < 1 ? 1 : by;
+  const int tpt = t.tokens_per_thread > 0 ? t.tokens_per_thread : 1;
+  TORCH_CHECK(by == 1 || by == 2 || by == 4 || by == 8, "rope: tokens_per_block must be 1, 2, 4 or 8, got ", by);
+  TORCH_CHECK(tpt == 1 || tpt == 2, "rope: tokens_per_thread must be 1 or 2, got ", tpt);
+  // A token wider than the uncapped variant's 512 threads (fp32 Qwen3: 40 heads x 16
+  // lanes) takes the capped one, whose limit is 640.
+  const bool cap = t.reg_cap == 1 || (tpt == 1 && bx > rope_max_threads<1, false>());
+  const int limit = tpt == 2 ? rope_max_threads<2, false>()
+                             : cap ? rope_max_threads<1, true>() : rope_max_threads<1, false>();
+  if (bx * by > limit) {
+    TORCH_CHECK(t.tokens_per_block <= 0, "rope: ", by, " tokens of ", bx, " threads exceed the ", limit,
+                "-thread block limit");
+    by = 1;
+  }
+  TORCH_CHECK(bx <= limit, "rope: ", bx, " threads per token exceed the ", limit, "-thread block limit");
+  if (tpt == 2) return launch_vec_tpt<T, LPR, 2, false>(a, by, stream);
+  if (cap) return launch_vec_tpt<T, LPR, 1, true>(a, by, stream);
+  launch_vec_tpt<T, LPR, 1, false>(a, by, stream);
 }
 
 }  // namespace
 
-void launch_rope(const RopeParams& p, cudaStream_t stream) {
+void launch_rope(const RopeParams& p, const RopeTuning& tuning, cudaStream_t stream) {
   if (p.batch <= 0 || p.seq <= 0 || p.head_dim <= 0 || p.q_heads + p.k_heads <= 0) return;  // empty
   dispatch_dtype(p.dtype, [&](auto* tag) {
     using T = std::remove_pointer_t<decltype(tag)>;
@@ -220,15 +259,15 @@ void launch_rope(const RopeParams& p, cudaStream_t stream) {
     if (vector_ok<T>(p)) {
       switch (a.half / W) {
         case 2:
-          return launch_vec<T, 2>(a, stream);
+          return launch_vec<T, 2>(a, tuning, stream);
         case 4:
-          return launch_vec<T, 4>(a, stream);
+          return launch_vec<T, 4>(a, tuning, stream);
         case 8:
-          return launch_vec<T, 8>(a, stream);
+          return launch_vec<T, 8>(a, tuning, stream);
         case 16:
-          return launch_vec<T, 16>(a, stream);
+          return launch_vec<T, 16>(a, tuning, stream);
         default:
-          return launch_vec<T, 32>(a, stream);
+          return launch_vec<T, 32>(a, tuning, stream);
       }
     }
     const int64_t total = p.batch * p.seq * (p.q_heads + p.k_heads) * (p.head_dim / 2);

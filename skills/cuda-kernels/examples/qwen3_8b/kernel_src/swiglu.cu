@@ -1,9 +1,15 @@
-// SwiGLU for the Qwen3 MLP: out = silu(gate) * up = gate / (1 + exp(-gate)) * up, in one
+// SwiGLU for the Qwen3 MLP: out = silu(gate) * up = gate * sigmoid(gate) * up, in one
 // pass (transformers runs act_fn(gate_proj(x)) * up_proj(x) as two kernels and three
 // tensor-sized round trips more: silu writes a temporary that the multiply reads back).
 //
-// Math in fp32 with expf and one rounding at the end; eager rounds silu's result to the
-// input dtype before multiplying, so the two differ by at most about one bf16 ulp.
+// Math in fp32, one rounding at the end. sigmoid = rcp.approx(1 + expf(-g)): expf is one
+// MUFU.EX2 plus a few FMAs, rcp.approx one MUFU.RCP (1 ulp). The first version divided,
+// g / (1 + expf(-g)), and an IEEE fp32 division is an FCHK plus a branch to a slow-path
+// subroutine: per 16-byte pack of bf16 the SASS had 8 FCHK, 8 CALLs and 11 BSSY
+// (divergence bookkeeping), and the stores were split into 32-bit STGs; the kernel ran
+// 22 % behind torch.compile's Triton kernel (ex2.approx + rcp.approx, one LDG.128 per
+// operand, one STG.128). `exact` in SwiGluTuning keeps the division for comparison.
+// Large negative gates give -0 (rcp of +inf is 0), not NaN.
 //
 // gate/up are [rows, cols] with a contiguous last dimension and any row stride, so the
 // two halves of a fused gate_up projection output ([T, 2I] -> [:, :I], [:, I:]) are read
@@ -28,26 +34,37 @@ struct SwiGluArgs {
   int64_t packs_per_row;
 };
 
-__device__ __forceinline__ float silu_mul(float g, float u) { return g / (1.0f + expf(-g)) * u; }
+__device__ __forceinline__ float rcp_approx(float v) {
+  float r;
+  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(v));
+  return r;
+}
+
+template <bool EXACT>
+__device__ __forceinline__ float silu_mul(float g, float u) {
+  if constexpr (EXACT) {
+    return g / (1.0f + expf(-g)) * u;
+  } else {
+    return g * rcp_approx(1.0f + expf(-g)) * u;
+  }
+}
 
 // Each thread loads VPT packs of gate and of up (all loads in flight), then computes and
 // stores. blockIdx.x walks the columns, blockIdx.y the rows (grid-stride in both).
-// Two packs per operand and thread: with four, bf16 needs about 94 registers and only two
-// 256-thread blocks fit on an SM, so fewer bytes are in flight per SM, not more.
-template <typename T, int W, int VPT>
-__global__ void __launch_bounds__(256) swiglu_kernel(const SwiGluArgs<T> a) {
+template <typename T, int W, int VPT, bool EXACT>
+__global__ void __launch_bounds__(512) swiglu_kernel(const SwiGluArgs<T> a) {
   const int64_t chunk = static_cast<int64_t>(blockDim.x) * VPT;
   for (int64_t row = blockIdx.y; row < a.rows; row += gridDim.y) {
     const T* g = a.gate + row * a.gate_rs;
     const T* u = a.up + row * a.up_rs;
     T* o = a.out + row * a.out_rs;
-    for (int64_t base = static_cast<int64_t>(blockIdx.x) * chunk; base < a.packs_per_row;
+    for (int64_t base = static_cast<int64_t>(blockIdx.x) * chunk + threadIdx.x; base < a.packs_per_row;
          base += static_cast<int64_t>(gridDim.x) * chunk) {
       Pack<T, W> gv[VPT];
       Pack<T, W> uv[VPT];
 #pragma unroll
       for (int j = 0; j < VPT; ++j) {
-        const int64_t idx = base + threadIdx.x + static_cast<int64_t>(j) * blockDim.x;
+        const int64_t idx = base + static_cast<int64_t>(j) * blockDim.x;
         if (idx < a.packs_per_row) {
           gv[j] = load_pack<T, W>(g + idx * W);
           uv[j] = load_pack<T, W>(u + idx * W);
@@ -55,13 +72,13 @@ __global__ void __launch_bounds__(256) swiglu_kernel(const SwiGluArgs<T> a) {
       }
 #pragma unroll
       for (int j = 0; j < VPT; ++j) {
-        const int64_t idx = base + threadIdx.x + static_cast<int64_t>(j) * blockDim.x;
+        const int64_t idx = base + static_cast<int64_t>(j) * blockDim.x;
         if (idx < a.packs_per_row) {
           float gf[W], uf[W];
           unpack<T, W>(gv[j], gf);
           unpack<T, W>(uv[j], uf);
 #pragma unroll
-          for (int e = 0; e < W; ++e) gf[e] = silu_mul(gf[e], uf[e]);
+          for (int e = 0; e < W; ++e) gf[e] = silu_mul<EXACT>(gf[e], uf[e]);
           store_pack<T, W>(o + idx * W, pack_floats<T, W>(gf));
         }
       }
@@ -69,23 +86,46 @@ __global__ void __launch_bounds__(256) swiglu_kernel(const SwiGluArgs<T> a) {
   }
 }
 
-constexpr int kThreads = 256;
-constexpr int kVpt = 2;
-
-template <typename T, int W>
-void launch_typed(SwiGluArgs<T> a, cudaStream_t stream) {
-  const int64_t chunk = static_cast<int64_t>(kThreads) * kVpt;
+template <typename T, int W, int VPT, bool EXACT>
+void launch_typed(SwiGluArgs<T> a, int threads, cudaStream_t stream) {
+  const int64_t chunk = static_cast<int64_t>(threads) * VPT;
   int64_t gx = ceil_div(a.packs_per_row, chunk);
   gx = gx < 0x7fffffff ? gx : 0x7fffffff;
   const int64_t gy = a.rows < 65535 ? a.rows : 65535;
   const dim3 grid(static_cast<unsigned>(gx), static_cast<unsigned>(gy));
-  swiglu_kernel<T, W, kVpt><<<grid, kThreads, 0, stream>>>(a);
+  swiglu_kernel<T, W, VPT, EXACT><<<grid, threads, 0, stream>>>(a);
   C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
+template <typename T, int W, bool EXACT>
+void launch_vpt(SwiGluArgs<T> a, int threads, int vpt, cudaStream_t stream) {
+  switch (vpt) {
+    case 1:
+      return launch_typed<T, W, 1, EXACT>(a, threads, stream);
+    case 4:
+      return launch_typed<T, W, 4, EXACT>(a, threads, stream);
+    default:
+      return launch_typed<T, W, 2, EXACT>(a, threads, stream);
+  }
+}
+
+template <typename T, int W>
+void launch_config(SwiGluArgs<T> a, const SwiGluTuning& t, cudaStream_t stream) {
+  // Default: one pack of each operand per thread in 128-thread blocks, the shape of
+  // torch.compile's Triton kernel for this op (XBLOCK 1024, 4 warps), which reaches the
+  // copy bandwidth on an H200: 32 registers, so 2048 threads x 32 bytes in flight per SM.
+  // The sweep (benchmarks/bench_ops.py --tune) compares 1/2/4 packs and 128-512 threads.
+  const int threads = t.threads > 0 ? t.threads : 128;
+  const int vpt = t.vpt > 0 ? t.vpt : 1;
+  TORCH_CHECK(threads % 32 == 0 && threads <= 512, "swiglu: threads must be a multiple of 32 up to 512, got ", threads);
+  TORCH_CHECK(vpt == 1 || vpt == 2 || vpt == 4, "swiglu: vpt must be 1, 2 or 4, got ", vpt);
+  if (t.exact == 1) return launch_vpt<T, W, true>(a, threads, vpt, stream);
+  launch_vpt<T, W, false>(a, threads, vpt, stream);
 }
 
 }  // namespace
 
-void launch_swiglu(const SwiGluParams& p, cudaStream_t stream) {
+void launch_swiglu(const SwiGluParams& p, const SwiGluTuning& tuning, cudaStream_t stream) {
   if (p.rows <= 0 || p.cols <= 0) return;  // empty: nothing to launch
   dispatch_dtype(p.dtype, [&](auto* tag) {
     using T = std::remove_pointer_t<decltype(tag)>;
@@ -103,9 +143,9 @@ void launch_swiglu(const SwiGluParams& p, cudaStream_t stream) {
                      a.out_rs % W == 0 && a.gate_rs % W == 0 && a.up_rs % W == 0;
     if (vec) {
       a.packs_per_row = elems_per_row / W;
-      launch_typed<T, W>(a, stream);
+      launch_config<T, W>(a, tuning, stream);
     } else {
-      launch_typed<T, 1>(a, stream);
+      launch_config<T, 1>(a, tuning, stream);
     }
   });
 }

@@ -137,33 +137,46 @@ def test_rms_norm_empty(kernels: ModuleType) -> None:
 
 
 @pytest.mark.parametrize(
-    ("hidden", "threads", "rows_per_group", "persistent"),
+    ("hidden", "threads", "rows_per_group", "persistent", "hint"),
     [
-        (4096, 128, 0, 1),
-        (4096, 128, 0, 0),
-        (4096, 256, 0, 1),
-        (4096, 512, 0, 0),
-        (4096, 64, 0, 1),
-        (128, 256, 1, -1),
-        (128, 256, 2, -1),
-        (128, 256, 4, -1),
-        (128, 128, 4, -1),
-        (128, 1024, 2, -1),
-        (12288, 0, 0, 0),
+        (4096, 128, 0, 1, 0),
+        (4096, 128, 0, 0, 0),
+        (4096, 128, 0, 0, 1),
+        (4096, 128, 0, 0, 2),
+        (4096, 128, 0, 0, 3),
+        (4096, 256, 0, 1, 0),
+        (4096, 256, 0, 0, 3),
+        (4096, 512, 0, 0, 0),
+        (4096, 512, 0, 0, 2),
+        (4096, 64, 0, 1, 0),
+        (4096, 64, 0, 0, 3),
+        (4104, 128, 0, 0, 2),  # 513 packs: a partial last pack row in every VPT
+        (264, 32, 0, 0, 3),  # 33 packs, 2 per thread
+        (128, 256, 1, -1, 0),
+        (128, 256, 2, -1, 0),
+        (128, 256, 4, -1, 0),
+        (128, 128, 4, -1, 0),
+        (128, 1024, 2, -1, 0),
+        (128, 128, 1, 1, 0),  # pipelined persistent packed kernel
+        (128, 512, 1, 1, 0),
+        (96, 256, 1, 1, 0),  # 12 packs in 16 lanes, pipelined
+        (12288, 0, 0, 0, 0),
     ],
 )
 @pytest.mark.parametrize("fused", [False, True])
+@pytest.mark.parametrize("rows", [1, 1031])
 def test_tuned_configurations_are_correct(
-    kernels: ModuleType, hidden: int, threads: int, rows_per_group: int, persistent: int, fused: bool
+    kernels: ModuleType, hidden: int, threads: int, rows_per_group: int, persistent: int, hint: int, fused: bool,
+    rows: int
 ) -> None:
     # benchmarks/ times these configurations; each must compute the same thing.
     if fused and 0 < threads * 4 < hidden // 8:
         pytest.skip("the fused kernel holds at most 4 packs per thread")
-    x = _randn(1031, hidden, seed=8)
-    r = _randn(1031, hidden, seed=9) if fused else None
+    x = _randn(rows, hidden, seed=8)
+    r = _randn(rows, hidden, seed=9) if fused else None
     w = _randn(hidden, seed=10)
     _poison(_nbytes(x.shape, torch.bfloat16), _nbytes(x.shape, torch.bfloat16))
-    out, s = kernels.ops.rms_norm_tuned(x, r, w, 1e-6, threads, rows_per_group, persistent)
+    out, s = kernels.ops.rms_norm_tuned(x, r, w, 1e-6, threads, rows_per_group, persistent, hint)
     if fused:
         assert torch.equal(s, x + r)
         assert_close_rel(out, ref_rms_norm(x + r, w, 1e-6), torch.bfloat16)
@@ -172,14 +185,71 @@ def test_tuned_configurations_are_correct(
         assert_close_rel(out, ref_rms_norm(x, w, 1e-6), torch.bfloat16)
 
 
-def test_rms_norm_rejects_bad_input_with_a_message(kernels: ModuleType) -> None:
-    x = _randn(4, 64)
-    with pytest.raises(RuntimeError, match="weight must have shape"):
-        kernels.ops.rms_norm(x, _randn(32), 1e-6)
-    with pytest.raises(RuntimeError, match="unsupported dtype"):
-        kernels.ops.rms_norm(x.double(), None, 1e-6)
-    with pytest.raises(RuntimeError, match="different devices"):
-        kernels.ops.rms_norm(x, _randn(64).cpu(), 1e-6)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_default_row_table_for_every_batch_size(kernels: ModuleType, dtype: torch.dtype) -> None:
+    # The default launch table switches at 264 and 1024 rows (1, 2, 4 packs per thread).
+    w = _randn(4096, dtype=dtype, seed=11)
+    for rows in (1, 264, 265, 1024, 1025, 2049):
+        x = _randn(rows, 4096, dtype=dtype, seed=rows)
+        r = _randn(rows, 4096, dtype=dtype, seed=rows + 1)
+        _poison(_nbytes(x.shape, dtype), _nbytes(x.shape, dtype))
+        assert_close_rel(kernels.rms_norm(x, w, 1e-6), ref_rms_norm(x, w, 1e-6), dtype)
+        out, s = kernels.fused_add_rms_norm(x, r, w, 1e-6)
+        assert torch.equal(s, x + r)
+        assert_close_rel(out, ref_rms_norm(x + r, w, 1e-6), dtype)
+
+
+def test_qk_norm_pipelined_kernel_many_rows(kernels: ModuleType) -> None:
+    # More rows than the persistent grid covers in one pass, and a row count that leaves
+    # the last pass partly empty (inactive groups still shuffle).
+    for rows in (132 * 64 + 7, 300001):
+        x = _randn(rows, 128, seed=rows)
+        w = _randn(128, seed=3)
+        _poison(_nbytes(x.shape, torch.bfloat16))
+        out, _ = kernels.ops.rms_norm_tuned(x, None, w, 1e-6, 256, 1, 1, 0)
+        assert_close_rel(out, ref_rms_norm(x, w, 1e-6), torch.bfloat16)
+
+
+_BAD_INPUT_SCRIPT = """
+import sys, torch
+sys.path.insert(0, sys.argv[1])
+import qwen3_8b_kernels as k
+x = torch.randn(4, 64, device="cuda", dtype=torch.bfloat16)
+checks = [
+    ("weight must have shape", lambda: k.ops.rms_norm(x, torch.randn(32, device="cuda", dtype=torch.bfloat16), 1e-6)),
+    ("unsupported dtype", lambda: k.ops.rms_norm(x.double(), None, 1e-6)),
+    ("different devices", lambda: k.ops.rms_norm(x, torch.randn(64, dtype=torch.bfloat16), 1e-6)),
+    ("differs from up shape", lambda: k.ops.swiglu(x, x[:2])),
+    ("threads must be", lambda: k.ops.rms_norm_tuned(x, None, None, 1e-6, 33, 0, -1, 0)),
+    ("vpt must be", lambda: k.ops.swiglu_tuned(x, x, 128, 3, 0)),
+]
+for expected, call in checks:
+    try:
+        call()
+    except RuntimeError as exc:
+        assert expected in str(exc), (expected, str(exc))
+        print("ok", expected, flush=True)
+    else:
+        raise AssertionError(f"no error for {expected!r}")
+"""
+
+
+def test_bad_input_raises_runtime_error_with_a_message(kernels: ModuleType) -> None:
+    # In a child process: on the first H200 run the first TORCH_CHECK that fired killed the
+    # whole pytest process with SIGSEGV (see benchmarks/throw_probe.py), so a crash here
+    # must fail this test, not end the suite.
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    build_dir = str(Path(kernels.__file__).resolve().parents[1])
+    proc = subprocess.run([sys.executable, "-c", _BAD_INPUT_SCRIPT, build_dir], capture_output=True, text=True,
+                          timeout=300, check=False)
+    if proc.returncode < 0:
+        pytest.fail(f"the process died with signal {-proc.returncode} instead of raising RuntimeError "
+                    f"(passed before it: {proc.stdout.split()!r}); stderr tail: {proc.stderr[-1500:]}")
+    assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
+    assert proc.stdout.count("ok ") == 6
 
 
 def test_rms_norm_runs_on_the_current_stream(kernels: ModuleType) -> None:
@@ -252,6 +322,27 @@ def test_swiglu_extreme_inputs(kernels: ModuleType) -> None:
     torch.testing.assert_close(kernels.swiglu(g, u), (F.silu(g.double()) * 1.5).float(), rtol=1e-6, atol=1e-30)
     e = torch.empty(0, 12288, device="cuda", dtype=torch.bfloat16)
     assert kernels.swiglu(e, e).shape == e.shape
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize(("threads", "vpt", "exact"), [(128, 1, 0), (256, 2, 0), (512, 4, 0), (128, 4, 0),
+                                                        (0, 0, 1), (512, 1, 1)])
+def test_swiglu_tuned_configurations(kernels: ModuleType, dtype: torch.dtype, threads: int, vpt: int,
+                                     exact: int) -> None:
+    # Contiguous (one flat row), row-strided halves, an odd size (scalar path), one element.
+    gate_up = _randn(37, 2 * 1000, dtype=dtype, seed=threads + vpt, scale=4.0)
+    cases = {
+        "contiguous": (_randn(33, 12288, dtype=dtype, seed=1, scale=4.0), _randn(33, 12288, dtype=dtype, seed=2)),
+        "halves": (gate_up[:, :1000], gate_up[:, 1000:]),
+        "odd": (_randn(5, 101, dtype=dtype, seed=3, scale=4.0), _randn(5, 101, dtype=dtype, seed=4)),
+        "one element": (_randn(1, dtype=dtype, seed=5), _randn(1, dtype=dtype, seed=6)),
+    }
+    for name, (g, u) in cases.items():
+        _poison(_nbytes(g.shape, dtype))
+        try:
+            assert_close_rel(kernels.ops.swiglu_tuned(g, u, threads, vpt, exact), ref_swiglu(g, u), dtype)
+        except AssertionError as exc:
+            raise AssertionError(f"{name}: {exc}") from exc
 
 
 # ----------------------------------------------------------------------------------- rope
@@ -327,6 +418,28 @@ def test_rope_matches_transformers(kernels: ModuleType) -> None:
     # transformers rounds three times in bf16, the kernel once: within about two bf16 ulps.
     torch.testing.assert_close(q_out, q_hf, rtol=2e-2, atol=3e-2)
     torch.testing.assert_close(k_out, k_hf, rtol=2e-2, atol=3e-2)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize(("by", "tpt", "cap"), [(1, 1, 0), (1, 1, 1), (2, 1, 1), (1, 2, 0), (0, 2, 0), (8, 1, 0)])
+def test_rope_tuned_configurations(kernels: ModuleType, dtype: torch.dtype, by: int, tpt: int, cap: int) -> None:
+    # Qwen3-8B heads (one 320-thread token per block) and a small head count (several
+    # tokens per block), odd token counts so the last block / token pair is partial.
+    for batch, seq, hq, hk, d in ((1, 77, 32, 8, 128), (2, 9, 4, 2, 64)):
+        lanes = (hq + hk) * (d // 2) // (16 // torch.empty((), dtype=dtype).element_size())
+        width = (lanes + 31) // 32 * 32
+        limit = 320 if tpt == 2 else 640 if (cap or width > 512) else 512
+        if max(by, 1) * width > limit:
+            continue  # more threads than that variant's block limit (the op refuses it)
+        q, k, base = _qk_views(batch, seq, hq, hk, d, dtype, seed=seq + by)
+        cos = _randn(1, seq, d, dtype=dtype, seed=1)
+        sin = _randn(1, seq, d, dtype=dtype, seed=2)
+        q_ref, k_ref = ref_rope(q, cos, sin), ref_rope(k, cos, sin)
+        padding = base[..., (hq + hk) * d :].clone()
+        kernels.ops.rope_tuned_(q, k, cos, sin, by, tpt, cap)
+        assert_close_rel(q, q_ref, dtype)
+        assert_close_rel(k, k_ref, dtype)
+        assert torch.equal(base[..., (hq + hk) * d :], padding), "rope_tuned_ wrote outside q and k"
 
 
 def test_rope_empty(kernels: ModuleType) -> None:

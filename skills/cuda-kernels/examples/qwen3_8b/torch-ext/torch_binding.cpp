@@ -26,8 +26,13 @@ DType to_dtype(const at::Tensor& t, const char* op) {
     case at::kBFloat16:
       return DType::kBFloat16;
     default:
-      TORCH_CHECK(false, op, ": unsupported dtype ", t.scalar_type(), " (expected float32, float16 or bfloat16)");
+      break;
   }
+  // After the switch, with a return behind it: every path of a value-returning function
+  // ends in a return (falling off the end is undefined behaviour), whether or not the
+  // compiler sees that the throw inside TORCH_CHECK never returns.
+  TORCH_CHECK(false, op, ": unsupported dtype ", t.scalar_type(), " (expected float32, float16 or bfloat16)");
+  return DType::kFloat32;
 }
 
 void check_cuda(const at::Tensor& t, const char* op, const char* name) {
@@ -136,7 +141,8 @@ void fill_strides3(const at::Tensor& t, int64_t* st) {
 }
 
 void rope_impl(const at::Tensor& q, const at::Tensor& k, const at::Tensor& cos, const at::Tensor& sin,
-               const at::Tensor& q_out, const at::Tensor& k_out, const char* op) {
+               const at::Tensor& q_out, const at::Tensor& k_out, const qwen3_kernels::RopeTuning& tuning,
+               const char* op) {
   check_cuda(q, op, "q");
   const DType dtype = to_dtype(q, op);
   check_same(q, k, op, "q", "k");
@@ -174,7 +180,7 @@ void rope_impl(const at::Tensor& q, const at::Tensor& k, const at::Tensor& cos, 
   fill_strides4(k_out, p.k_out_stride);
   fill_strides3(cos, p.cos_stride);
   fill_strides3(sin, p.sin_stride);
-  qwen3_kernels::launch_rope(p, c10::cuda::getCurrentCUDAStream(q.device().index()).stream());
+  qwen3_kernels::launch_rope(p, tuning, c10::cuda::getCurrentCUDAStream(q.device().index()).stream());
 }
 
 }  // namespace
@@ -190,16 +196,21 @@ std::tuple<at::Tensor, at::Tensor> fused_add_rms_norm(const at::Tensor& x, const
 
 std::tuple<at::Tensor, at::Tensor> rms_norm_tuned(const at::Tensor& x, const std::optional<at::Tensor>& residual,
                                                   const std::optional<at::Tensor>& weight, double eps, int64_t threads,
-                                                  int64_t rows_per_group, int64_t persistent) {
+                                                  int64_t rows_per_group, int64_t persistent, int64_t hint) {
   qwen3_kernels::RmsNormTuning tuning;
   tuning.threads = static_cast<int>(threads);
   tuning.rows_per_group = static_cast<int>(rows_per_group);
   tuning.persistent = static_cast<int>(persistent);
+  TORCH_CHECK(hint >= 0 && hint <= 3, "rms_norm_tuned: hint must be 0-3 (bit 0 streaming loads, bit 1 flips the "
+              "weight prefetch), got ", hint);
+  tuning.hint = static_cast<int>(hint);
   return norm_impl(x, residual, weight, eps, tuning, "rms_norm_tuned");
 }
 
-at::Tensor swiglu(const at::Tensor& gate_in, const at::Tensor& up_in) {
-  const char* op = "swiglu";
+namespace {
+
+at::Tensor swiglu_impl(const at::Tensor& gate_in, const at::Tensor& up_in, const qwen3_kernels::SwiGluTuning& tuning,
+                       const char* op) {
   check_cuda(gate_in, op, "gate");
   const DType dtype = to_dtype(gate_in, op);
   check_same(gate_in, up_in, op, "gate", "up");
@@ -222,12 +233,33 @@ at::Tensor swiglu(const at::Tensor& gate_in, const at::Tensor& up_in) {
   p.gate_row_stride = g_rs;
   p.up = up.data_ptr();
   p.up_row_stride = u_rs;
-  qwen3_kernels::launch_swiglu(p, c10::cuda::getCurrentCUDAStream(gate_in.device().index()).stream());
+  qwen3_kernels::launch_swiglu(p, tuning, c10::cuda::getCurrentCUDAStream(gate_in.device().index()).stream());
   return out;
 }
 
+}  // namespace
+
+at::Tensor swiglu(const at::Tensor& gate, const at::Tensor& up) { return swiglu_impl(gate, up, {}, "swiglu"); }
+
+at::Tensor swiglu_tuned(const at::Tensor& gate, const at::Tensor& up, int64_t threads, int64_t vpt, int64_t exact) {
+  qwen3_kernels::SwiGluTuning tuning;
+  tuning.threads = static_cast<int>(threads);
+  tuning.vpt = static_cast<int>(vpt);
+  tuning.exact = static_cast<int>(exact);
+  return swiglu_impl(gate, up, tuning, "swiglu_tuned");
+}
+
 void rope_(at::Tensor& q, at::Tensor& k, const at::Tensor& cos, const at::Tensor& sin) {
-  rope_impl(q, k, cos, sin, q, k, "rope_");
+  rope_impl(q, k, cos, sin, q, k, {}, "rope_");
+}
+
+void rope_tuned_(at::Tensor& q, at::Tensor& k, const at::Tensor& cos, const at::Tensor& sin, int64_t tokens_per_block,
+                 int64_t tokens_per_thread, int64_t reg_cap) {
+  qwen3_kernels::RopeTuning tuning;
+  tuning.tokens_per_block = static_cast<int>(tokens_per_block);
+  tuning.tokens_per_thread = static_cast<int>(tokens_per_thread);
+  tuning.reg_cap = static_cast<int>(reg_cap);
+  rope_impl(q, k, cos, sin, q, k, tuning, "rope_tuned_");
 }
 
 std::tuple<at::Tensor, at::Tensor> rope(const at::Tensor& q, const at::Tensor& k, const at::Tensor& cos,
@@ -236,7 +268,7 @@ std::tuple<at::Tensor, at::Tensor> rope(const at::Tensor& q, const at::Tensor& k
   // exactly what eager's elementwise ops return and what the fake kernel predicts.
   at::Tensor q_out = at::empty_like(q);
   at::Tensor k_out = at::empty_like(k);
-  rope_impl(q, k, cos, sin, q_out, k_out, "rope");
+  rope_impl(q, k, cos, sin, q_out, k_out, {}, "rope");
   return {q_out, k_out};
 }
 
@@ -253,8 +285,14 @@ TORCH_LIBRARY_EXPAND(TORCH_EXTENSION_NAME, ops) {
   ops.impl("rope", c10::kCUDA, &rope);
   ops.def(
       "rms_norm_tuned(Tensor x, Tensor? residual, Tensor? weight, float eps, int threads, int rows_per_group, "
-      "int persistent) -> (Tensor, Tensor)");
+      "int persistent, int hint=0) -> (Tensor, Tensor)");
   ops.impl("rms_norm_tuned", c10::kCUDA, &rms_norm_tuned);
+  ops.def("swiglu_tuned(Tensor gate, Tensor up, int threads, int vpt, int exact) -> Tensor");
+  ops.impl("swiglu_tuned", c10::kCUDA, &swiglu_tuned);
+  ops.def(
+      "rope_tuned_(Tensor(a!) q, Tensor(b!) k, Tensor cos, Tensor sin, int tokens_per_block, int tokens_per_thread, "
+      "int reg_cap) -> ()");
+  ops.impl("rope_tuned_", c10::kCUDA, &rope_tuned_);
 }
 
 REGISTER_EXTENSION(TORCH_EXTENSION_NAME)

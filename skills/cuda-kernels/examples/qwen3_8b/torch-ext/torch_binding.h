@@ -25,4 +25,10 @@ std::tuple<at::Tensor, at::Tensor> rope(const at::Tensor& q, const at::Tensor& k
 // (fused add) or an empty tensor.
 std::tuple<at::Tensor, at::Tensor> rms_norm_tuned(const at::Tensor& x, const std::optional<at::Tensor>& residual,
                                                   const std::optional<at::Tensor>& weight, double eps, int64_t threads,
-                                                  int64_t rows_per_group, int64_t persistent);
+                                                  int64_t rows_per_group, int64_t persistent, int64_t hint);
+
+// swiglu / rope_ with the launch configuration forced (0 = default), for the sweep.
+at::Tensor swiglu_tuned(const at::Tensor& gate, const at::Tensor& up, int64_t threads, int64_t vpt, int64_t exact);
+
+void rope_tuned_(at::Tensor& q, at::Tensor& k, const at::Tensor& cos, const at::Tensor& sin, int64_t tokens_per_block,
+                 int64_t tokens_per_thread, int64_t reg_cap);

@@ -178,8 +178,27 @@ def _rms_norm_tuned_fake(
     threads: int,
     rows_per_group: int,
     persistent: int,
+    hint: int = 0,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     return x.new_empty(x.shape), x.new_empty(x.shape) if residual is not None else x.new_empty((0,))
+
+
+@torch.library.register_fake(add_op_namespace_prefix("swiglu_tuned"))
+def _swiglu_tuned_fake(gate: torch.Tensor, up: torch.Tensor, threads: int, vpt: int, exact: int) -> torch.Tensor:
+    return gate.new_empty(gate.shape)
+
+
+@torch.library.register_fake(add_op_namespace_prefix("rope_tuned_"))
+def _rope_tuned__fake(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    cos: torch.Tensor,
+    sin: torch.Tensor,
+    tokens_per_block: int,
+    tokens_per_thread: int,
+    reg_cap: int,
+) -> None:
+    return None
 
 
 # transformers / Kernel Hub layer classes live in layers.py (written by the integration
