@@ -520,6 +520,26 @@ class Toolchain:
     extra_system_include: tuple[str, ...]
     cxx11_abi: int
     nvcc_common: tuple[str, ...]
+    libstdcxx: str | None = None  # the shared libstdc++ this interpreter has loaded
+
+
+def _loaded_libstdcxx() -> str | None:
+    """Path of the libstdc++ shared library mapped into this process (torch loads it).
+
+    Linking the extension against exactly that file keeps the C++ runtime single. When a
+    compiler's `libstdc++.so` development link is missing, `g++ -shared` silently falls
+    back to libstdc++.a and copies parts of the runtime (locale, streams) into the
+    extension; the first TORCH_CHECK message it formats then crashes the process.
+    """
+    try:
+        with open("/proc/self/maps", encoding="utf-8") as maps:
+            for line in maps:
+                path = line.rstrip("\n").split(maxsplit=5)[-1]
+                if "/libstdc++.so" in path and os.path.isfile(path):
+                    return path
+    except OSError:
+        pass  # not Linux: the default -lstdc++ is all there is
+    return None
 
 
 def _find_cuda_home() -> Path:
@@ -653,6 +673,7 @@ def detect_toolchain() -> Toolchain:
         extra_system_include=tuple(extra),
         cxx11_abi=int(bool(torch._C._GLIBCXX_USE_CXX11_ABI)),
         nvcc_common=nvcc_common,
+        libstdcxx=_loaded_libstdcxx(),
     )
 
 
@@ -887,6 +908,10 @@ def render_ninja(
         f"-L{tools.cuda_home / 'lib64' if (tools.cuda_home / 'lib64').exists() else tools.cuda_home / 'lib'}",
         "-lcudart",
     ]
+    if tools.libstdcxx:
+        # Named before the compiler's implicit -lstdc++, so every C++ runtime symbol binds
+        # to the shared library the interpreter already uses (see _loaded_libstdcxx).
+        ldflags.append(tools.libstdcxx)
     lines.append(f"build {_ninja_path(library)}: link {' '.join(_ninja_path(o) for o in objects)}")
     lines.append(f"  ldflags = {_q(ldflags)}")
     lines.append("")
