@@ -498,7 +498,7 @@ def tuning_configs(op: str, label: str) -> list[dict[str, int]]:
     persistent grid, hint (bit 0: streaming loads of x/residual, bit 1: flip the weight
     prefetch). q/k norm: threads x rows per lane group, and the persistent pipelined
     kernel. SwiGLU: threads x packs per thread, and the exact (IEEE division) variant.
-    RoPE: tokens per block, tokens per thread, register cap.
+    RoPE: tokens per block, tokens per thread, register cap, heads per thread.
     """
     configs: list[dict[str, int]] = [{}]
     if op == "rms_norm":
@@ -522,8 +522,8 @@ def tuning_configs(op: str, label: str) -> list[dict[str, int]]:
                 configs.append({"threads": t, "vpt": v, "exact": 0})
         configs.append({"threads": 0, "vpt": 0, "exact": 1})
     elif op == "rope":
-        for by, tpt, cap in ((1, 1, 0), (1, 1, 1), (2, 1, 1), (1, 2, 0)):
-            configs.append({"tokens_per_block": by, "tokens_per_thread": tpt, "reg_cap": cap})
+        for by, tpt, cap, hpt in ((1, 1, 0, 1), (1, 1, 1, 1), (2, 1, 1, 1), (1, 2, 0, 1), (1, 1, 0, 2), (2, 1, 0, 2)):
+            configs.append({"tokens_per_block": by, "tokens_per_thread": tpt, "reg_cap": cap, "heads_per_thread": hpt})
     return configs
 
 
@@ -550,7 +550,7 @@ def _tuned_call(pkg: Any, case: Case, cfg: dict[str, int]) -> Callable[..., Any]
         if not cfg:
             return lambda q, k: pkg.rope_(q, k, cos, sin)
         return lambda q, k: ops.rope_tuned_(q, k, cos, sin, cfg["tokens_per_block"], cfg["tokens_per_thread"],
-                                            cfg["reg_cap"])
+                                            cfg["reg_cap"], cfg["heads_per_thread"])
     raise ValueError(case.op)
 
 

@@ -95,6 +95,7 @@ struct RopeTuning {
   int tokens_per_block = 0;  // tokens (block rows) per block of the vector kernel: 1, 2, 4 or 8
   int tokens_per_thread = 0;  // tokens each thread rotates with all loads in flight: 1 or 2
   int reg_cap = 0;            // 1 = cap registers at 48 (more resident blocks, small spill); TPT 1 only
+  int heads_per_thread = 0;   // 2 = one thread rotates two heads of a token (shared cos/sin); 1 = one
 };
 
 void launch_rope(const RopeParams& p, const RopeTuning& tuning, cudaStream_t stream);

@@ -136,6 +136,69 @@ __global__ void __launch_bounds__(rope_max_threads<TPT, CAP>(), TPT == 2 ? 1 : 2
   }
 }
 
+// Two heads per thread (heads slot and slot + ceil(H / 2) of one token, same lane): the
+// token's index math and its four cos/sin loads are shared by both heads, so a thread
+// runs ~130 instead of ~200 instructions per 16 bytes of q/k and keeps 4 q/k packs (64
+// bytes) in flight instead of 2. Half the threads per token (Qwen3: 160), at most 96
+// registers (65536 / (320 x 2)).
+template <typename T, int LPR>
+__global__ void __launch_bounds__(320, 2) rope_vec2_kernel(const RopeArgs<T> a) {
+  constexpr int W = kVecElems<T>;
+  const int heads = a.q_heads + a.k_heads;
+  const int slots = (heads + 1) / 2;
+  const int slot = static_cast<int>(threadIdx.x) / LPR;
+  const int lane = static_cast<int>(threadIdx.x) % LPR;
+  if (slot >= slots) return;  // padding lanes of the last warp; no barriers below
+  const int64_t d = static_cast<int64_t>(lane) * W;
+  const T* in[2];
+  T* out[2];
+  const int64_t* ist[2];
+  const int64_t* ost[2];
+  bool has[2];
+#pragma unroll
+  for (int j = 0; j < 2; ++j) {
+    const int hs = slot + j * slots;
+    has[j] = hs < heads;  // false only for the second head of the last slot when H is odd
+    const bool is_q = hs < a.q_heads;
+    const int h = !has[j] ? 0 : is_q ? hs : hs - a.q_heads;
+    ist[j] = is_q ? a.q_in_st : a.k_in_st;
+    ost[j] = is_q ? a.q_out_st : a.k_out_st;
+    in[j] = (is_q ? a.q_in : a.k_in) + h * ist[j][1] + d;
+    out[j] = (is_q ? a.q_out : a.k_out) + h * ost[j][1] + d;
+  }
+  const T* cos = a.cos + d;
+  const T* sin = a.sin + d;
+  const int64_t tokens = a.batch * a.seq;
+  for (int64_t token = static_cast<int64_t>(blockIdx.x) * blockDim.y + threadIdx.y; token < tokens;
+       token += static_cast<int64_t>(gridDim.x) * blockDim.y) {
+    int64_t b, s;
+    split_token(token, a.seq, b, s);
+    Pack<T, W> x_lo[2], x_hi[2];
+#pragma unroll
+    for (int j = 0; j < 2; ++j) {
+      if (has[j]) {
+        const T* xi = in[j] + b * ist[j][0] + s * ist[j][2];
+        x_lo[j] = load_pack<T, W>(xi);
+        x_hi[j] = load_pack<T, W>(xi + a.half);
+      }
+    }
+    const T* c = cos + b * a.cos_st[0] + s * a.cos_st[1];
+    const T* sn = sin + b * a.sin_st[0] + s * a.sin_st[1];
+    const Pack<T, W> c_lo = load_pack<T, W>(c), c_hi = load_pack<T, W>(c + a.half);
+    const Pack<T, W> s_lo = load_pack<T, W>(sn), s_hi = load_pack<T, W>(sn + a.half);
+#pragma unroll
+    for (int j = 0; j < 2; ++j) {
+      if (has[j]) {
+        Pack<T, W> o_lo, o_hi;
+        rotate_packs<T, W>(x_lo[j], x_hi[j], c_lo, c_hi, s_lo, s_hi, o_lo, o_hi);
+        T* xo = out[j] + b * ost[j][0] + s * ost[j][2];
+        store_pack<T, W>(xo, o_lo);
+        store_pack<T, W>(xo + a.half, o_hi);
+      }
+    }
+  }
+}
+
 template <typename T>
 __global__ void __launch_bounds__(256) rope_scalar_kernel(const RopeArgs<T> a) {
   const int heads = a.q_heads + a.k_heads;
@@ -201,8 +264,37 @@ void launch_vec_tpt(const RopeArgs<T>& a, int by, cudaStream_t stream) {
 }
 
 template <typename T, int LPR>
+void launch_vec2(const RopeArgs<T>& a, int by, cudaStream_t stream) {
+  const int slots = (a.q_heads + a.k_heads + 1) / 2;
+  const int bx = static_cast<int>(ceil_div(static_cast<int64_t>(slots) * LPR, 32) * 32);
+  TORCH_CHECK(bx * by <= 320, "rope: ", by, " tokens of ", bx, " threads exceed the 320-thread block limit of the "
+              "two-heads-per-thread kernel");
+  const int64_t tokens = a.batch * a.seq;
+  int64_t grid = ceil_div(tokens, static_cast<int64_t>(by));
+  grid = grid < 0x7fffffff ? grid : 0x7fffffff;
+  rope_vec2_kernel<T, LPR><<<static_cast<unsigned>(grid), dim3(bx, by), 0, stream>>>(a);
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
+template <typename T, int LPR>
 void launch_vec(const RopeArgs<T>& a, const RopeTuning& t, cudaStream_t stream) {
   const int heads = a.q_heads + a.k_heads;
+  // Default: two heads per thread when a token has several heads and both halves of
+  // them fit one block; tokens_per_thread / reg_cap choose the one-head kernels.
+  const int slots = (heads + 1) / 2;
+  const int bx2 = static_cast<int>(ceil_div(static_cast<int64_t>(slots) * LPR, 32) * 32);
+  int hpt = t.heads_per_thread > 0 ? t.heads_per_thread
+            : (heads >= 4 && bx2 <= 320 && t.tokens_per_thread <= 1 && t.reg_cap <= 0) ? 2 : 1;
+  TORCH_CHECK(hpt == 1 || hpt == 2, "rope: heads_per_thread must be 1 or 2, got ", hpt);
+  if (hpt == 2) {
+    TORCH_CHECK(t.tokens_per_thread <= 1 && t.reg_cap <= 0,
+                "rope: heads_per_thread=2 has one token per thread and no register cap");
+    int by2 = t.tokens_per_block > 0 ? t.tokens_per_block : 256 / bx2;
+    by2 = by2 < 1 ? 1 : by2;
+    TORCH_CHECK(by2 == 1 || by2 == 2 || by2 == 4 || by2 == 8, "rope: tokens_per_block must be 1, 2, 4 or 8, got ", by2);
+    if (bx2 * by2 > 320 && t.tokens_per_block <= 0) by2 = 1;
+    return launch_vec2<T, LPR>(a, by2, stream);
+  }
   const int bx = static_cast<int>(ceil_div(static_cast<int64_t>(heads) * LPR, 32) * 32);
   // Default: several tokens per block when a token has few heads, so blocks have >= 256
   // threads; Qwen3-8B (40 heads x 8 lanes = 320 threads) gets one token per block.

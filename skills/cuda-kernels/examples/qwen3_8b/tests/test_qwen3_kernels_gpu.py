@@ -421,22 +421,31 @@ def test_rope_matches_transformers(kernels: ModuleType) -> None:
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize(("by", "tpt", "cap"), [(1, 1, 0), (1, 1, 1), (2, 1, 1), (1, 2, 0), (0, 2, 0), (8, 1, 0)])
-def test_rope_tuned_configurations(kernels: ModuleType, dtype: torch.dtype, by: int, tpt: int, cap: int) -> None:
-    # Qwen3-8B heads (one 320-thread token per block) and a small head count (several
-    # tokens per block), odd token counts so the last block / token pair is partial.
-    for batch, seq, hq, hk, d in ((1, 77, 32, 8, 128), (2, 9, 4, 2, 64)):
-        lanes = (hq + hk) * (d // 2) // (16 // torch.empty((), dtype=dtype).element_size())
-        width = (lanes + 31) // 32 * 32
-        limit = 320 if tpt == 2 else 640 if (cap or width > 512) else 512
+@pytest.mark.parametrize(
+    ("by", "tpt", "cap", "hpt"),
+    [(1, 1, 0, 1), (1, 1, 1, 1), (2, 1, 1, 1), (1, 2, 0, 1), (0, 2, 0, 0), (8, 1, 0, 1), (1, 1, 0, 2), (2, 1, 0, 2),
+     (8, 1, 0, 2), (0, 0, 0, 0)],
+)
+def test_rope_tuned_configurations(
+    kernels: ModuleType, dtype: torch.dtype, by: int, tpt: int, cap: int, hpt: int
+) -> None:
+    # Qwen3-8B heads (one token of 320 / 160 threads per block), a small even and a small
+    # odd head count (two heads per thread: the last slot has one), odd token counts so the
+    # last block / token pair is partial, and a cos/sin per batch entry.
+    es = torch.empty((), dtype=dtype).element_size()
+    for batch, seq, hq, hk, d, cb in ((1, 77, 32, 8, 128, 1), (2, 9, 4, 2, 64, 2), (1, 5, 3, 2, 64, 1)):
+        lanes = (d // 2) // (16 // es)
+        heads = (hq + hk + 1) // 2 if hpt == 2 else hq + hk
+        width = (heads * lanes + 31) // 32 * 32
+        limit = 320 if (tpt == 2 or hpt == 2) else 640 if (cap or width > 512) else 512
         if max(by, 1) * width > limit:
             continue  # more threads than that variant's block limit (the op refuses it)
         q, k, base = _qk_views(batch, seq, hq, hk, d, dtype, seed=seq + by)
-        cos = _randn(1, seq, d, dtype=dtype, seed=1)
-        sin = _randn(1, seq, d, dtype=dtype, seed=2)
+        cos = _randn(cb, seq, d, dtype=dtype, seed=1)
+        sin = _randn(cb, seq, d, dtype=dtype, seed=2)
         q_ref, k_ref = ref_rope(q, cos, sin), ref_rope(k, cos, sin)
         padding = base[..., (hq + hk) * d :].clone()
-        kernels.ops.rope_tuned_(q, k, cos, sin, by, tpt, cap)
+        kernels.ops.rope_tuned_(q, k, cos, sin, by, tpt, cap, hpt)
         assert_close_rel(q, q_ref, dtype)
         assert_close_rel(k, k_ref, dtype)
         assert torch.equal(base[..., (hq + hk) * d :], padding), "rope_tuned_ wrote outside q and k"
