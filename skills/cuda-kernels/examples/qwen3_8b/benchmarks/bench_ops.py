@@ -495,9 +495,9 @@ def tuning_configs(op: str, label: str) -> list[dict[str, int]]:
     """Launch configurations the sweep times for one case ({} = the op's built-in choice).
 
     rms_norm / fused: threads (rows of 4096 bf16: 512 packs -> threads x packs per thread),
-    persistent grid, hint (bit 0: streaming loads of x/residual, bit 1: flip the weight
-    prefetch). q/k norm: threads x rows per lane group, and the persistent pipelined
-    kernel. SwiGLU: threads x packs per thread, and the exact (IEEE division) variant.
+    persistent grid, hint (bit 0: streaming loads of x/residual, bit 1: load the weight
+    after the reduction instead of with x). q/k norm: threads x rows per lane group, and
+    the persistent pipelined kernel. SwiGLU: threads x packs per thread, and the exact (IEEE division) variant.
     RoPE: tokens per block, tokens per thread, register cap, heads per thread.
     """
     configs: list[dict[str, int]] = [{}]

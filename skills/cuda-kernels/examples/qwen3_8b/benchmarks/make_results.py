@@ -137,7 +137,7 @@ def render_markdown(data: dict[str, Any]) -> str:
             "Every configuration the `*_tuned` ops accept, timed on the shapes that decide the built-in table "
             "(`default` = the configuration the op picks by itself). rms_norm / fused: threads per row, "
             "persistent grid, hint bit 0 = streaming loads (`ld.global.nc.L1::no_allocate`), hint bit 1 = "
-            "flip the weight prefetch (default: prefetch only at one pack per thread). q/k norm: "
+            "load the weight after the reduction instead of with x. q/k norm: "
             "rows_per_group = rows per 16-lane group, persistent = the pipelined persistent kernel. SwiGLU: "
             "vpt = 16-byte packs per operand and thread, exact = IEEE division. RoPE: tokens per block / per "
             "thread, reg_cap = 48-register cap.",

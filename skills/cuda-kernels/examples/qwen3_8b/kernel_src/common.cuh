@@ -107,16 +107,22 @@ __device__ __forceinline__ void store_pack(T* p, const Pack<T, W>& v) {
 // Pack <-> float conversion. 16-bit types go two at a time (cvt.rn.bf16x2.f32 and
 // friends): converting element by element leaves each value in its own 32-bit register,
 // which doubles the register footprint of bf16 kernels and made several of them spill.
+//
+// bf16 -> fp32 is exact bit placement: the low element is the word shifted left by 16,
+// the high element the word with its low 16 bits cleared. Written that way, each value is
+// one ALU op on the packed register at its use. Through __bfloat1622float2, nvcc extracted
+// every high half into its own register (PRMT) right after the load and kept it live to
+// the store: 8 registers per 16-byte pack instead of 4 (SASS of the row kernel), which is
+// what pushed the bf16 kernels past their register caps.
 template <typename T, int W>
 __device__ __forceinline__ void unpack(const Pack<T, W>& p, float (&f)[W]) {
   if constexpr (std::is_same_v<T, __nv_bfloat16> && W % 2 == 0) {
 #pragma unroll
     for (int i = 0; i < W / 2; ++i) {
-      __nv_bfloat162 two;
+      uint32_t two;
       memcpy(&two, &p.v[2 * i], 4);
-      const float2 ff = __bfloat1622float2(two);
-      f[2 * i] = ff.x;
-      f[2 * i + 1] = ff.y;
+      f[2 * i] = __uint_as_float(two << 16);
+      f[2 * i + 1] = __uint_as_float(two & 0xffff0000u);
     }
   } else if constexpr (std::is_same_v<T, __half> && W % 2 == 0) {
 #pragma unroll

@@ -42,7 +42,8 @@ struct RmsNormTuning {
   int rows_per_group = 0;  // packed small-row kernel: rows each lane group handles
   int persistent = -1;     // 1 = grid of (SMs x occupancy) blocks looping over rows (row kernel; packed
                            // kernel: the pipelined variant that prefetches the next row); 0/-1 = one pass
-  int hint = 0;            // row kernel: 1 = activations loaded with ld.global.nc.L1::no_allocate
+  int hint = 0;            // row kernel, bit 0: activations loaded with ld.global.nc.L1::no_allocate;
+                           // bit 1: weight loaded after the reduction instead of together with x
 };
 
 void launch_rms_norm(const RmsNormParams& p, const RmsNormTuning& tuning, cudaStream_t stream);

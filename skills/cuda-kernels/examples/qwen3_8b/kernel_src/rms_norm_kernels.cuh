@@ -134,15 +134,16 @@ __device__ __forceinline__ void store_normed_packs(const Pack<T, W> (&xv)[N], co
 
 // Register budget. Bytes in flight per SM = resident threads x bytes each thread loads
 // before its first use, and resident threads are capped by registers: at 55 registers
-// (what nvcc chose for 2 bf16 packs per thread with no cap) only 4 blocks of 256 threads
-// fit, 32 KB of loads in flight, where the plain Triton kernel runs 2 packs in 32
-// registers, 8 blocks, 64 KB. So each VPT gets a block-size limit and a minimum number of
-// resident blocks, which caps registers at 65536 / (limit x blocks); ptxas -v shows no
-// spills at these caps (sm_90, all dtypes):
+// (what nvcc chose for 2 bf16 packs per thread with no cap, first version) only 4 blocks
+// of 256 threads fit, 32 KB of loads in flight, where the plain Triton kernel runs 2
+// packs in 32 registers, 8 blocks, 64 KB. Two fixes: bf16 is unpacked with bit operations
+// at each use (common.cuh: __bfloat1622float2 kept every high half in an extra register),
+// and each VPT gets a block-size limit and a minimum number of resident blocks, which caps
+// registers at 65536 / (limit x blocks):
 //   plain: VPT 1: 1024 x 2 (32 regs)  VPT 2: 512 x 2 (64)  VPT 4: 256 x 3 (80)  VPT 8: 512 x 1 (128)
 //   fused: VPT 1:  512 x 3 (40)       VPT 2: 512 x 2 (64)  VPT 4: 512 x 1 (128)
-// Exceptions: bf16 at VPT 4 spills 16-32 bytes at 80 (accepted: 6 resident 128-thread
-// blocks instead of 5), and at VPT 2 it spilled 44-52 bytes at 40, so VPT 2 is capped at 64.
+// ptxas -v (sm_90, bf16 with weight): 32 / 50 / 72 / 126 registers plain, 40 / 64 / 116
+// fused, no spills. 4096 bf16 at 4 packs x 128 threads: 7 blocks, 56 KB in flight per SM.
 template <int VPT, bool ADD>
 __host__ __device__ constexpr int row_kernel_max_threads() {
   if constexpr (ADD) return 512;
@@ -161,9 +162,9 @@ constexpr int kRowMaxVpt = ADD ? 4 : 8;
 // MODE bit 0 (kStreamLoads): x and the residual are read with ld.global.nc.L1::no_allocate.
 // MODE bit 1 (kEarlyWeight): the weight packs are loaded right after x, before the
 // reduction (in flight together, one memory latency less per row, but 4 more registers
-// per pack: bf16 spilled at 2 and 4 packs under the caps above); without it they are
-// loaded all at once after the reduction and before any store, as the plain Triton kernel
-// does (SASS: both weight LDG.128 issued during the second shuffle phase).
+// per pack, which the compiler found room for at 1-4 packs); without it they are loaded
+// all at once after the reduction and before any store, as the plain Triton kernel does
+// (SASS: both weight LDG.128 issued during the second shuffle phase).
 constexpr int kStreamLoads = 1;
 constexpr int kEarlyWeight = 2;
 
@@ -403,7 +404,7 @@ void launch_row_vpt(NormArgs<T> a, int vpt, int mode, int threads, bool persiste
     case 4:
       return launch_row_mode<T, 4, HAS_W, ADD>(a, mode, threads, persistent, stream);
     default:
-      // Eight weight packs do not fit next to eight x packs (ptxas spilled): never early.
+      // Eight weight packs next to eight x packs exceed 128 registers: never early.
       if constexpr (!ADD) return launch_row_mode<T, 8, HAS_W, ADD>(a, mode & kStreamLoads, threads, persistent, stream);
   }
 }
@@ -537,9 +538,10 @@ void launch_norm_typed(const RmsNormParams& p, const RmsNormTuning& t, cudaStrea
     if (vpt <= kRowMaxVpt<ADD> && threads <= row_max_threads<ADD>(vpt)) {
       a.nvec = static_cast<int>(nvec);
       const bool persistent = t.persistent == 1;  // default (-1): one block per row
-      // Early weight by default only at one pack per thread (no register cost there; it
-      // saves a memory latency on the short rows of small batches); hint bit 1 flips it.
-      int mode = (t.hint & kStreamLoads) | (vpt == 1 ? kEarlyWeight : 0);
+      // Early weight by default: with bf16 unpacked by bit operations it costs no registers
+      // at 1, 2 or 4 packs per thread (ptxas: 32 / 50 / 72 either way) and saves a memory
+      // latency per row. hint bit 1 flips it (late, Triton's placement). VPT 8 is always late.
+      int mode = (t.hint & kStreamLoads) | kEarlyWeight;
       if (t.hint & 2) mode ^= kEarlyWeight;
       return launch_row_vpt<T, HAS_W, ADD>(a, vpt, mode, threads, persistent, stream);
     }
