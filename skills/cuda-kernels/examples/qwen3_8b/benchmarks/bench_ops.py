@@ -564,8 +564,13 @@ TUNED_CASES = {
 }
 
 
+SHORT_KEYS = {"threads": "t", "rows_per_group": "rpg", "persistent": "pers", "hint": "hint", "vpt": "vpt",
+              "exact": "exact", "tokens_per_block": "tpb", "tokens_per_thread": "tpt", "reg_cap": "cap",
+              "heads_per_thread": "hpt"}
+
+
 def config_name(cfg: dict[str, int]) -> str:
-    return "default" if not cfg else " ".join(f"{k}={v}" for k, v in cfg.items())
+    return "default" if not cfg else " ".join(f"{SHORT_KEYS.get(k, k)}={v}" for k, v in cfg.items())
 
 
 def run_tuning(pkg: Any, cases: list[Case], copy_gbps: float, l2_bytes: int,

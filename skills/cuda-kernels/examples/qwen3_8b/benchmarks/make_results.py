@@ -67,7 +67,13 @@ def config_name(t: dict[str, Any]) -> str:
     cfg = t.get("config")
     if cfg is None:
         cfg = {k: t[k] for k in ("threads", "rows_per_group", "persistent") if k in t}
-    return " ".join(f"{k}={v}" for k, v in cfg.items())
+    return " ".join(f"{SHORT_KEYS.get(k, k)}={v}" for k, v in cfg.items())
+
+
+# The same abbreviations as bench_ops.SHORT_KEYS (this script imports nothing from it).
+SHORT_KEYS = {"threads": "t", "rows_per_group": "rpg", "persistent": "pers", "hint": "hint", "vpt": "vpt",
+              "exact": "exact", "tokens_per_block": "tpb", "tokens_per_thread": "tpt", "reg_cap": "cap",
+              "heads_per_thread": "hpt"}
 
 
 def _fmt_pct(entry: dict[str, Any] | None) -> str:
@@ -135,12 +141,12 @@ def render_markdown(data: dict[str, Any]) -> str:
             "## Launch-configuration sweep",
             "",
             "Every configuration the `*_tuned` ops accept, timed on the shapes that decide the built-in table "
-            "(`default` = the configuration the op picks by itself). rms_norm / fused: threads per row, "
-            "persistent grid, hint bit 0 = streaming loads (`ld.global.nc.L1::no_allocate`), hint bit 1 = "
+            "(`default` = the configuration the op picks by itself). rms_norm / fused: t = threads per row, "
+            "pers = persistent grid, hint bit 0 = streaming loads (`ld.global.nc.L1::no_allocate`), hint bit 1 = "
             "load the weight after the reduction instead of with x. q/k norm: "
-            "rows_per_group = rows per 16-lane group, persistent = the pipelined persistent kernel. SwiGLU: "
-            "vpt = 16-byte packs per operand and thread, exact = IEEE division. RoPE: tokens per block / per "
-            "thread, reg_cap = 48-register cap.",
+            "rpg = rows per 16-lane group, pers = the pipelined persistent kernel. SwiGLU: "
+            "vpt = 16-byte packs per operand and thread, exact = IEEE division and expf. RoPE: tpb / tpt = tokens per "
+            "block / per thread, cap = 48-register cap, hpt = heads per thread.",
             "",
             "| op | shape | configuration | us | % of copy | vs default |",
             "|---|---|---|---|---|---|",
@@ -157,6 +163,22 @@ def render_markdown(data: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _short(ok: bool | None, note: str) -> str:
+    """Compact verdict: 'ok', '-' (no target), or 'MISS 84%<85% compile:0.97x'."""
+    if ok is None:
+        return "-"
+    if ok:
+        return "ok"
+    parts = []
+    for item in note.split("; "):
+        if item.startswith("slower than "):
+            peer, ratio = item[len("slower than "):].split(" (")
+            parts.append(f"{peer}:{ratio.rstrip(')')}")
+        else:
+            parts.append(item.replace(" ", ""))
+    return "MISS " + " ".join(parts)
+
+
 def summary_table(data: dict[str, Any]) -> str:
     """One line per shape: default kernel, the sweep's best configuration, best peer, target."""
     out = [f"{'op':<19} {'shape':<30} {'MB':>7} {'us':>8} {'%copy':>6}  {'best config (sweep)':<44} "
@@ -165,16 +187,14 @@ def summary_table(data: dict[str, Any]) -> str:
         k = r["providers"].get("kernel", {})
         best = r.get("best_peer")
         bp = r["providers"].get(best, {}) if best else {}
-        ok, note = judge(r)
-        verdict = "-" if ok is None else ("ok" if ok else "MISS " + note)
+        verdict = _short(*judge(r))
         tuned = r.get("tuned")
         tcfg, tus, tpct, tverdict = "-", float("nan"), float("nan"), ""
         fastest = k.get("us", float("nan"))
         if tuned:
             tcfg, tus, tpct = tuned["name"], tuned["us"], tuned["pct_copy"]
             fastest = min(fastest, tus) if k else tus
-            tok, tnote = judge({**r, "providers": {**r["providers"], "kernel": {"us": tus, "pct_copy": tpct}}})
-            tverdict = " / " + ("-" if tok is None else ("ok" if tok else "MISS " + tnote))
+            tverdict = " / " + _short(*judge({**r, "providers": {**r["providers"], "kernel": {"us": tus, "pct_copy": tpct}}}))
         margin = bp["us"] / fastest if bp and fastest == fastest else float("nan")
         out.append(
             f"{r['op']:<19} {r['shape'][:30]:<30} {r['bytes'] / 1e6:7.1f} {k.get('us', float('nan')):8.2f} "
