@@ -1,16 +1,15 @@
 // ltx_common.cuh - device helpers shared by the LTX-Video kernels.
 //
-// Header-only code for the .cu files: dtype dispatch, conversion to and from
+// Header-only code for the kernels: dtype dispatch, conversion to and from
 // fp32, 16-byte "packs" with a vector path and a bounds-checked scalar path,
-// and the reduction of one row's partial sums. No ATen headers (see
-// ltx_kernels.h for why).
+// and the reduction of one row's partial sums. CUDA headers only - no ATen
+// (see ltx_kernels.h for why), no c10 (tests/test_kernels_emulated.py
+// compiles the kernels for a CPU).
 #pragma once
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
-
-#include <c10/cuda/CUDAException.h>
 
 #include <cstdint>
 

@@ -22,7 +22,7 @@ struct RowIndex {
   int64_t inner;
   int64_t s_outer;
   int64_t s_inner;
-#ifdef __CUDACC__
+#if defined(__CUDACC__) || defined(LTX_CPU_EMULATION)  // the emulation test runs kernels on a CPU
   __device__ __forceinline__ int64_t operator()(int64_t row) const {
     if (inner == 1) return row * s_outer;
     // 32-bit division when it is exact (always, below 2^32 rows): the 64-bit

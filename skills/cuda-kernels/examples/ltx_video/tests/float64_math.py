@@ -23,8 +23,14 @@ def modulate(y: torch.Tensor, scale: torch.Tensor, shift: torch.Tensor) -> torch
 
 
 def gelu_tanh(x: torch.Tensor) -> torch.Tensor:
+    """0.5 x (1 + tanh(u)), u = sqrt(2/pi) (x + 0.044715 x^3), evaluated as x / (1 + exp(-2u)).
+
+    The same function; written this way because 1 + tanh(u) cancels to exactly 0 in float64
+    once u < -19, which would make the oracle less exact than the kernel for x < -8.
+    """
     x = x.double()
-    return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x.pow(3))))
+    u = math.sqrt(2.0 / math.pi) * (x + 0.044715 * x.pow(3))
+    return x / (1.0 + torch.exp(-2.0 * u))
 
 
 def rope_interleaved(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:

@@ -1,0 +1,142 @@
+// rope_kernels.cuh - the RoPE and fused q/k norm + RoPE kernels (notes in rope.cu).
+// Header-only so that tests/test_kernels_emulated.py can run them on a CPU.
+#pragma once
+
+#include "ltx_common.cuh"
+
+namespace ltx {
+namespace {
+
+// Rotates one chunk: v holds normalized fp32 values of N consecutive elements
+// starting at an even index.
+template <typename T, int N>
+__device__ __forceinline__ void rotate_store(const float (&v)[N], const Pack<float, N>& c, const Pack<float, N>& s,
+                                             Pack<T, N>& o) {
+#pragma unroll
+  for (int i = 0; i < N; i += 2) {
+    o.e[i] = from_float<T>(v[i] * c.e[i] - v[i + 1] * s.e[i]);
+    o.e[i + 1] = from_float<T>(v[i + 1] * c.e[i + 1] + v[i] * s.e[i + 1]);
+  }
+}
+
+template <typename T, bool VEC>
+__global__ void __launch_bounds__(512) rope_kernel(const RopeArgs a) {
+  constexpr int N = VecWidth<T>::value;
+  const int tpr = a.tpr;
+  const int rpb = static_cast<int>(blockDim.x) / tpr;
+  const int slot = static_cast<int>(threadIdx.x) / tpr;
+  const int lane = static_cast<int>(threadIdx.x) - slot * tpr;
+  const int d = a.d;
+  for (int64_t row = static_cast<int64_t>(blockIdx.x) * rpb + slot; row < a.rows;
+       row += static_cast<int64_t>(gridDim.x) * rpb) {
+    const T* __restrict__ xr = static_cast<const T*>(a.x) + a.xi(row);
+    const float* __restrict__ cr = a.cos + a.ci(row);
+    const float* __restrict__ sr = a.sin + a.si(row);
+    T* __restrict__ orow = static_cast<T*>(a.out) + row * d;
+    for (int e = lane * N; e < d; e += tpr * N) {
+      const int valid = d - e;
+      Pack<T, N> xv;
+      Pack<float, N> cv, sv;
+      load_pack<VEC>(xv, xr + e, valid);
+      load_pack<VEC>(cv, cr + e, valid);
+      load_pack<VEC>(sv, sr + e, valid);
+      float f[N];
+#pragma unroll
+      for (int i = 0; i < N; ++i) f[i] = to_float(xv.e[i]);
+      Pack<T, N> o;
+      rotate_store<T, N>(f, cv, sv, o);
+      store_pack<VEC>(orow + e, o, valid);
+    }
+  }
+}
+
+template <typename T, int VPT, bool VEC>
+__global__ void __launch_bounds__(512) rms_norm_rope_kernel(const RopeArgs a) {
+  constexpr int N = VecWidth<T>::value;
+  using P = Pack<T, N>;
+  __shared__ float red[64];
+  const int tpr = a.tpr;
+  const int rpb = static_cast<int>(blockDim.x) / tpr;
+  const int slot = static_cast<int>(threadIdx.x) / tpr;
+  const int lane = static_cast<int>(threadIdx.x) - slot * tpr;
+  const int d = a.d;
+  const bool two = a.x2 != nullptr;
+  const T* __restrict__ w = static_cast<const T*>(a.w);
+  const T* __restrict__ w2 = static_cast<const T*>(a.w2);
+  const float inv_d = 1.0f / static_cast<float>(d);
+
+  for (int64_t base = static_cast<int64_t>(blockIdx.x) * rpb; base < a.rows;
+       base += static_cast<int64_t>(gridDim.x) * rpb) {
+    const int64_t row = base + slot;
+    const bool active = row < a.rows;
+    // Everything the row needs from DRAM - q, k, cos, sin - is requested before the
+    // reduction, so the 16 bytes per element position are in flight at once; only the
+    // L1/L2-resident weights are read after it.
+    P v[VPT], u[VPT];
+    Pack<float, N> cv[VPT], sv[VPT];
+    float ss[2] = {0.0f, 0.0f};
+    if (active) {
+      const T* __restrict__ xr = static_cast<const T*>(a.x) + a.xi(row);
+      const T* __restrict__ x2r = two ? static_cast<const T*>(a.x2) + a.x2i(row) : nullptr;
+      const float* __restrict__ cr = a.cos + a.ci(row);
+      const float* __restrict__ sr = a.sin + a.si(row);
+#pragma unroll
+      for (int k = 0; k < VPT; ++k) {
+        const int e = (lane + k * tpr) * N;
+        if (e < d) {
+          load_pack<VEC>(v[k], xr + e, d - e);
+          if (two) load_pack<VEC>(u[k], x2r + e, d - e);
+          load_pack<VEC>(cv[k], cr + e, d - e);
+          load_pack<VEC>(sv[k], sr + e, d - e);
+        }
+      }
+#pragma unroll
+      for (int k = 0; k < VPT; ++k) {
+        const int e = (lane + k * tpr) * N;
+        if (e < d) {
+#pragma unroll
+          for (int i = 0; i < N; ++i) {
+            const float f = to_float(v[k].e[i]);
+            ss[0] = fmaf(f, f, ss[0]);
+            if (two) {
+              const float g = to_float(u[k].e[i]);
+              ss[1] = fmaf(g, g, ss[1]);
+            }
+          }
+        }
+      }
+    }
+    row_sum<2>(ss, tpr, red);
+    if (active) {
+      const float r1 = rsqrtf(ss[0] * inv_d + a.eps);
+      const float r2 = rsqrtf(ss[1] * inv_d + a.eps);
+      T* __restrict__ o1 = static_cast<T*>(a.out) + row * d;
+      T* __restrict__ o2 = two ? static_cast<T*>(a.out2) + row * d : nullptr;
+#pragma unroll
+      for (int k = 0; k < VPT; ++k) {
+        const int e = (lane + k * tpr) * N;
+        if (e < d) {
+          const int valid = d - e;
+          P wv, o;
+          float f[N];
+          if (w != nullptr) load_pack<VEC>(wv, w + e, valid);
+#pragma unroll
+          for (int i = 0; i < N; ++i) f[i] = to_float(v[k].e[i]) * r1 * (w != nullptr ? to_float(wv.e[i]) : 1.0f);
+          rotate_store<T, N>(f, cv[k], sv[k], o);
+          store_pack<VEC>(o1 + e, o, valid);
+          if (two) {
+            if (w2 != nullptr) load_pack<VEC>(wv, w2 + e, valid);
+#pragma unroll
+            for (int i = 0; i < N; ++i)
+              f[i] = to_float(u[k].e[i]) * r2 * (w2 != nullptr ? to_float(wv.e[i]) : 1.0f);
+            rotate_store<T, N>(f, cv[k], sv[k], o);
+            store_pack<VEC>(o2 + e, o, valid);
+          }
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ltx

@@ -1,0 +1,266 @@
+// kernels_emulated.cpp - the example's CUDA kernels run on a CPU (emu.h) against float64.
+//
+// Built and run by tests/test_kernels_emulated.py:
+//   g++ -std=c++20 -O1 -DLTX_CPU_EMULATION -I<kernel_src> -I<cuda include> kernels_emulated.cpp -lpthread
+//   ./a.out [full]
+// It calls the kernels directly with hand-built NormArgs/RopeArgs: every launch
+// configuration (threads per row x chunks per thread), strided and broadcast rows (the
+// [B, 1, D] AdaLN slices, [1, S, D] cos/sin), the vector and the scalar paths, the fused
+// residual add, the looping kernel and the grid-stride loops, in fp32, fp16 and bf16.
+// Exit status 0 and "failures: 0" when every output is within the GPU tests' bounds.
+#include "emu.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <string>
+#include <type_traits>
+
+#include "gelu_kernels.cuh"
+#include "rms_norm_kernels.cuh"
+#include "rope_kernels.cuh"
+
+using namespace ltx;
+static bool full = false;
+
+static std::mt19937 rng(1234);
+static int failures = 0;
+template <typename T> float tf(T v) { return to_float(v); }
+template <typename T> T ff(float v) { return from_float<T>(v); }
+template <typename T> std::vector<T> rand_vec(size_t n, float scale = 1, float shift = 0) {
+  std::normal_distribution<float> nd(0, 1);
+  std::vector<T> v(n);
+  for (auto& e : v) e = ff<T>(nd(rng) * scale + shift);
+  return v;
+}
+template <typename T> double tol() { return sizeof(T) == 4 ? 2e-5 : (std::is_same_v<T, __half> ? 1.5e-3 : 8e-3); }
+template <typename T>
+void check(const char* what, const std::vector<T>& out, const std::vector<double>& ref, double tmul = 1, const std::vector<double>* mag = nullptr) {
+  double mx = 0; for (double r : ref) mx = std::max(mx, std::fabs(r));
+  double floor = 1e-3 * mx + 1e-30, worst = 0; size_t wi = 0;
+  for (size_t i = 0; i < ref.size(); ++i) {
+    double o = tf(out[i]);
+    if (!std::isfinite(o)) { worst = 1e9; wi = i; break; }
+    double sc = std::fabs(ref[i]); if (mag) sc = std::max(sc, (*mag)[i]);
+    double rel = std::fabs(o - ref[i]) / (sc + floor);
+    if (rel > worst) { worst = rel; wi = i; }
+  }
+  bool ok = worst <= tol<T>() * tmul;
+  if (!ok) { failures++; printf("FAIL %s: rel %.3g at %zu (out %g ref %g)\n", what, worst, wi, (double)tf(out[wi]), ref[wi]); }
+}
+template <typename T> const char* tn() { return sizeof(T) == 4 ? "f32" : (std::is_same_v<T, __half> ? "f16" : "bf16"); }
+static int rpb(int tpr) { return tpr >= 256 ? 1 : 256 / tpr; }
+
+// x [B, S, D] stored with row stride D + pad; scale/shift slices of [B, 1, 6, D].
+template <typename T>
+void test_norm(int B, int S, int D, int tpr, int vpt, bool weight, bool mod, bool add, bool gate, int pad) {
+  const int N = VecWidth<T>::value;
+  int64_t rows = (int64_t)B * S, rs = D + pad;
+  auto xs = rand_vec<T>(rows * rs, 2.0f), rsd = rand_vec<T>(rows * rs, 1.5f);
+  auto w = rand_vec<T>(D, 0.4f, 1.0f);
+  auto table = rand_vec<T>((size_t)B * 6 * D, 0.3f);
+  std::vector<T> out(rows * D, ff<T>(NAN)), rout(rows * D, ff<T>(NAN));
+  NormArgs a{};
+  a.x = xs.data(); a.xi = RowIndex{S, (int64_t)S * rs, rs};
+  if (add) { a.residual = rsd.data(); a.ri = RowIndex{S, (int64_t)S * rs, rs}; a.residual_out = rout.data();
+             if (gate) { a.gate = table.data() + 2 * D; a.gi = RowIndex{S, 6LL * D, 0}; } }
+  if (weight) a.weight = w.data();
+  if (mod) { a.scale = table.data() + D; a.si = RowIndex{S, 6LL * D, 0}; a.shift = table.data(); a.hi = RowIndex{S, 6LL * D, 0}; }
+  a.out = out.data(); a.rows = rows; a.d = D; a.tpr = tpr; a.eps = 1e-6f;
+  bool vec = D % N == 0 && rs % N == 0;
+  if (vpt > 0) {
+    int r = rpb(tpr);
+    unsigned grid = (rows + r - 1) / r;
+    auto run = [&](auto vptc) {
+      constexpr int V = decltype(vptc)::value;
+      if (add) emu_launch(grid, r * tpr, [&] { rms_norm_rows_kernel<T, V, true, true>(a); });
+      else emu_launch(grid, r * tpr, [&] { rms_norm_rows_kernel<T, V, true, false>(a); });
+    };
+    switch (vpt) {
+      case 1: run(std::integral_constant<int, 1>{}); break;
+      case 2: run(std::integral_constant<int, 2>{}); break;
+      case 3: run(std::integral_constant<int, 3>{}); break;
+      case 4: run(std::integral_constant<int, 4>{}); break;
+      case 6: run(std::integral_constant<int, 6>{}); break;
+      case 8: run(std::integral_constant<int, 8>{}); break;
+    }
+  } else {
+    unsigned grid = std::min<int64_t>(rows, 3);  // exercise the grid-stride loop
+    if (vec) emu_launch(grid, tpr, [&] { rms_norm_loop_kernel<T, true>(a); });
+    else emu_launch(grid, tpr, [&] { rms_norm_loop_kernel<T, false>(a); });
+  }
+  std::vector<double> ref(rows * D), href(rows * D);
+  for (int64_t r = 0; r < rows; ++r) {
+    int b = r / S;
+    std::vector<double> h(D);
+    for (int i = 0; i < D; ++i) {
+      double xv = tf(xs[r * rs + i]);
+      if (add) {
+        double g = gate ? tf(table[(size_t)b * 6 * D + 2 * D + i]) : 1.0;
+        double hv = tf(rsd[r * rs + i]) + xv * g;
+        href[r * D + i] = hv;
+        h[i] = tf(ff<T>((float)hv));
+      } else h[i] = xv;
+    }
+    double ss = 0; for (double v : h) ss += v * v;
+    double rstd = 1.0 / std::sqrt(ss / D + 1e-6);
+    for (int i = 0; i < D; ++i) {
+      double y = h[i] * rstd;
+      if (weight) y *= tf(w[i]);
+      if (mod) y = y * (1 + tf(table[(size_t)b * 6 * D + D + i])) + tf(table[(size_t)b * 6 * D + i]);
+      ref[r * D + i] = y;
+    }
+  }
+  std::string what = std::string("norm ") + tn<T>() + " D=" + std::to_string(D) + " tpr=" + std::to_string(tpr) + " vpt=" + std::to_string(vpt) +
+      (weight ? " w" : "") + (mod ? " mod" : "") + (add ? " add" : "") + (gate ? " gate" : "") + " pad=" + std::to_string(pad);
+  check(what.c_str(), out, ref);
+  if (add) check((what + " residual").c_str(), rout, href);
+}
+
+template <typename T>
+void test_rope(int B, int S, int D, bool vec_ok, bool bcast, int tpr) {
+  int64_t rows = (int64_t)B * S;
+  int shift = vec_ok ? 0 : 1;
+  auto xbuf = rand_vec<T>(rows * D + 1, 2.0f);
+  const T* x = xbuf.data() + shift;
+  int64_t crows = bcast ? S : rows;
+  auto cs = rand_vec<float>(crows * D), sn = rand_vec<float>(crows * D);
+  std::vector<T> out(rows * D, ff<T>(NAN));
+  RopeArgs a{};
+  a.x = x; a.xi = RowIndex{S, (int64_t)S * D, D};
+  a.cos = cs.data(); a.sin = sn.data();
+  a.ci = RowIndex{S, bcast ? 0 : (int64_t)S * D, D}; a.si = a.ci;
+  a.out = out.data(); a.rows = rows; a.d = D; a.tpr = tpr;
+  int r = rpb(tpr);
+  unsigned grid = (rows + r - 1) / r;
+  const int N = VecWidth<T>::value;
+  bool vec = vec_ok && D % N == 0;
+  if (vec) emu_launch(grid, r * tpr, [&] { rope_kernel<T, true>(a); });
+  else emu_launch(grid, r * tpr, [&] { rope_kernel<T, false>(a); });
+  std::vector<double> ref(rows * D), mag(rows * D);
+  for (int64_t row = 0; row < rows; ++row) {
+    int64_t cr = bcast ? row % S : row;
+    for (int i = 0; i < D; i += 2) {
+      double x0 = tf(x[row * D + i]), x1 = tf(x[row * D + i + 1]);
+      double c0 = cs[cr * D + i], c1 = cs[cr * D + i + 1], s0 = sn[cr * D + i], s1 = sn[cr * D + i + 1];
+      ref[row * D + i] = x0 * c0 - x1 * s0; ref[row * D + i + 1] = x1 * c1 + x0 * s1;
+      mag[row * D + i] = std::fabs(x0 * c0) + std::fabs(x1 * s0); mag[row * D + i + 1] = std::fabs(x1 * c1) + std::fabs(x0 * s1);
+    }
+  }
+  std::string what = std::string("rope ") + tn<T>() + " D=" + std::to_string(D) + (vec ? " vec" : " scalar") + (bcast ? " bcast" : "");
+  check(what.c_str(), out, ref, 1, &mag);
+}
+
+template <typename T>
+void test_norm_rope(int B, int S, int D, int tpr, int vpt, bool two, bool weight) {
+  int64_t rows = (int64_t)B * S;
+  auto q = rand_vec<T>(rows * D, 2.0f), k = rand_vec<T>(rows * D, 0.5f, 0.2f);
+  auto wq = rand_vec<T>(D, 0.4f, 1.0f), wk = rand_vec<T>(D, 0.4f, 1.0f);
+  auto cs = rand_vec<float>(rows * D), sn = rand_vec<float>(rows * D);
+  std::vector<T> o1(rows * D, ff<T>(NAN)), o2(rows * D, ff<T>(NAN));
+  RopeArgs a{};
+  a.x = q.data(); a.xi = RowIndex{S, (int64_t)S * D, D};
+  if (two) { a.x2 = k.data(); a.x2i = a.xi; a.out2 = o2.data(); if (weight) a.w2 = wk.data(); }
+  if (weight) a.w = wq.data();
+  a.cos = cs.data(); a.sin = sn.data(); a.ci = a.xi; a.si = a.xi;
+  a.out = o1.data(); a.rows = rows; a.d = D; a.tpr = tpr; a.eps = 1e-5f;
+  int r = rpb(tpr);
+  unsigned grid = (rows + r - 1) / r;
+  auto run = [&](auto vptc) {
+    constexpr int V = decltype(vptc)::value;
+    emu_launch(grid, r * tpr, [&] { rms_norm_rope_kernel<T, V, true>(a); });
+  };
+  switch (vpt) {
+    case 1: run(std::integral_constant<int, 1>{}); break;
+    case 2: run(std::integral_constant<int, 2>{}); break;
+    case 3: run(std::integral_constant<int, 3>{}); break;
+    case 4: run(std::integral_constant<int, 4>{}); break;
+  }
+  for (int which = 0; which < (two ? 2 : 1); ++which) {
+    auto& src = which ? k : q; auto& w = which ? wk : wq; auto& out = which ? o2 : o1;
+    std::vector<double> ref(rows * D), mag(rows * D);
+    for (int64_t row = 0; row < rows; ++row) {
+      double ss = 0; for (int i = 0; i < D; ++i) { double v = tf(src[row * D + i]); ss += v * v; }
+      double rstd = 1 / std::sqrt(ss / D + 1e-5);
+      std::vector<double> y(D);
+      for (int i = 0; i < D; ++i) y[i] = tf(src[row * D + i]) * rstd * (weight ? tf(w[i]) : 1.0);
+      for (int i = 0; i < D; i += 2) {
+        double c0 = cs[row * D + i], c1 = cs[row * D + i + 1], s0 = sn[row * D + i], s1 = sn[row * D + i + 1];
+        ref[row * D + i] = y[i] * c0 - y[i + 1] * s0; ref[row * D + i + 1] = y[i + 1] * c1 + y[i] * s1;
+        mag[row * D + i] = std::fabs(y[i] * c0) + std::fabs(y[i + 1] * s0); mag[row * D + i + 1] = std::fabs(y[i + 1] * c1) + std::fabs(y[i] * s1);
+      }
+    }
+    std::string what = std::string("normrope ") + tn<T>() + " D=" + std::to_string(D) + " tpr=" + std::to_string(tpr) + " vpt=" + std::to_string(vpt) + (which ? " k" : " q");
+    check(what.c_str(), out, ref, 1, &mag);
+  }
+}
+
+template <typename T>
+void test_gelu(int64_t n, bool vec) {
+  auto buf = rand_vec<T>(n + 1, 3.0f);
+  const T* x = buf.data() + (vec ? 0 : 1);
+  std::vector<T> y(n, ff<T>(NAN));
+  const int N = vec ? VecWidth<T>::value : 1;
+  int64_t per_block = 256 * 4 * N;
+  unsigned grid = std::max<int64_t>(1, (n + per_block - 1) / per_block);
+  grid = std::min<unsigned>(grid, 2);  // grid-stride loop
+  if (vec) emu_launch(grid, 256, [&] { gelu_tanh_kernel<T, true>(x, y.data(), n); });
+  else emu_launch(grid, 256, [&] { gelu_tanh_kernel<T, false>(x, y.data(), n); });
+  std::vector<double> ref(n);
+  for (int64_t i = 0; i < n; ++i) { double v = tf(x[i]); ref[i] = v / (1 + std::exp(-2 * std::sqrt(2 / M_PI) * (v + 0.044715 * v * v * v))); }  // = 0.5 v (1 + tanh(u)), no cancellation
+  std::string what = std::string("gelu ") + tn<T>() + " n=" + std::to_string(n) + (vec ? " vec" : " scalar");
+  check(what.c_str(), y, ref);
+}
+
+template <typename T> void all() {
+  const int N = VecWidth<T>::value;
+  // rows kernel: LTX sizes, every config family, modulate/weight/add/gate, strided rows
+  for (int D : {2048, 3072, 64, 40}) {
+    if (!full && D == 3072 && !std::is_same_v<T, __nv_bfloat16>) continue;
+    int chunks = (D + N - 1) / N;
+    std::vector<std::pair<int,int>> cfgs;
+    for (int tpr : {1, 2, 4, 8, 16, 32, 64, 96, 128, 192, 256, 384, 512})
+      for (int vpt : {1, 2, 3, 4, 6, 8})
+        if ((int64_t)tpr * vpt >= chunks && (int64_t)tpr * (vpt - 1) < chunks) cfgs.push_back({tpr, vpt});
+    for (size_t ci = 0; ci < cfgs.size(); ++ci) {
+      auto [tpr, vpt] = cfgs[ci];
+      if (!full && ci % 2 == 1 && tpr != 32 && tpr != 64) continue;  // quick: half the configs
+      test_norm<T>(2, 5, D, tpr, vpt, true, false, false, false, 0);
+      test_norm<T>(2, 5, D, tpr, vpt, false, true, false, false, 8);
+      if (vpt <= 6) test_norm<T>(2, 3, D, tpr, vpt, false, true, true, true, 0);
+      if (vpt <= 6) test_norm<T>(1, 3, D, tpr, vpt, true, false, true, false, 8);
+    }
+  }
+  // loop kernel: vector and scalar, odd sizes
+  for (int D : {2048, 1001, 7, 3072}) for (int tpr : {32, 96, 256}) {
+    test_norm<T>(2, 3, D, tpr, 0, true, true, false, false, D % N ? 1 : 0);
+    test_norm<T>(1, 2, D, tpr, 0, false, false, false, false, 0);
+  }
+  // rope
+  for (int D : {2048, 64, 66, 6, 2}) for (bool bc : {false, true}) {
+    int chunks = (D + N - 1) / N;
+    int tpr = chunks <= 32 ? 1 : std::min(((chunks + 31) / 32) * 32, 512);
+    if (chunks <= 32) while (tpr < chunks) tpr <<= 1;
+    test_rope<T>(2, 3, D, true, bc, tpr);
+    test_rope<T>(2, 3, D, false, bc, tpr);
+  }
+  // fused norm + rope
+  for (int D : {2048, 3072, 64}) {
+    int chunks = D / N;
+    for (int tpr : {1, 2, 4, 8, 16, 32, 64, 96, 128, 192, 256, 384, 512})
+      for (int vpt : {1, 2, 3, 4})
+        if (tpr * vpt >= chunks && tpr * (vpt - 1) < chunks) { test_norm_rope<T>(2, 3, D, tpr, vpt, true, true); test_norm_rope<T>(1, 2, D, tpr, vpt, false, false); }
+  }
+  for (int64_t n : {1, 7, 8, 1000, 20003, 8192 * 3 + 5}) { test_gelu<T>(n, true); test_gelu<T>(n, false); }
+}
+
+int main(int argc, char** argv) {
+  full = argc > 1 && std::strcmp(argv[1], "full") == 0;
+  all<__nv_bfloat16>();
+  printf("bf16 done, failures %d\n", failures); fflush(stdout);
+  all<float>();
+  all<__half>();
+  printf("failures: %d\n", failures);
+  return failures != 0;
+}
