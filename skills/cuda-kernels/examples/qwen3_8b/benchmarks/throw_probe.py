@@ -21,6 +21,12 @@ subprocess (a crash is recorded, not fatal):
   4. if cuda-gdb is installed (the GPU machine has no gdb): the failing call under
      `cuda-gdb -batch`, stopped at the C++ throw and at the crash, with backtraces.
 
+Since then build_local links the extension against the libstdc++ the interpreter has
+loaded (a crash on the H200 was traced to std::ostream code copied into the extension
+from libstdc++.a when g++ found no libstdc++.so development link); section 1 shows what
+`g++ -print-file-name=libstdc++.so` finds, the extension's NEEDED libraries and whether
+stream/locale symbols are defined inside it, so the probe confirms or refutes that.
+
 Reading the result: (3) crashing for build_local but not for cpp_extension points at
 build_local's flags; both crashing points at the machine (compiler / libstdc++ vs the
 torch wheel); CPU passing while CUDA crashes points at the CUDA dispatch path; the
@@ -191,8 +197,22 @@ def toolchain_report(package_path: Path | None) -> list[str]:
                     lines.append("binding compile line: " + l)
                 if l.lstrip().startswith(("c++ ", "g++ ")) and " -shared" in l:
                     lines.append("link line: " + l)
+        # The suspect (build_local commit "link against the libstdc++ the interpreter
+        # loaded"): without a libstdc++.so development link, g++ -shared falls back to
+        # libstdc++.a and copies stream/locale code into the extension, which then crashes
+        # formatting the first TORCH_CHECK message (std::ostream << long).
+        for cxx in ("c++", "g++"):
+            rc, out = sh([cxx, "-print-file-name=libstdc++.so"], timeout=20)
+            lines.append(f"$ {cxx} -print-file-name=libstdc++.so: {out or rc}"
+                         + ("   <- NOT FOUND: -lstdc++ would link libstdc++.a" if out.strip() == "libstdc++.so" else ""))
         so = next(iter(sorted(package_path.glob("qwen3_8b_kernels/_qwen3_8b_kernels_*.so"))), None)
         if so:
+            rc, out = sh(f"readelf -d {so} | grep NEEDED", timeout=20)
+            lines.append(f"NEEDED of {so.name}: " + " ".join(re.findall(r"\[(.*?)\]", out)) if rc == 0 else
+                         f"readelf not available ({rc})")
+            rc, out = sh(f"nm -D --defined-only {so} | grep -c -E ' (_ZNSo|_ZNSt6locale|_ZNSt15basic_streambuf)'",
+                         timeout=20)
+            lines.append(f"libstdc++ stream/locale symbols defined inside {so.name}: {out or rc} (0 = none copied in)")
             rc, out = sh(["ldd", str(so)], timeout=20)
             lines.append(f"ldd {so.name}:")
             lines += ["  " + l.strip() for l in out.splitlines() if any(k in l for k in ("stdc++", "gcc_s", "c10", "torch"))]
