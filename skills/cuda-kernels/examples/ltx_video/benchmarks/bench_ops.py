@@ -228,24 +228,32 @@ def cases(pkg, quick: bool) -> list[dict]:
             },
             "check": ("kernel", "eager"),
         })
-    # residual (+ gate) add fused with the next AdaLN norm
+    # attn1's norm_q(q), norm_k(k), apply_rotary_emb(q), apply_rotary_emb(k)
     for shape in norm_shapes:
-        b, _, d = shape
         n = math.prod(shape)
+        d = shape[-1]
 
-        def make(i, shape=shape, b=b, d=d):
-            table = randn((b, 1, 6, d), seed=2000 + i, scale=0.3)
-            return (randn(shape, seed=i, scale=0.7), randn(shape, seed=500 + i, scale=2.0),
-                    table[:, :, 5], table[:, :, 4], table[:, :, 3])
+        def make(i, shape=shape, d=d):
+            b, s, _ = shape
+            if shape in LTX_SHAPES and d == 2048:
+                cos, sin = ref.rope_tables(b, 7, 16, 24, d, device="cuda")
+            else:
+                cos, sin = randn(shape, torch.float32, seed=300 + i), randn(shape, torch.float32, seed=400 + i)
+            return (randn(shape, seed=i, scale=2.0), randn(shape, seed=700 + i, scale=2.0),
+                    randn((d,), seed=98, scale=0.3, shift=1.0), randn((d,), seed=97, scale=0.3, shift=1.0), cos, sin)
+
+        def unfused(q, k, wq, wk, c, s):
+            return pkg.rope_interleaved(pkg.rms_norm(q, wq, 1e-5), c, s), pkg.rope_interleaved(pkg.rms_norm(k, wk, 1e-5), c, s)
 
         out.append({
-            "op": "add_rms_norm_modulate", "variant": "h = r + x*gate; AdaLN(h)", "shape": shape,
-            "bytes": 4 * n * el + 3 * b * d * el,
+            "op": "rms_norm_rope_qk", "variant": "norm_q/norm_k + RoPE on q and k", "shape": shape,
+            "bytes": n * (4 * el + 4 + 4) + 2 * d * el,
             "make": make,
             "impls": {
-                "kernel": lambda x, r, g, s, h: pkg.add_rms_norm_modulate(x, r, g, None, s, h, 1e-6),
-                "eager": lambda x, r, g, s, h: ref.add_rms_norm_modulate(x, r, g, None, s, h, 1e-6),
-                "compile": ("compile", lambda x, r, g, s, h: ref.add_rms_norm_modulate(x, r, g, None, s, h, 1e-6)),
+                "kernel": lambda q, k, wq, wk, c, s: pkg.rms_norm_rope_qk(q, k, wq, wk, c, s, 1e-5),
+                "eager": lambda q, k, wq, wk, c, s: ref.rms_norm_rope_qk(q, k, wq, wk, c, s, 1e-5),
+                "compile": ("compile", lambda q, k, wq, wk, c, s: ref.rms_norm_rope_qk(q, k, wq, wk, c, s, 1e-5)),
+                "kernels unfused": unfused,
             },
             "check": ("kernel", "eager"),
         })
@@ -286,32 +294,24 @@ def cases(pkg, quick: bool) -> list[dict]:
             },
             "check": ("kernel", "eager"),
         })
-    # attn1's norm_q(q), norm_k(k), apply_rotary_emb(q), apply_rotary_emb(k)
+    # residual (+ gate) add fused with the next AdaLN norm
     for shape in norm_shapes:
+        b, _, d = shape
         n = math.prod(shape)
-        d = shape[-1]
 
-        def make(i, shape=shape, d=d):
-            b, s, _ = shape
-            if shape in LTX_SHAPES and d == 2048:
-                cos, sin = ref.rope_tables(b, 7, 16, 24, d, device="cuda")
-            else:
-                cos, sin = randn(shape, torch.float32, seed=300 + i), randn(shape, torch.float32, seed=400 + i)
-            return (randn(shape, seed=i, scale=2.0), randn(shape, seed=700 + i, scale=2.0),
-                    randn((d,), seed=98, scale=0.3, shift=1.0), randn((d,), seed=97, scale=0.3, shift=1.0), cos, sin)
-
-        def unfused(q, k, wq, wk, c, s):
-            return pkg.rope_interleaved(pkg.rms_norm(q, wq, 1e-5), c, s), pkg.rope_interleaved(pkg.rms_norm(k, wk, 1e-5), c, s)
+        def make(i, shape=shape, b=b, d=d):
+            table = randn((b, 1, 6, d), seed=2000 + i, scale=0.3)
+            return (randn(shape, seed=i, scale=0.7), randn(shape, seed=500 + i, scale=2.0),
+                    table[:, :, 5], table[:, :, 4], table[:, :, 3])
 
         out.append({
-            "op": "rms_norm_rope_qk", "variant": "norm_q/norm_k + RoPE on q and k", "shape": shape,
-            "bytes": n * (4 * el + 4 + 4) + 2 * d * el,
+            "op": "add_rms_norm_modulate", "variant": "h = r + x*gate; AdaLN(h)", "shape": shape,
+            "bytes": 4 * n * el + 3 * b * d * el,
             "make": make,
             "impls": {
-                "kernel": lambda q, k, wq, wk, c, s: pkg.rms_norm_rope_qk(q, k, wq, wk, c, s, 1e-5),
-                "eager": lambda q, k, wq, wk, c, s: ref.rms_norm_rope_qk(q, k, wq, wk, c, s, 1e-5),
-                "compile": ("compile", lambda q, k, wq, wk, c, s: ref.rms_norm_rope_qk(q, k, wq, wk, c, s, 1e-5)),
-                "kernels unfused": unfused,
+                "kernel": lambda x, r, g, s, h: pkg.add_rms_norm_modulate(x, r, g, None, s, h, 1e-6),
+                "eager": lambda x, r, g, s, h: ref.add_rms_norm_modulate(x, r, g, None, s, h, 1e-6),
+                "compile": ("compile", lambda x, r, g, s, h: ref.add_rms_norm_modulate(x, r, g, None, s, h, 1e-6)),
             },
             "check": ("kernel", "eager"),
         })
