@@ -8,11 +8,12 @@ commands, so `kernels --help` stays fast.
 
 import functools
 import inspect
+from contextlib import contextmanager
 import os
 import signal
 import sys
 from pathlib import Path
-from typing import Annotated, Any, Callable, Optional
+from typing import Annotated, Any, Callable, Iterator, Optional
 
 import typer
 
@@ -200,6 +201,19 @@ ForceOpt = Annotated[bool, typer.Option("--force", "-f", help="Replace existing 
 DryRunOpt = Annotated[bool, typer.Option("--dry-run", "-n", help="Print what would happen; write nothing.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print a machine-readable JSON result.")]
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing but errors.")]
+SelectOpt = Annotated[
+    Optional[list[str]],
+    typer.Option("--skill", metavar="NAME", help="Pick skills from a folder of skills or a Hub repo (repeatable; '*' = all of them).", show_default=False),
+]
+# Plain strings, parsed by safety.Limits: a float option would make typer import pydantic.
+MaxFileOpt = Annotated[
+    Optional[str],
+    typer.Option("--max-file-mb", metavar="MB", help="Refuse a skill from a folder or the Hub holding a file over MB megabytes (default 10).", show_default=False),
+]
+MaxTotalOpt = Annotated[
+    Optional[str],
+    typer.Option("--max-total-mb", metavar="MB", help="Refuse a skill from a folder or the Hub over MB megabytes in all (default 50).", show_default=False),
+]
 
 
 def agent_flags(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -239,6 +253,49 @@ def _setup(json_: bool, quiet: bool) -> tuple[Any, Any]:
 
     _state["json"] = json_
     return Output(json_mode=json_, quiet=quiet), Roots.from_environment()
+
+
+@contextmanager
+def _sources(roots: Any, max_file_mb: Optional[str] = None, max_total_mb: Optional[str] = None, *, quiet: bool = False) -> Iterator[Any]:
+    """The context sources resolve in; trees fetched into its scratch folder are deleted after.
+    Download progress bars show on a terminal only (like pip's), never with -q or --json."""
+    from .safety import Limits
+    from .sources import SourceContext
+
+    quiet = quiet or not _isatty(sys.stderr)
+    ctx = SourceContext(
+        roots.bundled, roots.location.env, cwd=roots.location.cwd, limits=Limits.from_options(max_file_mb, max_total_mb), quiet=quiet
+    )
+    try:
+        yield ctx
+    finally:
+        ctx.scratch.close()
+
+
+def _isatty(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False
+
+
+def _split_specs(skills: Optional[list[str]], skill: Optional[list[str]]) -> tuple[list[str], list[str]]:
+    """(SKILL arguments, --skill selectors). With only bundled names given, --skill NAME is
+    one more name (the `kernel-builder skills add --skill NAME` form); with a folder or an
+    hf:// address, it picks skills out of them."""
+    from .skill import check_name
+    from .sources import kind_of
+
+    specs, select = list(skills or []), list(skill or [])
+    if any(kind_of(spec).kind != "bundled" for spec in specs):
+        return specs, select
+    return specs + [check_name(name) for name in select], []
+
+
+def _source_notes(out: Any, found: Any) -> None:
+    for source in found:
+        if source.origin.get("kind") != "bundled":
+            out.note(f"{source.name}: from {source.display}" + (f" ({source.note})" if source.note else ""))
 
 
 def _scan_targets(picked: list[str], loc: Location, *, scopes: tuple[str, ...], dests: list[str]) -> list[Target]:
@@ -310,44 +367,81 @@ def _report_plan(out: Any, plan: Any, roots: Any, *, command: str, dry_run: bool
 def add_cmd(
     skills: Annotated[
         Optional[list[str]],
-        typer.Argument(metavar="SKILL", help=f"Skills to install (default: {DEFAULT_SKILL}).", show_default=False),
+        typer.Argument(
+            metavar="SKILL",
+            help=f"What to install (default: {DEFAULT_SKILL}): a bundled skill's name, a folder (./my-skill, or a folder of "
+            "skills with --skill), or hf://ORG/REPO[@REVISION][/PATH] (also hf://datasets/..., hf://spaces/...).",
+            show_default=False,
+        ),
     ] = None,
-    skill: Annotated[
-        Optional[list[str]], typer.Option("--skill", metavar="NAME", help="A skill to install (repeatable), like SKILL.", show_default=False)
-    ] = None,
+    skill: SelectOpt = None,
     agent_flags: Any = None,
     agent: AgentOpt = None,
     global_: GlobalOpt = False,
     dest: DestOpt = None,
     force: ForceOpt = False,
     link: Annotated[bool, typer.Option("--link", help="Copy into the first target only; symlink the others to it.")] = False,
+    list_: Annotated[bool, typer.Option("--list", help="List the skills each SKILL source offers (default: the bundled ones); install nothing.")] = False,
+    max_file_mb: MaxFileOpt = None,
+    max_total_mb: MaxTotalOpt = None,
     dry_run: DryRunOpt = False,
     json_: JsonOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
     """Install skills into agents' skills folders (default: ./.agents/skills).
 
+    Skills from a folder or the Hub are checked before anything is written: no links or
+    paths leading out of the skill, no special files, size limits, a valid SKILL.md.
+
     \b
     Examples:
       kernels skills add cuda-kernels --claude          # ./.claude/skills/cuda-kernels
       kernels skills add cuda-kernels --global          # ~/.agents/skills, for every project
       kernels skills add --claude --codex --link        # one copy, one symlink
+      kernels skills add ./my-skill --claude            # a skill folder of your own
+      kernels skills add ./team-skills --skill '*'      # every skill in a folder of skills
+      kernels skills add hf://my-org/skills/house-style --claude
+      kernels skills add hf://my-org/skills@v1.2 --skill house-style
+      kernels skills add --list hf://my-org/skills      # what a repo offers
       kernels skills add --dest ./my-skills --dry-run
     """
     out, roots = _setup(json_, quiet)
     from . import config, install
 
+    specs, select = _split_specs(skills, skill)
+    if list_:
+        _list_offers(out, roots, specs, max_file_mb, max_total_mb, quiet=quiet or json_)
+        return
     picked = [*agent_flags, *(agent or [])]
     dests = [Path(d) for d in dest or []]
     defaults = None if picked or dests else config.load(roots.config_file).default_agents
     targets, note = add_targets(picked, roots.location, global_=global_, dests=dests, default_agents=defaults)
-    sources = install.skill_sources([*(skills or []), *(skill or [])] or [DEFAULT_SKILL], roots.sources)
-    plan = install.plan_add(sources, targets, force=force, link=link)
-    if not dry_run:
-        install.apply(plan, state_dir=roots.get_state_dir, force=force)
+    with _sources(roots, max_file_mb, max_total_mb, quiet=quiet or json_) as ctx:
+        found = install.skill_sources(specs or [DEFAULT_SKILL], ctx, select)
+        plan = install.plan_add(found, targets, force=force, link=link)
+        if not dry_run:
+            install.apply(plan, state_dir=roots.get_state_dir, force=force)
     _report_plan(out, plan, roots, command="add", dry_run=dry_run)
+    _source_notes(out, found)
     if note:
         out.note(note)
+
+
+def _list_offers(out: Any, roots: Any, specs: list[str], max_file_mb: Optional[str], max_total_mb: Optional[str], *, quiet: bool) -> None:
+    from .sources import bundled_names, offers
+
+    with _sources(roots, max_file_mb, max_total_mb, quiet=quiet) as ctx:
+        rows = [offer for spec in specs or bundled_names(roots.bundled) for offer in offers(spec, ctx)]
+    if out.json_mode:
+        out.json({"offers": [row.to_json() for row in rows]})
+        return
+    out.table(
+        ["Skill", "Version", "Description", "Install with"],
+        [[(r.name, "bold"), r.version or "-", r.description if not r.problem else (r.problem, "red"), f"kernels skills add {r.address}"] for r in rows],
+        no_wrap=["Install with"],
+    )
+    if not rows:
+        out.line("No skills found.")
 
 
 @skills_app.command(cls=_Command, name="list")
@@ -472,27 +566,34 @@ def update_cmd(
     global_: GlobalOnlyOpt = False,
     dest: DestOpt = None,
     force: Annotated[bool, typer.Option("--force", "-f", help="Also update edited installs (backed up first).")] = False,
+    max_file_mb: MaxFileOpt = None,
+    max_total_mb: MaxTotalOpt = None,
     dry_run: DryRunOpt = False,
     json_: JsonOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
-    """Re-install managed skills whose bundled version changed.
+    """Re-install managed skills whose source changed.
 
-    Looks in every agent's project and user folders unless narrowed. Installs with local
-    edits are skipped (and listed) unless --force, which backs the edits up first.
+    A bundled skill updates when this package ships a new version, a folder's skill when
+    its files changed, a Hub skill when its branch or tag moved to a new commit (one
+    pinned to a commit sha never moves). Looks in every agent's project and user folders
+    unless narrowed. Installs with local edits are skipped (and listed) unless --force,
+    which backs the edits up first.
 
     \b
     Examples:
       kernels skills update
+      kernels skills update --dry-run                   # what would change
       kernels skills update cuda-kernels --claude --force
     """
     out, roots = _setup(json_, quiet)
     from . import install
 
     targets = _named_or_every(agent_flags, agent, dest, roots.location, global_=global_, every=("project", "global"))
-    plan = install.plan_update(targets, roots.sources, names=skills, force=force)
-    if not dry_run:
-        install.apply(plan, state_dir=roots.get_state_dir, force=True)
+    with _sources(roots, max_file_mb, max_total_mb, quiet=quiet or json_) as ctx:
+        plan = install.plan_update(targets, ctx, names=skills, force=force)
+        if not dry_run:
+            install.apply(plan, state_dir=roots.get_state_dir, force=True)
     _report_plan(out, plan, roots, command="update", dry_run=dry_run)
     if not plan.actions and not plan.skipped and not out.json_mode:
         out.line("No managed skills found to update.")
@@ -500,23 +601,36 @@ def update_cmd(
 
 @skills_app.command(cls=_Command, name="show")
 def show_cmd(
-    skill: Annotated[str, typer.Argument(metavar="SKILL", help="A bundled skill name.", show_default=False)],
+    skill_spec: Annotated[
+        str, typer.Argument(metavar="SKILL", help="A bundled skill's name, a folder or an hf:// address.", show_default=False)
+    ],
+    skill: SelectOpt = None,
+    max_file_mb: MaxFileOpt = None,
+    max_total_mb: MaxTotalOpt = None,
     json_: JsonOpt = False,
 ) -> None:
     """Describe a skill: description, version and its files with sizes.
 
     \b
-    Example:
+    Examples:
       kernels skills show cuda-kernels
+      kernels skills show hf://my-org/skills --skill house-style
     """
     out, roots = _setup(json_, False)
-    from . import install, sources
+    from . import install
     from .output import human_size
 
-    source = sources.resolve(skill, roots.sources)[0]
-    info = source.info
-    tree = install.describe_tree(source.path)
+    specs, select = _split_specs([skill_spec], skill)
+    with _sources(roots, max_file_mb, max_total_mb, quiet=json_) as ctx:
+        found = install.skill_sources(specs, ctx, select)
+        if len(found) != 1:
+            names = ", ".join(s.name for s in found)
+            raise KernelsError(f"show describes one skill, and {skill_spec} gives {len(found)} ({names})", "Pick one with --skill NAME.", usage=True)
+        source = found[0]
+        info = source.info
+        tree = install.describe_tree(source.path)
     total = sum(row["size"] or 0 for row in tree)
+    local = source.origin.get("kind") != "hf"
     if out.json_mode:
         out.json(
             {
@@ -525,13 +639,14 @@ def show_cmd(
                 "version": info.version,
                 "license": info.license,
                 "source": dict(source.origin),
-                "path": str(source.path),
+                "path": str(source.path) if local else None,
                 "files": tree,
                 "total_bytes": total,
             }
         )
         return
-    out.line((info.name, "bold"), f"  {info.version or 'unversioned'}", (f"  ({source.origin.get('kind')}: {source.path})", "dim"))
+    where = str(source.path) if local else source.display + (f", {source.note}" if source.note else "")
+    out.line((info.name, "bold"), f"  {info.version or 'unversioned'}", (f"  ({source.origin.get('kind')}: {where})", "dim"))
     out.line(info.description)
     if info.license:
         out.line(("License: ", "dim"), info.license)
@@ -549,40 +664,151 @@ def show_cmd(
 
 @skills_app.command(cls=_Command, name="validate")
 def validate_cmd(
-    paths: Annotated[list[str], typer.Argument(metavar="PATH", help="Skill folders to check.", show_default=False)],
+    paths: Annotated[
+        list[str], typer.Argument(metavar="PATH", help="Skill folders, folders of skills, or hf:// addresses to check.", show_default=False)
+    ],
+    skill: SelectOpt = None,
+    max_file_mb: MaxFileOpt = None,
+    max_total_mb: MaxTotalOpt = None,
     json_: JsonOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
-    """Check skill folders against the Agent Skills format; exit 1 if any has errors.
+    """Check skills against the Agent Skills format; exit 1 if any has errors.
 
     Checks SKILL.md's front matter (name, description, optional keys), its length, that
-    every relative path the markdown names exists with exact case, and that no symlink
-    points outside the skill.
+    every relative path the markdown names exists with exact case, that no symlink or
+    hard link leads outside the skill, no special files, and the size limits `add`
+    applies to skills from folders and the Hub. A folder of skills is checked skill by
+    skill (narrow it with --skill).
 
     \b
-    Example:
+    Examples:
       kernels skills validate ./my-skill
+      kernels skills validate ./team-skills
+      kernels skills validate hf://my-org/skills --skill '*'
     """
     from .output import Output
-    from .skill import validate
 
     _state["json"] = json_
     out = Output(json_mode=json_, quiet=quiet)
-    reports = [validate(Path(path)) for path in paths]
+    roots = _roots()
+    with _sources(roots, max_file_mb, max_total_mb, quiet=quiet or json_) as ctx:
+        reports = [report for path in paths for report in _validate_one(path, ctx, list(skill or []))]
     if out.json_mode:
         out.json({"ok": all(r.ok for r in reports), "results": [r.to_json() for r in reports]})
     for report in reports:
         counts = f"{len(report.errors)} error(s), {len(report.warnings)} warning(s)"
         if report.ok:
-            out.line(("valid", "green bold"), f"  {report.path}", (f"  ({counts})" if report.warnings else "", "dim"))
+            out.line(("valid", "green bold"), f"  {report.display}", (f"  ({counts})" if report.warnings else "", "dim"))
         else:
-            out.error_line(("invalid", "red bold"), f"  {report.path}  ({counts})")
+            out.error_line(("invalid", "red bold"), f"  {report.display}  ({counts})")
         for problem in report.errors:
             out.error_line(("  error    ", "red"), str(problem))
         for problem in report.warnings:
             out.line(("  warning  ", "yellow"), str(problem))
     if not all(r.ok for r in reports):
         raise typer.Exit(EXIT_FAILURE)
+
+
+def _roots() -> Any:
+    from .roots import Roots
+
+    return Roots.from_environment()
+
+
+def _validate_one(spec: str, ctx: Any, select: list[str]) -> list[Any]:
+    """Reports for one PATH argument: a skill, each skill of a folder of skills, or a Hub address."""
+    from . import sources
+    from .safety import Refused, problems
+    from .skill import SKILL_FILE, Report, validate
+
+    if sources.HubRepo().matches(spec):
+        try:
+            found = sources.resolve(spec, ctx, select or [sources.ALL])
+        except Refused as exc:
+            report = Report(Path(spec), label=spec)
+            report.error(exc.path, exc.problem)
+            return [report]
+        reports = []
+        for source in found:
+            report = validate(source.path)
+            report.label = source.display
+            reports.append(report)
+        return reports
+    path = ctx.local_path(spec)
+    names = sources.bundled_names(path) if path.is_dir() and not (path / SKILL_FILE).exists() else []
+    if names:
+        picked = sources.choose(names, select or [sources.ALL], label=spec, single=False)
+        folders = [(path / name, os.path.join(spec, name)) for name in picked]
+    else:
+        folders = [(path, spec)]
+    reports = []
+    for folder, label in folders:
+        report = validate(folder)
+        report.label = label
+        if folder.is_dir():
+            seen = {p.path for p in report.errors}
+            for problem in problems(folder, label, ctx.limits):
+                if problem.path not in seen:
+                    report.error(problem.path, problem.problem)
+        reports.append(report)
+    return reports
+
+
+@skills_app.command(cls=_Command, name="publish")
+def publish_cmd(
+    path: Annotated[str, typer.Argument(metavar="PATH", help="The skill folder to publish (one with SKILL.md).", show_default=False)],
+    repo: Annotated[str, typer.Option("--repo", metavar="ORG/REPO", help="The Hub repo to upload to (created if missing).", show_default=False)],
+    repo_type: Annotated[str, typer.Option("--repo-type", metavar="TYPE", help="model (default) or dataset.")] = "model",
+    private: Annotated[bool, typer.Option("--private", help="Create the repo private (an existing repo keeps its visibility).")] = False,
+    revision: Annotated[
+        Optional[str], typer.Option("--revision", metavar="BRANCH", help="Upload to this branch (created from main if missing).", show_default=False)
+    ] = None,
+    create_pr: Annotated[bool, typer.Option("--create-pr", help="Open a pull request against the default branch instead of pushing.")] = False,
+    max_file_mb: MaxFileOpt = None,
+    max_total_mb: MaxTotalOpt = None,
+    json_: JsonOpt = False,
+    quiet: QuietOpt = False,
+) -> None:
+    """Upload a skill to a Hugging Face Hub repo, into a folder named after the skill.
+
+    The skill is checked like `add` checks it first. The folder on the Hub is replaced
+    as a whole. Needs a token with write access (HF_TOKEN, or `hf auth login`). Prints
+    the hf:// address that installs it.
+
+    \b
+    Examples:
+      kernels skills publish ./house-style --repo my-org/skills
+      kernels skills publish ./house-style --repo my-org/skills --create-pr
+      kernels skills publish ./house-style --repo my-org/skills --revision v2 --private
+    """
+    out, roots = _setup(json_, quiet)
+    from . import hub
+    from .safety import Limits
+
+    if repo_type == "space":
+        raise KernelsError("skills cannot be published to a Space (a Space runs an app)", "Use --repo-type model or dataset.", usage=True)
+    ref = hub.parse_repo(repo, repo_type)
+    limits = Limits.from_options(max_file_mb, max_total_mb)
+    folder = Path(os.path.expanduser(path))
+    result = hub.publish(
+        folder if folder.is_absolute() else roots.location.cwd / folder,
+        ref,
+        limits=limits,
+        private=private,
+        revision=revision,
+        create_pr=create_pr,
+        quiet=quiet or json_ or not _isatty(sys.stderr),
+        env=roots.location.env,
+    )
+    if out.json_mode:
+        out.json({"ok": True, "command": "publish", **result.to_json()})
+        return
+    version = f" {result.version}" if result.version else ""
+    out.line(("Published ", "green"), (result.name, "bold"), f"{version} to {result.ref.repo_id}/{result.name}", (f"  (commit {result.commit[:7]}, {result.files} files)", "dim"))
+    if result.pr_url:
+        out.line(("Pull request: ", "bold"), result.pr_url)
+    out.line("Install it with: ", (f"kernels skills add {result.address}", "bold"))
 
 
 @skills_app.command(cls=_Command, name="agents")

@@ -133,6 +133,7 @@ class Action:
             "backup": str(self.backup_path) if self.backup_path else None,
             "link_to": str(self.link_to) if self.link_to and self.linked else None,
             "note": self.note,
+            "source": dict(self.source.origin) if self.source is not None else None,
         }
 
 
@@ -200,9 +201,10 @@ def _validated(source: SkillSource) -> None:
     report = validate(source.path)
     if not report.ok:
         more = f" (and {len(report.errors) - 1} more)" if len(report.errors) > 1 else ""
+        origin = f" from {source.display}" if source.origin.get("kind") != "bundled" else ""
         raise KernelsError(
-            f"skill '{source.name}' is not valid: {report.errors[0]}{more}",
-            f"Run `kernels skills validate {source.path}` for details.",
+            f"skill '{source.name}'{origin} is not valid: {report.errors[0]}{more}",
+            f"Run `kernels skills validate {source.display if origin else source.path}` for details; nothing was installed.",
         )
 
 
@@ -351,6 +353,9 @@ def source_digests(installs: Sequence[Installed], ctx: SourceContext) -> None:
     for item in installs:
         if item.receipt is None:
             continue
+        if sources.is_remote(item.receipt.source):
+            item.status = "unchecked"  # asking the Hub is `update`'s job, not `list`'s
+            continue
         try:
             source = sources.from_origin(item.receipt.source, ctx)
         except KernelsError:
@@ -384,12 +389,21 @@ def plan_update(
         if item.receipt is None:
             plan.skipped.append(Skipped(item.name, item.path, "not installed by kernels; left alone"))
             continue
+        origin = item.receipt.source
         try:
-            source = sources.from_origin(item.receipt.source, ctx)
+            current = sources.unchanged(origin, ctx)
+            if current is not None and not item.changes:
+                plan.skipped.append(Skipped(item.name, item.path, f"up to date ({item.version or 'unversioned'}; {current})"))
+                continue
+            source = sources.from_origin(origin, ctx)
         except KernelsError as exc:
             plan.skipped.append(Skipped(item.name, item.path, exc.what))
             continue
-        same = receipts.digest(receipts.manifest(source.path)) == item.receipt.digest
+        if source.name != item.name:
+            plan.skipped.append(Skipped(item.name, item.path, f"its source {source.display} now holds the skill '{source.name}'; install that with `kernels skills add`"))
+            continue
+        # A new commit that left this skill's files alone still updates the receipt.
+        same = receipts.digest(receipts.manifest(source.path)) == item.receipt.digest and dict(source.origin) == dict(origin)
         if same and not item.changes:
             plan.skipped.append(Skipped(item.name, item.path, f"up to date ({item.version or 'unversioned'})"))
             continue
@@ -773,12 +787,29 @@ def recover_all(folders: Sequence[Path], state_dir: Path | Callable[[], Path]) -
     return notes
 
 
-def skill_sources(specs: Sequence[str], ctx: SourceContext) -> list[SkillSource]:
-    """Resolve SKILL arguments, each once, in order."""
+def skill_sources(specs: Sequence[str], ctx: SourceContext, select: Sequence[str] | None = None) -> list[SkillSource]:
+    """Resolve SKILL arguments, each skill once, in order.
+
+    ``select`` (--skill NAME or '*') picks skills out of the folders and repos among
+    ``specs``; every name must be found in one of them.
+    """
+    for name in select or ():
+        if name != sources.ALL:
+            check_name(name)
     out: dict[str, SkillSource] = {}
     for spec in specs:
-        for source in sources.resolve(spec, ctx):
+        for source in sources.resolve(spec, ctx, select):
+            seen = out.get(source.name)
+            if seen is not None and dict(seen.origin) != dict(source.origin):
+                raise KernelsError(
+                    f"two sources provide a skill named '{source.name}': {seen.display} and {source.display}",
+                    "Install them one at a time, into different targets.",
+                    usage=True,
+                )
             out.setdefault(source.name, source)
+    missing = [name for name in select or () if name != sources.ALL and name not in out]
+    if missing:
+        raise KernelsError(f"no source given holds a skill named {', '.join(repr(m) for m in missing)}", "`kernels skills add --list SOURCE` shows what a source offers.", usage=True)
     return list(out.values())
 
 

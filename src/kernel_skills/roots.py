@@ -44,7 +44,7 @@ class Roots:
 
     @property
     def sources(self) -> SourceContext:
-        return SourceContext(self.bundled, self.location.env)
+        return SourceContext(self.bundled, self.location.env, cwd=self.location.cwd)
 
     @classmethod
     def from_environment(cls) -> Roots:

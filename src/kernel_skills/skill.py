@@ -72,10 +72,15 @@ class Report:
     name: str | None = None
     errors: list[Problem] = field(default_factory=list)
     warnings: list[Problem] = field(default_factory=list)
+    label: str | None = None  # where the skill came from, when not ``path`` (an hf:// address)
 
     @property
     def ok(self) -> bool:
         return not self.errors
+
+    @property
+    def display(self) -> str:
+        return self.label or str(self.path)
 
     def error(self, path: str, message: str, line: int | None = None) -> None:
         self.errors.append(Problem(path, message, line))
@@ -85,7 +90,7 @@ class Report:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "path": str(self.path),
+            "path": self.display,
             "name": self.name,
             "valid": self.ok,
             "errors": [p.to_json() for p in self.errors],

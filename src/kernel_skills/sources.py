@@ -1,26 +1,38 @@
 """Where skills come from.
 
-A *source kind* turns what the user typed (``cuda-kernels``) into :class:`SkillSource`
-objects: a local folder holding the skill tree, plus the record that goes into the
-receipt so that ``update`` can ask the same source again later. Today there is one kind,
-the skills bundled with this package; other kinds (a local folder, a Hugging Face Hub
-repo) plug in by adding a class with the same three methods to :data:`SOURCE_KINDS`.
+A *source kind* turns what the user typed into :class:`SkillSource` objects: a local
+folder holding the skill tree, plus the record that goes into the receipt so that
+``update`` can ask the same source again later. Three kinds, checked in this order:
+
+- a Hub repo, ``hf://[datasets/|spaces/]ORG/REPO[@REVISION][/PATH]`` (:mod:`.hub`;
+  huggingface_hub is imported only when one is used);
+- a local folder, any SKILL argument that looks like a path (``./my-skill``, ``~/x``,
+  ``/abs``, ``a/b``): a skill folder, or a folder of skill folders;
+- a skill bundled with this package, by name (``cuda-kernels``): everything else.
+
+A new kind is a class with ``matches``/``resolve``/``from_origin`` (and optionally
+``offers``, ``unchanged``) added to :data:`SOURCE_KINDS`. Skills from anywhere but this
+package are untrusted: their kinds run :mod:`.safety`'s checks before returning them.
 """
 
 from __future__ import annotations
 
 import difflib
 import os
-from collections.abc import Mapping
+import shutil
+import tempfile
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Protocol
 
 from .errors import KernelsError
+from .safety import Limits, check_name as check_untrusted_name, check_tree
 from .skill import SKILL_FILE, SkillInfo, check_name, is_ignored, read_info
 
 BUNDLED_ROOT_ENV = "KERNEL_SKILLS_BUNDLED_ROOT"
+ALL = "*"  # --skill '*': every skill a source offers
 
 
 @dataclass(frozen=True)
@@ -30,10 +42,58 @@ class SkillSource:
     name: str
     path: Path
     origin: Mapping[str, Any]  # JSON-able; stored in the receipt as "source"
+    label: str = ""  # how to name it to the user: "cuda-kernels", "/abs/my-skill", "hf://org/repo/x"
+    note: str | None = None  # e.g. "commit 1a2b3c4"
 
     @cached_property
     def info(self) -> SkillInfo:
         return read_info(self.path)
+
+    @property
+    def display(self) -> str:
+        return self.label or str(self.path)
+
+
+@dataclass(frozen=True)
+class Offer:
+    """A skill a source offers (for `kernels skills add --list`)."""
+
+    name: str
+    address: str  # what to pass to `kernels skills add` to install just this one
+    description: str = ""
+    version: str | None = None
+    problem: str | None = None  # why it could not be read, if it could not
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "address": self.address, "description": self.description, "version": self.version, "problem": self.problem}
+
+
+class Scratch:
+    """A private temp folder for trees fetched from elsewhere; removed by :meth:`close`."""
+
+    def __init__(self) -> None:
+        self._path: Path | None = None
+        self._count = 0
+
+    def new(self) -> Path:
+        """A fresh, empty folder inside the scratch folder."""
+        if self._path is None:
+            self._path = Path(tempfile.mkdtemp(prefix="kernel-skills-"))
+        self._count += 1
+        folder = self._path / str(self._count)
+        folder.mkdir()
+        return folder
+
+    def close(self) -> None:
+        if self._path is not None:
+            shutil.rmtree(self._path, ignore_errors=True)
+            self._path = None
+
+    def __enter__(self) -> Scratch:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 @dataclass(frozen=True)
@@ -42,71 +102,222 @@ class SourceContext:
 
     bundled_root: Path
     env: Mapping[str, str] = field(default_factory=dict)
+    cwd: Path | None = None  # relative folder paths start here (default: the process's cwd)
+    limits: Limits = field(default_factory=Limits)
+    scratch: Scratch = field(default_factory=Scratch)
+    quiet: bool = False  # no download progress bars
+
+    def local_path(self, spec: str) -> Path:
+        path = Path(os.path.expanduser(spec))
+        return path if path.is_absolute() else (self.cwd or Path.cwd()) / path
 
 
 class SourceKind(Protocol):
     kind: str
+    remote: bool  # fetching it needs the network: `list` does not ask it whether it changed
 
     def matches(self, spec: str) -> bool:
         """Whether ``spec`` (a SKILL argument) is this kind's to resolve."""
 
-    def resolve(self, spec: str, ctx: SourceContext) -> list[SkillSource]:
-        """The skills ``spec`` names; raises KernelsError when there are none."""
+    def resolve(self, spec: str, ctx: SourceContext, select: Sequence[str] | None = None) -> list[SkillSource]:
+        """The skills ``spec`` names (narrowed by --skill ``select``); raises KernelsError when there are none."""
 
     def from_origin(self, origin: Mapping[str, Any], ctx: SourceContext) -> SkillSource:
         """The same skill again, from a receipt's "source" record (for update)."""
+
+
+def choose(offered: Sequence[str], select: Sequence[str] | None, *, label: str, single: bool) -> list[str]:
+    """The skills of a source that --skill ``select`` picks (all of a single-skill source without it)."""
+    if not select:
+        if single:
+            return list(offered)
+        shown = ", ".join(offered[:8]) + (f" and {len(offered) - 8} more" if len(offered) > 8 else "")
+        raise KernelsError(
+            f"{label} is a folder of {len(offered)} skills ({shown})",
+            f"Pick some with --skill NAME (repeatable) or all with --skill '{ALL}'; `kernels skills add --list {label}` describes them.",
+            usage=True,
+        )
+    if ALL in select:
+        return list(offered)
+    chosen = [name for name in offered if name in select]
+    if not chosen:
+        holds = f"only the skill '{offered[0]}'" if single else "no skill named " + ", ".join(f"'{s}'" for s in select)
+        raise KernelsError(f"{label} holds {holds}", f"It offers: {', '.join(offered)}. Fix --skill, or drop it for a single skill.", usage=True)
+    return chosen
 
 
 class Bundled:
     """Skills shipped inside this package (kernel_skills/skills, or skills/ in a checkout)."""
 
     kind = "bundled"
+    remote = False
 
     def matches(self, spec: str) -> bool:
         return True  # the fallback: anything that is no other kind's is a bundled name
 
-    def resolve(self, spec: str, ctx: SourceContext) -> list[SkillSource]:
+    def resolve(self, spec: str, ctx: SourceContext, select: Sequence[str] | None = None) -> list[SkillSource]:
         check_name(spec)
         path = ctx.bundled_root / spec
         if not path.is_dir():
             names = bundled_names(ctx.bundled_root)
             close = difflib.get_close_matches(spec, names, n=1, cutoff=0.5)
             hint = f"Did you mean '{close[0]}'? " if close else ""
+            if not close and os.path.isdir(ctx.local_path(spec)):
+                hint = f"To install the folder here, write ./{spec}. "
             available = ", ".join(names) or "none"
             raise KernelsError(
                 f"no bundled skill named '{spec}'",
                 f"{hint}Bundled skills: {available} (`kernels skills list --available`).",
             )
-        return [SkillSource(spec, path, {"kind": self.kind, "name": spec})]
+        return [SkillSource(spec, path, {"kind": self.kind, "name": spec}, label=spec)]
 
     def from_origin(self, origin: Mapping[str, Any], ctx: SourceContext) -> SkillSource:
         return self.resolve(str(origin.get("name", "")), ctx)[0]
 
+    def offers(self, spec: str, ctx: SourceContext) -> list[Offer]:
+        source = self.resolve(spec, ctx)[0]
+        return [_offer(source.name, source.path, spec)]
+
+
+def looks_like_path(spec: str) -> bool:
+    """pip's rule: a SKILL argument with a path separator, or starting with . or ~, is a folder."""
+    return spec.startswith((".", "~")) or "/" in spec or os.sep in spec or os.path.isabs(spec)
+
+
+class LocalFolder:
+    """A skill folder on this machine (with SKILL.md), or a folder of skill folders."""
+
+    kind = "local"
+    remote = False
+
+    def matches(self, spec: str) -> bool:
+        return looks_like_path(spec)
+
+    def _candidates(self, spec: str, ctx: SourceContext) -> tuple[dict[str, Path], bool, str]:
+        """(name -> skill folder, single skill?, label) for a folder argument."""
+        path = ctx.local_path(spec)
+        if not path.is_dir():
+            what = "is not a folder" if path.exists() else "does not exist"
+            raise KernelsError(f"{spec} {what}", "Give a skill folder (one with SKILL.md) or a folder of skill folders.")
+        real = Path(os.path.realpath(path))
+        if (real / SKILL_FILE).is_file():
+            return {real.name: real}, True, str(real)
+        names = bundled_names(real)
+        if not names:
+            raise KernelsError(f"{spec} has no {SKILL_FILE} and no skill folders in it", "A skill is a folder with a SKILL.md file.")
+        return {name: real / name for name in names}, False, str(real)
+
+    def resolve(self, spec: str, ctx: SourceContext, select: Sequence[str] | None = None) -> list[SkillSource]:
+        folders, single, label = self._candidates(spec, ctx)
+        return [self._source(folders[name], ctx) for name in choose(list(folders), select, label=label, single=single)]
+
+    def _source(self, folder: Path, ctx: SourceContext) -> SkillSource:
+        label = str(folder)
+        check_untrusted_name(folder.name, label)
+        check_tree(folder, label, ctx.limits)
+        return SkillSource(folder.name, folder, {"kind": self.kind, "path": str(folder)}, label=label)
+
+    def from_origin(self, origin: Mapping[str, Any], ctx: SourceContext) -> SkillSource:
+        folder = Path(str(origin.get("path", "")))
+        if not folder.is_absolute() or not (folder / SKILL_FILE).is_file():
+            raise KernelsError(f"the source folder {folder} is gone (no {SKILL_FILE} there)", "Reinstall the skill from where it lives now.")
+        return self._source(folder, ctx)
+
+    def offers(self, spec: str, ctx: SourceContext) -> list[Offer]:
+        folders, _, _ = self._candidates(spec, ctx)
+        return [_offer(name, folder, str(folder)) for name, folder in folders.items()]
+
+
+class HubRepo:
+    """A skill (or a folder of skills) in a Hugging Face Hub repo: see :mod:`.hub`."""
+
+    kind = "hf"
+    remote = True
+
+    def matches(self, spec: str) -> bool:
+        return spec.startswith("hf://")
+
+    def resolve(self, spec: str, ctx: SourceContext, select: Sequence[str] | None = None) -> list[SkillSource]:
+        from . import hub
+
+        return hub.resolve(hub.parse_uri(spec), ctx, select)
+
+    def from_origin(self, origin: Mapping[str, Any], ctx: SourceContext) -> SkillSource:
+        from . import hub
+
+        return hub.from_origin(origin, ctx)
+
+    def unchanged(self, origin: Mapping[str, Any], ctx: SourceContext) -> str | None:
+        from . import hub
+
+        return hub.unchanged(origin, ctx)
+
+    def offers(self, spec: str, ctx: SourceContext) -> list[Offer]:
+        from . import hub
+
+        return hub.offers(hub.parse_uri(spec), ctx)
+
+
+def _offer(name: str, folder: Path, address: str) -> Offer:
+    try:
+        info = read_info(folder)
+    except KernelsError as exc:
+        return Offer(name, address, problem=exc.what)
+    return Offer(name, address, info.description, info.version)
+
 
 # Checked in order; the first kind whose matches() says yes resolves the spec.
-SOURCE_KINDS: list[SourceKind] = [Bundled()]
+SOURCE_KINDS: list[SourceKind] = [HubRepo(), LocalFolder(), Bundled()]
 
 
-def resolve(spec: str, ctx: SourceContext) -> list[SkillSource]:
+def kind_of(spec: str) -> SourceKind:
     for kind in SOURCE_KINDS:
         if kind.matches(spec):
-            return kind.resolve(spec, ctx)
-    raise KernelsError(f"cannot tell where skill '{spec}' comes from", "Give a bundled skill name.", usage=True)
+            return kind
+    raise KernelsError(f"cannot tell where skill '{spec}' comes from", "Give a bundled skill name, a folder or an hf:// address.", usage=True)
 
 
-def from_origin(origin: Mapping[str, Any], ctx: SourceContext) -> SkillSource:
-    """Re-resolve the source a receipt recorded (raises KernelsError if it is gone)."""
+def resolve(spec: str, ctx: SourceContext, select: Sequence[str] | None = None) -> list[SkillSource]:
+    return kind_of(spec).resolve(spec, ctx, select)
+
+
+def offers(spec: str, ctx: SourceContext) -> list[Offer]:
+    """What ``spec`` offers, without installing (`kernels skills add --list`)."""
+    return kind_of(spec).offers(spec, ctx)  # type: ignore[attr-defined]
+
+
+def _kind_for(origin: Mapping[str, Any]) -> SourceKind:
     for kind in SOURCE_KINDS:
         if kind.kind == origin.get("kind"):
-            return kind.from_origin(origin, ctx)
+            return kind
     raise KernelsError(
         f"unknown source kind {origin.get('kind')!r} in a receipt",
         "Upgrade kernel-skills, or reinstall the skill with `kernels skills add --force`.",
     )
 
 
+def from_origin(origin: Mapping[str, Any], ctx: SourceContext) -> SkillSource:
+    """Re-resolve the source a receipt recorded (raises KernelsError if it is gone)."""
+    return _kind_for(origin).from_origin(origin, ctx)
+
+
+def is_remote(origin: Mapping[str, Any]) -> bool:
+    """Whether checking this source for changes needs the network."""
+    try:
+        return _kind_for(origin).remote
+    except KernelsError:
+        return False
+
+
+def unchanged(origin: Mapping[str, Any], ctx: SourceContext) -> str | None:
+    """Why the source surely still holds what was installed (e.g. "pinned to 1a2b3c4"), when
+    that can be told without fetching it; None when it has to be fetched and compared."""
+    check = getattr(_kind_for(origin), "unchanged", None)
+    return check(origin, ctx) if check else None
+
+
 def bundled_names(root: Path) -> list[str]:
-    """Names of the bundled skills (folders under ``root`` that hold a SKILL.md)."""
+    """Names of the skill folders directly under ``root`` (folders that hold a SKILL.md)."""
     try:
         entries = sorted(os.scandir(root), key=lambda e: e.name)
     except OSError:

@@ -23,6 +23,8 @@ from kernel_skills.agents import Location
 from kernel_skills.roots import Roots
 from kernel_skills.skill import is_ignored
 
+from .hubfake import FakeHub, point_client_at
+
 REPO = Path(__file__).resolve().parents[2]
 _ENV_TO_CLEAR = ("KERNEL_SKILLS_BUNDLED_ROOT", "KERNEL_SKILLS_TEST_HOOKS", "KERNELS_DEBUG", "XDG_DATA_HOME", "XDG_CACHE_HOME")
 
@@ -83,6 +85,16 @@ def sandbox(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Sandbox:
     make_skill(box.bundled, "demo")
     make_skill(box.bundled, "cuda-kernels", description="Stand-in for the real skill. Write CUDA kernels.")
     return box
+
+
+@pytest.fixture
+def hub(sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch):
+    """A fake Hugging Face Hub on 127.0.0.1 (tests/cli/hubfake.py) that huggingface_hub
+    talks to, with its cache in the sandbox: no network, no real cache or token touched."""
+    with FakeHub() as server:
+        point_client_at(server, sandbox.root / "hf", monkeypatch)
+        yield server
+    assert not server.unexpected, f"requests FakeHub does not serve: {server.unexpected}"
 
 
 # ------------------------------------------------------------------------------ helpers
