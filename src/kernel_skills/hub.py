@@ -329,8 +329,10 @@ def _pattern(path: str) -> str:
     return re.sub(r"([*?\[])", r"[\1]", path)
 
 
-def download(commit: Commit, patterns: Sequence[str] | None, ctx: SourceContext, *, ignore: Sequence[str] | None = None) -> Path:
-    """snapshot_download of the files matching ``patterns`` at the commit; the snapshot folder."""
+def download(commit: Commit, paths: Sequence[str], ctx: SourceContext) -> Path:
+    """snapshot_download of exactly ``paths`` (files of the commit) into the cache; the
+    snapshot folder. allow_patterns name each file, so nothing that was not checked
+    (say a huge ``__pycache__`` file next to the skill) is ever fetched."""
     from huggingface_hub import snapshot_download
 
     ref = commit.ref
@@ -339,8 +341,7 @@ def download(commit: Commit, patterns: Sequence[str] | None, ctx: SourceContext,
             ref.repo_id,
             repo_type=ref.repo_type,
             revision=commit.revision,
-            allow_patterns=list(patterns) if patterns is not None else None,
-            ignore_patterns=list(ignore) if ignore else None,
+            allow_patterns=[_pattern(path) for path in paths],
             local_files_only=commit.offline,
         )
     return Path(folder)
@@ -383,10 +384,7 @@ def resolve(ref: HubRef, ctx: SourceContext, select: Sequence[str] | None = None
         check_untrusted_name(name, label)
         listings[name] = commit.under(prefix)
         check_listing(listings[name], label, ctx.limits)  # before a single byte is downloaded
-    if ROOT in chosen.values():
-        snapshot = download(commit, None, ctx, ignore=[".gitattributes"])
-    else:
-        snapshot = download(commit, [_pattern(prefix) + "/*" for prefix in chosen.values()], ctx)
+    snapshot = download(commit, [_join(chosen[name], rel) for name in chosen for rel in listings[name]], ctx)
     out = []
     for name, prefix in chosen.items():
         label = ref.uri(prefix)
@@ -482,7 +480,7 @@ def offers(ref: HubRef, ctx: SourceContext) -> list[Offer]:
     folders, _ = _named(commit, ctx)
     paths = {name: _join(prefix, SKILL_FILE) for name, prefix in folders.items()}
     check_listing({p: commit.files.get(p) for p in paths.values()}, ref.uri(), ctx.limits)
-    snapshot = download(commit, [_pattern(p) for p in paths.values()], ctx)
+    snapshot = download(commit, list(paths.values()), ctx)
     out = []
     for name, prefix in folders.items():
         address = ref.uri(prefix)

@@ -17,7 +17,8 @@ against huggingface_hub 1.33.0's source), with the headers the client relies on:
   GET  /api/{type}s/ORG/REPO/discussions/N                                  its details
 
 Errors come the way the Hub sends them: ``X-Error-Code`` RepoNotFound (401 without a
-token, 404 with one), RevisionNotFound, EntryNotFound; an unknown token gets 401 with
+token, 404 with one), RevisionNotFound, EntryNotFound, GatedRepo (file downloads of a
+gated repo without a granted token); an unknown token gets 401 with
 ``X-Error-Message: Invalid credentials in Authorization header``; a write outside the
 token's namespaces gets 403. Failure hooks for tests: :meth:`FakeHub.cut` drops the
 connection part-way through a file, :meth:`FakeHub.stall` stops sending part-way,
@@ -61,6 +62,7 @@ class Repo:
     repo_type: str
     repo_id: str
     private: bool = False
+    gated: bool = False  # files need a token granted access; info and listings do not
     refs: dict[str, str] = field(default_factory=dict)  # branch / tag / refs/pr/N -> commit sha
     commits: dict[str, dict[str, bytes]] = field(default_factory=dict)  # sha -> the whole tree
     prs: int = 0
@@ -81,7 +83,8 @@ class FakeHub:
 
     def __init__(self) -> None:
         self.repos: dict[tuple[str, str], Repo] = {}
-        self.tokens: dict[str, set[str]] = {}  # token -> namespaces it may write to
+        self.tokens: dict[str, set[str]] = {}  # token -> namespaces it may write to (and read, if private)
+        self.granted: set[str] = set()  # tokens granted access to gated repos
         self.requests: list[tuple[str, str]] = []  # (method, path) of every request
         self.unexpected: list[tuple[str, str]] = []
         self.lock = threading.RLock()
@@ -106,6 +109,9 @@ class FakeHub:
         return self
 
     def stop(self) -> None:
+        """Stop serving (idempotent): from now on connections are refused, as by a Hub that is down."""
+        if self._stop.is_set():
+            return
         self._stop.set()
         self.server.shutdown()
         self.server.server_close()
@@ -275,6 +281,9 @@ class _Handler(BaseHTTPRequestHandler):
         self._dispatch("POST")
 
     def _dispatch(self, method: str) -> None:
+        if self.hub._stop.is_set():  # a kept-alive connection to a stopped Hub: hang up
+            self.close_connection = True
+            return
         split = urlsplit(self.path)
         path, query = split.path, parse_qs(split.query)
         with self.hub.lock:
@@ -345,7 +354,7 @@ class _Handler(BaseHTTPRequestHandler):
                 "author": repo.namespace,
                 "sha": sha,
                 "private": repo.private,
-                "gated": False,
+                "gated": "manual" if repo.gated else False,
                 "disabled": False,
                 "lastModified": NOW,
                 "createdAt": NOW,
@@ -393,6 +402,8 @@ class _Handler(BaseHTTPRequestHandler):
         sha = repo.at(revision)
         if sha is None:
             return self._error(404, "RevisionNotFound", f"Invalid rev id: {revision}", head=head)
+        if repo.gated and self._token()[1] not in self.hub.granted:
+            return self._error(401, "GatedRepo", "Access to this model is restricted", head=head)
         data = repo.commits[sha].get(path)
         if data is None:
             return self._error(404, "EntryNotFound", f"{path} does not exist on {revision}", {"X-Repo-Commit": sha}, head=head)

@@ -181,6 +181,19 @@ def test_offline_install_from_the_cache(sandbox, hub, monkeypatch):
     assert len(hub.requests) == before
 
 
+def test_an_unreachable_hub_falls_back_to_the_cache(sandbox, hub):
+    hub.commit(REPO, {**skill_files("house-style"), **skill_files("other")})
+    assert cli("skills", "add", f"hf://{REPO}/house-style", "--claude").exit_code == 0
+    hub.stop()
+    cached = cli("skills", "add", f"hf://{REPO}/house-style", "--kiro")
+    assert cached.exit_code == 0, cached.output
+    assert (sandbox.project / ".kiro/skills/house-style/SKILL.md").is_file()
+    gone = cli("skills", "add", "hf://my-org/never-fetched/x", "--kiro")
+    assert gone.exit_code == 1
+    assert "cannot reach the Hub at http://127.0.0.1:" in gone.stderr and "not in the local cache" in gone.stderr
+    assert "Check your connection" in gone.stderr
+
+
 def test_offline_without_the_cache_says_so(sandbox, hub, monkeypatch):
     hub.commit(REPO, skill_files("house-style"))
     set_offline(monkeypatch)
@@ -230,6 +243,20 @@ def test_a_bad_token_is_a_clear_401(sandbox, hub, monkeypatch):
     assert result.exit_code == 1
     assert "the Hub rejected your token (401 Unauthorized)" in result.stderr
     assert "https://huggingface.co/settings/tokens" in result.stderr
+
+
+def test_a_gated_repo_says_where_to_ask_for_access(sandbox, hub, monkeypatch):
+    hub.commit(REPO, skill_files("house-style"))
+    hub.repo(REPO).gated = True
+    result = cli("skills", "add", f"hf://{REPO}/house-style", "--claude")
+    assert result.exit_code == 1 and result.stderr.count("\n") == 1
+    assert f"{REPO} is a gated repo and your token has not been granted access" in result.stderr
+    assert f"Request access at {hub.url}/{REPO}" in result.stderr
+    assert not (sandbox.project / ".claude").exists()
+    hub.tokens["hf_granted"] = set()
+    hub.granted.add("hf_granted")
+    monkeypatch.setenv("HF_TOKEN", "hf_granted")
+    assert cli("skills", "add", f"hf://{REPO}/house-style", "--claude").exit_code == 0
 
 
 def test_missing_repo_is_a_clear_404(sandbox, hub, monkeypatch):
@@ -350,6 +377,8 @@ def test_a_file_over_10_mb_is_refused_before_it_is_downloaded(sandbox, hub):
     assert "--max-file-mb" in result.stderr
     assert hub.hits("/resolve/") == 0  # nothing was downloaded
     assert not (sandbox.project / ".claude").exists()
+    checked = cli("skills", "validate", f"hf://{REPO}/house-style")
+    assert checked.exit_code == 1 and "assets/big.bin: is 10.0 MB" in checked.stderr
     # Trusting it: a higher limit installs it (served the way the Hub serves LFS files).
     allowed = cli("skills", "add", f"hf://{REPO}/house-style", "--claude", "--max-file-mb", "11")
     assert allowed.exit_code == 0, allowed.output
