@@ -257,14 +257,16 @@ def _setup(json_: bool, quiet: bool) -> tuple[Any, Any]:
 
 @contextmanager
 def _sources(roots: Any, max_file_mb: Optional[str] = None, max_total_mb: Optional[str] = None, *, quiet: bool = False) -> Iterator[Any]:
-    """The context sources resolve in; trees fetched into its scratch folder are deleted after.
-    Download progress bars show on a terminal only (like pip's), never with -q or --json."""
+    """The context sources resolve in; trees fetched into its scratch folder are deleted after."""
     from .safety import Limits
     from .sources import SourceContext
 
-    quiet = quiet or not _isatty(sys.stderr)
     ctx = SourceContext(
-        roots.bundled, roots.location.env, cwd=roots.location.cwd, limits=Limits.from_options(max_file_mb, max_total_mb), quiet=quiet
+        roots.bundled,
+        roots.location.env,
+        cwd=roots.location.cwd,
+        limits=Limits.from_options(max_file_mb, max_total_mb),
+        quiet=not _bars_wanted(quiet),
     )
     try:
         yield ctx
@@ -272,11 +274,11 @@ def _sources(roots: Any, max_file_mb: Optional[str] = None, max_total_mb: Option
         ctx.scratch.close()
 
 
-def _isatty(stream: Any) -> bool:
-    try:
-        return bool(stream.isatty())
-    except (AttributeError, ValueError):
-        return False
+def _bars_wanted(quiet: bool) -> bool:
+    """huggingface_hub's progress bars: on a terminal (like pip's), never with -q or --json."""
+    from .output import isatty
+
+    return not quiet and isatty(sys.stderr)
 
 
 def _split_specs(skills: Optional[list[str]], skill: Optional[list[str]]) -> tuple[list[str], list[str]]:
@@ -798,7 +800,7 @@ def publish_cmd(
         private=private,
         revision=revision,
         create_pr=create_pr,
-        quiet=quiet or json_ or not _isatty(sys.stderr),
+        quiet=not _bars_wanted(quiet or json_),
         env=roots.location.env,
     )
     if out.json_mode:

@@ -113,14 +113,16 @@ class Output:
         self.console().print(table)
 
 
-def _styled(stream: Any) -> bool:
-    """Style for terminals, or when FORCE_COLOR asks for it (rich's own convention)."""
-    if os.environ.get("FORCE_COLOR"):
-        return True
+def isatty(stream: Any) -> bool:
     try:
         return bool(stream.isatty())
     except (AttributeError, ValueError):
         return False
+
+
+def _styled(stream: Any) -> bool:
+    """Style for terminals, or when FORCE_COLOR asks for it (rich's own convention)."""
+    return bool(os.environ.get("FORCE_COLOR")) or isatty(stream)
 
 
 def _text(parts: Sequence[str | tuple[str, str]]) -> Any:

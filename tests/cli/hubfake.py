@@ -256,6 +256,17 @@ class _Handler(BaseHTTPRequestHandler):
             return None
         return repo
 
+    def _commit_for_read(self, repo_type: str, repo_id: str, revision: str, *, head: bool = False) -> tuple[Repo, str] | None:
+        """The repo and the commit a revision names; None after answering the error."""
+        repo = self._repo_for_read(repo_type, repo_id, head=head)
+        if repo is None:
+            return None
+        sha = repo.at(revision)
+        if sha is None:
+            self._error(404, "RevisionNotFound", f"Invalid rev id: {revision}", head=head)
+            return None
+        return repo, sha
+
     def _may_write(self, namespace: str) -> bool:
         ok, token = self._token()
         if not ok:
@@ -331,12 +342,10 @@ class _Handler(BaseHTTPRequestHandler):
     # ------------------------------------------------------------------ reads
 
     def _info(self, repo_type: str, repo_id: str, revision: str, query: dict[str, list[str]]) -> None:
-        repo = self._repo_for_read(repo_type, repo_id)
-        if repo is None:
+        found = self._commit_for_read(repo_type, repo_id, revision)
+        if found is None:
             return
-        sha = repo.at(revision)
-        if sha is None:
-            return self._error(404, "RevisionNotFound", f"Invalid rev id: {revision}")
+        repo, sha = found
         blobs = (query.get("blobs") or ["false"])[0].lower() == "true"
         siblings = []
         for path, data in sorted(repo.commits[sha].items()):
@@ -364,12 +373,10 @@ class _Handler(BaseHTTPRequestHandler):
         )
 
     def _tree(self, repo_type: str, repo_id: str, revision: str, folder: str, query: dict[str, list[str]]) -> None:
-        repo = self._repo_for_read(repo_type, repo_id)
-        if repo is None:
+        found = self._commit_for_read(repo_type, repo_id, revision)
+        if found is None:
             return
-        sha = repo.at(revision)
-        if sha is None:
-            return self._error(404, "RevisionNotFound", f"Invalid rev id: {revision}")
+        repo, sha = found
         recursive = (query.get("recursive") or ["false"])[0].lower() == "true"
         tree = repo.commits[sha]
         start = f"{folder}/" if folder else ""
@@ -396,12 +403,10 @@ class _Handler(BaseHTTPRequestHandler):
         self._json(200, entries)
 
     def _resolve(self, repo_type: str, repo_id: str, revision: str, path: str, *, head: bool) -> None:
-        repo = self._repo_for_read(repo_type, repo_id, head=head)
-        if repo is None:
+        found = self._commit_for_read(repo_type, repo_id, revision, head=head)
+        if found is None:
             return
-        sha = repo.at(revision)
-        if sha is None:
-            return self._error(404, "RevisionNotFound", f"Invalid rev id: {revision}", head=head)
+        repo, sha = found
         if repo.gated and self._token()[1] not in self.hub.granted:
             return self._error(401, "GatedRepo", "Access to this model is restricted", head=head)
         data = repo.commits[sha].get(path)
