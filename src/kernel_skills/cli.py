@@ -281,17 +281,19 @@ def _bars_wanted(quiet: bool) -> bool:
     return not quiet and isatty(sys.stderr)
 
 
-def _split_specs(skills: Optional[list[str]], skill: Optional[list[str]]) -> tuple[list[str], list[str]]:
+def _split_specs(skills: Optional[list[str]], skill: Optional[list[str]], bundled: Path) -> tuple[list[str], list[str]]:
     """(SKILL arguments, --skill selectors). With only bundled names given, --skill NAME is
-    one more name (the `kernel-builder skills add --skill NAME` form); with a folder or an
-    hf:// address, it picks skills out of them."""
+    one more name (the `kernel-builder skills add --skill NAME` form) and --skill '*' means
+    every bundled skill; with a folder or an hf:// address, --skill picks skills out of them."""
     from .skill import check_name
-    from .sources import kind_of
+    from .sources import ALL, bundled_names, kind_of
 
     specs, select = list(skills or []), list(skill or [])
     if any(kind_of(spec).kind != "bundled" for spec in specs):
         return specs, select
-    return specs + [check_name(name) for name in select], []
+    names = [name for name in select if name != ALL]
+    every = bundled_names(bundled) if ALL in select else []
+    return list(dict.fromkeys(specs + [check_name(name) for name in names] + every)), []
 
 
 def _source_notes(out: Any, found: Any) -> None:
@@ -410,7 +412,7 @@ def add_cmd(
     out, roots = _setup(json_, quiet)
     from . import config, install
 
-    specs, select = _split_specs(skills, skill)
+    specs, select = _split_specs(skills, skill, roots.bundled)
     if list_:
         _list_offers(out, roots, specs, max_file_mb, max_total_mb, quiet=quiet or json_)
         return
@@ -622,7 +624,7 @@ def show_cmd(
     from . import install
     from .output import human_size
 
-    specs, select = _split_specs([skill_spec], skill)
+    specs, select = _split_specs([skill_spec], skill, roots.bundled)
     with _sources(roots, max_file_mb, max_total_mb, quiet=json_) as ctx:
         found = install.skill_sources(specs, ctx, select)
         if len(found) != 1:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import cli, leftovers, skill_files as installed_files, snapshot
+from .conftest import cli, leftovers, run_module, skill_files as installed_files, snapshot
 from .hubfake import set_offline, skill_files, skill_md, wait_for
 
 REPO = "my-org/skills"
@@ -205,6 +205,22 @@ def test_an_unreachable_hub_falls_back_to_the_cache(sandbox, hub):
     assert gone.exit_code == 1
     assert "cannot reach the Hub at http://127.0.0.1:" in gone.stderr and "not in the local cache" in gone.stderr
     assert "Check your connection" in gone.stderr
+
+
+def test_the_console_command_reads_hf_settings_from_the_environment(sandbox, hub):
+    # A fresh process: huggingface_hub reads HF_ENDPOINT, HF_HUB_CACHE and HF_HUB_OFFLINE at import.
+    files = skill_files("house-style")
+    hub.commit(REPO, files)
+    online = run_module("skills", "add", f"hf://{REPO}/house-style", "--dest", "online", env=sandbox.env(), cwd=sandbox.project)
+    assert online.returncode == 0, online.stderr
+    hub.stop()
+    offline = run_module(
+        "skills", "add", f"hf://{REPO}/house-style", "--dest", "offline", env=sandbox.env(HF_HUB_OFFLINE="1"), cwd=sandbox.project
+    )
+    assert offline.returncode == 0, offline.stderr
+    assert installed_files(sandbox.project / "offline/house-style") == as_bytes(files, "house-style")
+    missing = run_module("skills", "add", "hf://my-org/other/x", "--dest", "offline", env=sandbox.env(HF_HUB_OFFLINE="1"), cwd=sandbox.project)
+    assert missing.returncode == 1 and "HF_HUB_OFFLINE=1 forbids downloading it" in missing.stderr
 
 
 def test_offline_without_the_cache_says_so(sandbox, hub, monkeypatch):

@@ -64,9 +64,11 @@ def test_a_folder_of_skills_needs_skill_to_pick(sandbox, team):
 
 
 def test_skill_names_a_bundled_skill_when_no_folder_is_given(sandbox):
-    # The `kernel-builder skills add --skill NAME` form keeps working.
+    # The `kernel-builder skills add --skill NAME` form keeps working; '*' is every bundled skill.
     assert cli("skills", "add", "--skill", "demo", "--claude").exit_code == 0
-    assert (sandbox.project / ".claude/skills/demo").is_dir()
+    assert sorted(os.listdir(sandbox.project / ".claude/skills")) == ["demo"]
+    assert cli("skills", "add", "--skill", "*", "--kiro").exit_code == 0
+    assert sorted(os.listdir(sandbox.project / ".kiro/skills")) == ["cuda-kernels", "demo"]
 
 
 def test_bundled_names_folders_and_hub_addresses_mix(sandbox, team):
