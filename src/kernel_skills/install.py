@@ -39,6 +39,7 @@ from . import fsops, receipts, sources
 from .agents import Target
 from .errors import KernelsError
 from .receipts import RECEIPT_FILE, Receipt
+from .safety import Refused
 from .skill import SKILL_FILE, check_name, is_ignored, read_info, validate, walk
 from .sources import SkillSource, SourceContext
 
@@ -358,6 +359,9 @@ def source_digests(installs: Sequence[Installed], ctx: SourceContext) -> None:
             continue
         try:
             source = sources.from_origin(item.receipt.source, ctx)
+        except Refused:
+            item.status = "source refused"  # it now fails the untrusted-tree checks
+            continue
         except KernelsError:
             item.status = "source missing"
             continue

@@ -11,6 +11,7 @@ import os
 from pathlib import Path
 
 from .agents import Location
+from .safety import Limits
 from .sources import SourceContext, default_bundled_root
 
 APP_NAME = "kernel-skills"
@@ -44,7 +45,8 @@ class Roots:
 
     @property
     def sources(self) -> SourceContext:
-        return SourceContext(self.bundled, self.location.env, cwd=self.location.cwd)
+        """Where skills come from; with no size limits (commands that install pass their own)."""
+        return SourceContext(self.bundled, self.location.env, cwd=self.location.cwd, limits=Limits.unlimited())
 
     @classmethod
     def from_environment(cls) -> Roots:

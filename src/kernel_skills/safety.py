@@ -41,6 +41,11 @@ class Limits:
     max_total: int = DEFAULT_MAX_TOTAL_MB * MB
 
     @classmethod
+    def unlimited(cls) -> Limits:
+        """No size limits (for comparing a source with an install, not for installing it)."""
+        return cls(max_file=1 << 62, max_total=1 << 62)
+
+    @classmethod
     def from_options(cls, max_file_mb: str | None, max_total_mb: str | None) -> Limits:
         """Limits from the --max-file-mb / --max-total-mb strings (None = the default)."""
         file_ = _megabytes("--max-file-mb", max_file_mb, DEFAULT_MAX_FILE_MB)

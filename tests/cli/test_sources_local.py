@@ -108,6 +108,10 @@ def test_update_follows_the_source_folder(sandbox):
     updated = cli("skills", "update")
     assert updated.exit_code == 0 and "Replaced house-style" in updated.stdout
     assert skill_files(dest) == skill_files(folder)
+    os.symlink("/etc/passwd", folder / "references/passwd")
+    assert '"source refused"' in cli("skills", "list", "--json").stdout
+    refused_update = cli("skills", "update")
+    assert refused_update.exit_code == 0 and "references/passwd is a symlink to the absolute path" in refused_update.stdout
     for path in sorted(folder.rglob("*"), reverse=True):
         path.unlink() if path.is_file() else path.rmdir()
     folder.rmdir()
@@ -237,6 +241,13 @@ def test_a_file_over_10_mb_is_refused_unless_the_limit_is_raised(sandbox):
     assert "refused " in error and "assets/big.bin is 10.0 MB, over the 10.0 MB limit for one file" in error
     assert "--max-file-mb" in error
     assert cli("skills", "add", "./work/x", "--claude", "--max-file-mb", "10.5").exit_code == 0
+    # `list` compares, it does not install: no limits there.
+    assert '"current"' in cli("skills", "list", "--json").stdout
+    (folder / "references/new.md").write_text("# new\n")
+    held = cli("skills", "update")
+    assert "over the 10.0 MB limit" in held.stdout  # update installs: the limits apply again
+    assert cli("skills", "update", "--max-file-mb", "10.5").exit_code == 0
+    assert (sandbox.project / ".claude/skills/x/references/new.md").is_file()
 
 
 def test_a_tree_over_50_mb_is_refused_unless_the_limit_is_raised(sandbox):
