@@ -476,6 +476,46 @@ def test_kernelize_for_torch_compile_mode_accepts_the_layers(qwen3_kernels, tmp_
     assert counts == {"RMSNorm": 13, "SwiGLUMLP": 3}
 
 
+def _register_fake_like_torch_2_11(monkeypatch) -> None:
+    # torch 2.8-2.11 (the GPU box has 2.11) refuse a second register_fake for an op unless the
+    # call passes allow_override=True; later torch allows it by default, which hid the bug here.
+    real = torch.library.register_fake
+
+    def register_fake(*args, allow_override=False, **kwargs):
+        return real(*args, allow_override=allow_override, **kwargs)
+
+    monkeypatch.setattr(torch.library, "register_fake", register_fake)
+
+
+@pytest.mark.slow  # builds the CUDA extension (once per session)
+def test_the_imported_build_loads_again_through_kernels_with_torch_2_11_rules(qwen3_kernels, tmp_path, monkeypatch):
+    # kernels imports the build a second time, under metadata.id, next to `import qwen3_8b_kernels`:
+    # the package's fake registrations run twice for one op namespace (the first H200 run of the
+    # kernelize test died here). Both copies must load and every op keep a working fake kernel.
+    pytest.importorskip("kernels")
+    _register_fake_like_torch_2_11(monkeypatch)
+    repo = kernel_hub.local_repository(qwen3_kernels, tmp_path / "repo")
+    second = kernel_hub.load_local_kernel(repo)
+    assert second is not qwen3_kernels and second.__name__ == json.loads((repo / "metadata.json").read_text())["id"]
+    assert second.ops is qwen3_kernels.ops  # one C++ library, one namespace
+    assert second.layers.RMSNorm is not qwen3_kernels.layers.RMSNorm
+    # Meta tensors run exactly the registered fake kernels (the CPU has no CUDA kernel to run).
+    x = torch.empty(3, 5, 64, device="meta", dtype=torch.bfloat16)
+    w = torch.empty(64, device="meta", dtype=torch.bfloat16)
+    assert second.ops.rms_norm(x, w, 1e-6).shape == x.shape
+    assert [t.shape for t in second.ops.fused_add_rms_norm(x, x, w, 1e-6)] == [x.shape, x.shape]
+    assert second.ops.swiglu(x, x).shape == x.shape
+    q = torch.empty(1, 4, 5, 64, device="meta").transpose(1, 2)
+    cs = torch.empty(1, 4, 64, device="meta")
+    assert [t.stride() for t in second.ops.rope(q, q, cs, cs)] == [q.stride(), q.stride()]
+    # The route that failed on the GPU box: kernelize the model from the second copy.
+    model = tiny()
+    ref = logits(model, IDS)
+    counts = kernel_hub.kernelize_qwen3(model, repo, device="cpu", compile_ready=True)
+    assert counts == {"RMSNorm": 13, "SwiGLUMLP": 3}
+    assert qm.compare_logits(logits(model, IDS), ref)["rel_l2"] < 1e-5
+
+
 @pytest.mark.slow  # builds the CUDA extension (once per session)
 def test_rotary_layer_replaces_a_hub_decorated_apply_rotary_pos_emb(qwen3_kernels, tmp_path):
     kernels = pytest.importorskip("kernels")

@@ -99,7 +99,9 @@ def load_local_kernel(repo_path: Path) -> ModuleType:
     kernels finds layers as the attribute `kernel.layers`, which exists only if the
     package's `__init__` imports its `layers` module; importing it here makes the route
     independent of that. kernels caches the module per build path, so `kernelize` later
-    gets this same module object.
+    gets this same module object. When the caller has imported the build itself (as
+    `qwen3_8b_kernels`), this is a second import of the same files under `metadata.id`;
+    the package's fake registrations allow that (see its `__init__.py`).
     """
     import kernels
 

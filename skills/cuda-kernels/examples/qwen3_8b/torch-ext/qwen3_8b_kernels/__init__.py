@@ -10,6 +10,10 @@ All ops work under ``torch.compile(fullgraph=True)`` (fake kernels registered be
 
 from __future__ import annotations
 
+import inspect
+from collections.abc import Callable
+from typing import Any
+
 import torch
 
 from . import reference
@@ -138,38 +142,71 @@ def rope(
 # which is what torch.compile traces with. They must match the C++ ops exactly: rms_norm,
 # fused_add_rms_norm and swiglu return contiguous tensors (at::empty), rope returns
 # empty_like(q) / empty_like(k), which keeps the strides of a dense q (e.g. a transposed view).
+#
+# One build can be imported more than once in a process, and each import runs this file:
+# `import qwen3_8b_kernels` and then `kernels.get_local_kernel(...)` / `get_kernel(...)` on the
+# same build (kernels imports the package again under the module name `metadata.id`), or
+# two paths that lead to one build. The shared library is loaded once (the dynamic loader
+# recognises the file), so the C++ ops exist once in the namespace; only these Python
+# registrations repeat. The namespace is unique to one build (kernel-builder hashes the
+# build; build_local.py hashes the build directory and the binding sources), so every copy
+# that registers a fake for this namespace registers these same functions: replacing the
+# earlier registration changes nothing. torch 2.8-2.11 refuse a second register_fake unless
+# it passes allow_override=True (the default became True later); torch before 2.8 has no
+# such flag, and there the first registration is kept. Giving each load its own build
+# instead would only move the crash: patching with a build_local build and then loading
+# that build through kernels (integration/kernel_hub.py) is an ordinary thing to do.
+_ALLOW_OVERRIDE = "allow_override" in inspect.signature(torch.library.register_fake).parameters
 
 
-@torch.library.register_fake(add_op_namespace_prefix("rms_norm"))
+def _register_fake(op_name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """`torch.library.register_fake` for this build's `op_name`, safe to run once per import."""
+    qualname = add_op_namespace_prefix(op_name)
+
+    def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
+        if _ALLOW_OVERRIDE:
+            torch.library.register_fake(qualname, fn, allow_override=True)
+            return fn
+        try:
+            torch.library.register_fake(qualname, fn)
+        except RuntimeError as exc:  # torch < 2.8: "... already has a(n) fake impl registered at ..."
+            if "already has" not in str(exc):
+                raise
+        return fn
+
+    return decorate
+
+
+@_register_fake("rms_norm")
 def _rms_norm_fake(x: torch.Tensor, weight: torch.Tensor | None, eps: float) -> torch.Tensor:
     return x.new_empty(x.shape)
 
 
-@torch.library.register_fake(add_op_namespace_prefix("fused_add_rms_norm"))
+@_register_fake("fused_add_rms_norm")
 def _fused_add_rms_norm_fake(
     x: torch.Tensor, residual: torch.Tensor, weight: torch.Tensor | None, eps: float
 ) -> tuple[torch.Tensor, torch.Tensor]:
     return x.new_empty(x.shape), x.new_empty(x.shape)
 
 
-@torch.library.register_fake(add_op_namespace_prefix("swiglu"))
+@_register_fake("swiglu")
 def _swiglu_fake(gate: torch.Tensor, up: torch.Tensor) -> torch.Tensor:
     return gate.new_empty(gate.shape)
 
 
-@torch.library.register_fake(add_op_namespace_prefix("rope_"))
+@_register_fake("rope_")
 def _rope__fake(q: torch.Tensor, k: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> None:
     return None
 
 
-@torch.library.register_fake(add_op_namespace_prefix("rope"))
+@_register_fake("rope")
 def _rope_fake(
     q: torch.Tensor, k: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor
 ) -> tuple[torch.Tensor, torch.Tensor]:
     return torch.empty_like(q), torch.empty_like(k)
 
 
-@torch.library.register_fake(add_op_namespace_prefix("rms_norm_tuned"))
+@_register_fake("rms_norm_tuned")
 def _rms_norm_tuned_fake(
     x: torch.Tensor,
     residual: torch.Tensor | None,
@@ -183,12 +220,12 @@ def _rms_norm_tuned_fake(
     return x.new_empty(x.shape), x.new_empty(x.shape) if residual is not None else x.new_empty((0,))
 
 
-@torch.library.register_fake(add_op_namespace_prefix("swiglu_tuned"))
+@_register_fake("swiglu_tuned")
 def _swiglu_tuned_fake(gate: torch.Tensor, up: torch.Tensor, threads: int, vpt: int, exact: int) -> torch.Tensor:
     return gate.new_empty(gate.shape)
 
 
-@torch.library.register_fake(add_op_namespace_prefix("rope_tuned_"))
+@_register_fake("rope_tuned_")
 def _rope_tuned__fake(
     q: torch.Tensor,
     k: torch.Tensor,
