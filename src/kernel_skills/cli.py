@@ -161,7 +161,7 @@ app = typer.Typer(
 )
 skills_app = typer.Typer(
     cls=_Group,
-    help="Install, list, update, remove and check agent skills.",
+    help="Install, list, update, remove, check and publish agent skills.",
     no_args_is_help=True,
     rich_markup_mode=None,
     context_settings=_SETTINGS,

@@ -32,7 +32,8 @@ from urllib.parse import unquote
 from .errors import KernelsError
 from .safety import Limits, Refused, check_listing, check_tree
 from .safety import check_name as check_untrusted_name
-from .skill import SKILL_FILE, info_from, is_ignored, parse_front_matter
+from .receipts import RECEIPT_FILE
+from .skill import SKILL_FILE, info_from, is_ignored, parse_front_matter, read_info, validate
 from .sources import ALL, Offer, SkillSource, SourceContext, choose
 
 KIND = "hf"
@@ -140,9 +141,14 @@ def parse_repo(text: str, repo_type: str) -> HubRef:
 
 
 def is_offline(ctx: SourceContext) -> bool:
+    return _offline(ctx.env)
+
+
+def _offline(env: Mapping[str, str]) -> bool:
+    """HF_HUB_OFFLINE=1, as huggingface_hub read it at import or as the environment says now."""
     from huggingface_hub import constants
 
-    return constants.is_offline_mode() or (ctx.env.get("HF_HUB_OFFLINE") or "").upper() in _OFFLINE_VALUES
+    return constants.is_offline_mode() or (env.get("HF_HUB_OFFLINE") or "").upper() in _OFFLINE_VALUES
 
 
 def _endpoint() -> str:
@@ -547,9 +553,6 @@ def publish(
     there too). With ``create_pr`` the change is opened as a pull request against the
     default branch instead.
     """
-    from .receipts import RECEIPT_FILE
-    from .skill import validate
-
     if create_pr and revision:
         raise KernelsError("--create-pr opens a pull request against the default branch", "Drop --revision, or drop --create-pr to push to that branch.", usage=True)
     report = validate(folder)
@@ -560,22 +563,17 @@ def publish(
     name = real.name
     check_untrusted_name(name, str(folder))
     check_tree(real, str(folder), limits)
-    from .skill import read_info
-
     version = read_info(real).version
     target = HubRef(repo.repo_type, repo.repo_id, revision, name)
     label = repo.uri()
-    if (env or {}).get("HF_HUB_OFFLINE", "").upper() in _OFFLINE_VALUES:
+    if _offline(env or {}):
         raise KernelsError("HF_HUB_OFFLINE=1 is set, and publishing needs the Hub", "Unset HF_HUB_OFFLINE and re-run.")
+    from huggingface_hub import HfApi
 
-    from huggingface_hub import HfApi, constants
-
-    if constants.is_offline_mode():
-        raise KernelsError("HF_HUB_OFFLINE=1 is set, and publishing needs the Hub", "Unset HF_HUB_OFFLINE and re-run.")
     if not _has_token():
         raise KernelsError(f"publishing to {repo.repo_id} needs a Hugging Face token with write access, and none is set", f"{_LOGIN[0].upper()}{_LOGIN[1:]}.")
     api = HfApi()
-    files = sum(1 for p in real.rglob("*") if p.is_file() and p.name != RECEIPT_FILE and not any(is_ignored(part) for part in p.parts))
+    files = sum(1 for p in real.rglob("*") if p.is_file() and p.name != RECEIPT_FILE and not any(map(is_ignored, p.relative_to(real).parts)))
     with _hub_errors(repo, label, writing=True), _progress(quiet):
         api.create_repo(repo.repo_id, repo_type=repo.repo_type, private=private, exist_ok=True)
         if revision:

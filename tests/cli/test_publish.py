@@ -156,3 +156,12 @@ def test_bad_repo_is_a_usage_error(sandbox, writer, repo):
 
 def test_publish_needs_repo(sandbox, writer):
     assert cli("skills", "publish", str(local_skill(sandbox))).exit_code == 2
+
+
+def test_publish_offline_is_refused_before_any_request(sandbox, writer, monkeypatch):
+    from .hubfake import set_offline
+
+    set_offline(monkeypatch)
+    result = cli("skills", "publish", str(local_skill(sandbox)), "--repo", "my-org/skills")
+    assert result.exit_code == 1 and "HF_HUB_OFFLINE=1 is set, and publishing needs the Hub" in result.stderr
+    assert writer.requests == []
