@@ -557,8 +557,7 @@ def publish(
         raise KernelsError("--create-pr opens a pull request against the default branch", "Drop --revision, or drop --create-pr to push to that branch.", usage=True)
     report = validate(folder)
     if not report.ok:
-        more = f" (and {len(report.errors) - 1} more)" if len(report.errors) > 1 else ""
-        raise KernelsError(f"{folder} is not a valid skill: {report.errors[0]}{more}", f"Run `kernels skills validate {folder}`; nothing was uploaded.")
+        raise KernelsError(f"{folder} is not a valid skill: {report.summary}", f"Run `kernels skills validate {folder}`; nothing was uploaded.")
     real = Path(os.path.realpath(folder))
     name = real.name
     check_untrusted_name(name, str(folder))

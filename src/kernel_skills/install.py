@@ -201,10 +201,9 @@ def _check_dest(action: Action, *, force: bool) -> KernelsError | None:
 def _validated(source: SkillSource) -> None:
     report = validate(source.path)
     if not report.ok:
-        more = f" (and {len(report.errors) - 1} more)" if len(report.errors) > 1 else ""
         origin = f" from {source.display}" if source.origin.get("kind") != "bundled" else ""
         raise KernelsError(
-            f"skill '{source.name}'{origin} is not valid: {report.errors[0]}{more}",
+            f"skill '{source.name}'{origin} is not valid: {report.summary}",
             f"Run `kernels skills validate {source.display if origin else source.path}` for details; nothing was installed.",
         )
 

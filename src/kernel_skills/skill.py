@@ -82,6 +82,12 @@ class Report:
     def display(self) -> str:
         return self.label or str(self.path)
 
+    @property
+    def summary(self) -> str:
+        """The first error, and how many more there are (for one-line messages)."""
+        more = f" (and {len(self.errors) - 1} more)" if len(self.errors) > 1 else ""
+        return f"{self.errors[0]}{more}" if self.errors else "valid"
+
     def error(self, path: str, message: str, line: int | None = None) -> None:
         self.errors.append(Problem(path, message, line))
 

@@ -594,7 +594,6 @@ def point_client_at(hub: FakeHub, home: Path, monkeypatch: object) -> None:
         "HF_HUB_CACHE": str(cache),
         "HF_XET_CACHE": str(home / "xet"),
         "HF_HUB_DISABLE_TELEMETRY": "1",
-        "HF_HUB_DISABLE_IMPLICIT_TOKEN": "",
         "HF_HUB_ETAG_TIMEOUT": "5",
         "HF_HUB_DOWNLOAD_TIMEOUT": "5",
     }
