@@ -96,3 +96,47 @@ def test_benchmark_rmsnorm_help_needs_no_torch() -> None:
     proc = _run([sys.executable, "-c", code])
     assert proc.returncode == 0, proc.stderr
     assert "--package-path" in proc.stdout and "--device" in proc.stdout
+
+
+# ------------------------------------------------------ committed results and documents
+
+
+def test_committed_results_md_is_make_results_output_of_the_committed_json(tmp_path: Path) -> None:
+    bench = EXAMPLE / "benchmarks"
+    committed = (bench / "RESULTS.md").read_text()
+    measured = [line for line in committed.splitlines() if line.startswith("- Measured: ")]
+    assert len(measured) == 1, "RESULTS.md must say which run and commit its JSON came from"
+    out = tmp_path / "RESULTS.md"
+    proc = _run([sys.executable, str(bench / "make_results.py"), str(bench / "results.json"), "--md", str(out),
+                 "--source", measured[0].removeprefix("- Measured: ")])
+    assert proc.returncode == 0, proc.stderr
+    assert out.read_text() == committed
+    data = json.loads((bench / "results.json").read_text())
+    assert data["meta"]["device"] == "NVIDIA H200" and data["meta"]["copy_bandwidth_GBps"] > 4000
+    assert not data["errors"]
+
+
+def test_compare_runs_estimates_from_the_committed_runs() -> None:
+    bench = EXAMPLE / "benchmarks"
+    proc = _run([sys.executable, str(bench / "compare_runs.py"), str(bench / "logs" / "h200_run1" / "results.json"),
+                 str(bench / "results.json"), "--e2e", str(EXAMPLE / "integration" / "results" / "e2e_h200.json")])
+    assert proc.returncode == 0, proc.stderr
+    assert "| swiglu | 4096x12288 (halves of gate_up [4096, 24576]) | 89.34 | 71.26 |" in proc.stdout
+    assert "x 36 layers" in proc.stdout and "(estimate)" in proc.stdout
+    bad = _run([sys.executable, str(bench / "compare_runs.py"), "/nonexistent.json", str(bench / "results.json")])
+    assert bad.returncode == 1 and "cannot read" in bad.stderr
+
+
+def _relative_links(markdown: str) -> list[str]:
+    import re
+
+    targets = re.findall(r"\]\(([^)\s]+)\)", markdown)
+    return [t.split("#", 1)[0] for t in targets if not t.startswith(("http://", "https://", "#", "mailto:"))]
+
+
+def test_example_documents_link_only_to_files_that_exist() -> None:
+    documents = [p for p in EXAMPLE.rglob("*.md") if "__pycache__" not in p.parts]
+    assert EXAMPLE / "README.md" in documents
+    for doc in documents:
+        for target in _relative_links(doc.read_text()):
+            assert (doc.parent / target).exists(), f"{doc.relative_to(EXAMPLE)} links to missing {target}"

@@ -600,6 +600,33 @@ def test_benchmark_e2e_check_mode_and_results_md(qwen3_kernels, tmp_path):
     assert "| `patched` |" in text and "prefill 48 (ms)" in text and "13 RMSNorm" in text
 
 
+def test_committed_results_md_is_results_md_output_of_the_committed_json(tmp_path):
+    import re
+
+    committed = (INTEGRATION / "RESULTS.md").read_text()
+    commit = re.search(r"commit `([^`]+)`\.", committed).group(1)
+    assert commit != "HEAD" and commit != "?", "RESULTS.md must name the measured commit"
+    notes = [line.removeprefix("**Note.** ") for line in committed.splitlines() if line.startswith("**Note.** ")]
+    args = [str(INTEGRATION / "results_md.py"), str(INTEGRATION / "results" / "e2e_h200.json"),
+            "--source-name", "integration/results/e2e_h200.json", "--commit", commit, "--out", str(tmp_path / "R.md")]
+    for note in notes:
+        args += ["--note", note]
+    proc = run_py(args, timeout=60, block_torch=True)
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "R.md").read_text() == committed
+    result = json.loads((INTEGRATION / "results" / "e2e_h200.json").read_text())
+    assert result["model"]["decoder_layers"] == 36 and result["model"]["rms_norm_modules"] == 145
+
+
+def test_results_md_does_not_print_a_commit_that_is_not_one(tmp_path):
+    result = json.loads((INTEGRATION / "results" / "e2e_h200.json").read_text())
+    assert result["environment"]["git_commit"] == "HEAD"  # what rev-parse printed in a checkout without commits
+    proc = run_py([str(INTEGRATION / "results_md.py"), str(INTEGRATION / "results" / "e2e_h200.json")], timeout=60,
+                  block_torch=True)
+    assert proc.returncode == 0, proc.stderr
+    assert "commit `?`." in proc.stdout and "**Note.**" not in proc.stdout
+
+
 @pytest.mark.slow  # builds the CUDA extension (once per session)
 def test_injection_example_cpu(qwen3_kernels, tmp_path):
     out = tmp_path / "inj.json"

@@ -10,6 +10,8 @@
 #   ARCH=9.0            architecture to build for (default: 9.0)
 #   BUILD_DIR=...       build directory (default: /tmp/qwen3_8b_kernels_build; reused, ninja-cached)
 #   MAX_JOBS=N          parallel compile jobs (default: all cores)
+#   SOURCE=TEXT         what is measured, recorded in results.json and RESULTS.md, e.g. "commit abc1234"
+#                       (default: this checkout's git commit; unrecorded outside a git checkout)
 # A test failure does not stop the benchmarks; the exit code is non-zero if the build,
 # the tests or the benchmark failed. Copy OUT_DIR/results.json and OUT_DIR/RESULTS.md
 # into benchmarks/ to publish them.
@@ -76,7 +78,7 @@ grep -A12 "=== stopped" "$OUT/throw_probe.txt" | grep -E "^#[0-9]|===" | head -n
 echo "== micro-benchmarks (log: $OUT/bench.log)"
 t2=$SECONDS
 QWEN3_8B_KERNELS_PATH="$BUILD_DIR" timeout 330 "$PY" "$HERE/bench_ops.py" --package-path "$BUILD_DIR" --tune \
-  --out "$OUT/results.json" >"$OUT/bench.log" 2>&1
+  ${SOURCE:+--source "$SOURCE"} --out "$OUT/results.json" >"$OUT/bench.log" 2>&1
 rc=$?
 if [[ $rc -ne 0 ]]; then
   status=1

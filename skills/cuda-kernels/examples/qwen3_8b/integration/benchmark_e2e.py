@@ -150,9 +150,13 @@ def environment(device: str) -> dict[str, Any]:
         except Exception:
             env[name] = None
     try:
-        env["git_commit"] = subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=HERE, capture_output=True, text=True, timeout=10
-        ).stdout.strip() or None
+        proc = subprocess.run(
+            ["git", "rev-parse", "--verify", "-q", "HEAD"], cwd=HERE, capture_output=True, text=True, timeout=10
+        )
+        sha = proc.stdout.strip()
+        # In a git checkout without commits rev-parse fails but still prints "HEAD" on stdout
+        # (the first H200 run recorded that): keep only a real sha.
+        env["git_commit"] = sha if proc.returncode == 0 and sha and all(c in "0123456789abcdef" for c in sha) else None
     except Exception:
         env["git_commit"] = None
     if device == "cuda":

@@ -43,7 +43,15 @@ def _ordered(result: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     return [(n, variants[n]) for n in names]
 
 
-def render(result: dict[str, Any], source: str) -> str:
+def _commit(env: dict[str, Any], override: str | None) -> str:
+    """The measured code's commit: --commit, else the JSON's if it is a sha (old runs wrote "HEAD")."""
+    if override:
+        return override
+    sha = env.get("git_commit") or ""
+    return sha[:12] if sha and all(c in "0123456789abcdef" for c in sha) else "?"
+
+
+def render(result: dict[str, Any], source: str, *, commit: str | None = None, notes: list[str] | None = None) -> str:
     env = result["environment"]
     dev = env.get("device", {})
     model = result["model"]
@@ -57,7 +65,7 @@ def render(result: dict[str, Any], source: str) -> str:
     out.append(
         f"- Device: {dev.get('name', '?')}{drv}; torch {env.get('torch')} (CUDA {env.get('cuda')}), "
         f"transformers {env.get('transformers')}, triton {env.get('triton')}, Python {env.get('python')}; "
-        f"{env.get('date')}, commit `{(env.get('git_commit') or '?')[:12]}`."
+        f"{env.get('date')}, commit `{_commit(env, commit)}`."
     )
     out.append(
         f"- Model: {model['config']}, random weights, {model['dtype']}, attention `{model['attn_implementation']}`: "
@@ -68,6 +76,9 @@ def render(result: dict[str, Any], source: str) -> str:
         if key in result["method"]:
             out.append(f"- {key.capitalize()}: {result['method'][key]}.")
     out.append("")
+    for note in notes or []:
+        out.append(f"**Note.** {note}")
+        out.append("")
 
     head = ["variant"]
     for n in lengths:
@@ -141,13 +152,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("json", type=Path, help="JSON written by benchmark_e2e.py --out")
     p.add_argument("--out", type=Path, help="markdown file to write (default: stdout)")
     p.add_argument("--source-name", help="how to name the JSON in the text (default: its path as given)")
+    p.add_argument("--commit", help="commit of the measured code, when the JSON does not hold a valid one")
+    p.add_argument("--note", action="append", default=[], help="a paragraph to print under the header (repeatable)")
     args = p.parse_args(argv)
     try:
         result = json.loads(args.json.read_text())
     except (OSError, json.JSONDecodeError) as exc:
         print(f"error: cannot read {args.json}: {exc}", file=sys.stderr)
         return 1
-    text = render(result, args.source_name or str(args.json)) + "\n"
+    text = render(result, args.source_name or str(args.json), commit=args.commit, notes=args.note) + "\n"
     if args.out is None:
         sys.stdout.write(text)
     else:
