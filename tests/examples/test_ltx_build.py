@@ -9,6 +9,7 @@ fake kernels give the CUDA ops' output metadata, CPU tensors take the PyTorch pa
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -69,3 +70,51 @@ def test_example_cpu_tests_pass_against_the_build(ltx_build: Path) -> None:
     )
     assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-2000:]
     assert " passed" in proc.stdout and "failed" not in proc.stdout
+
+
+# ------------------------------------------------------------ committed results
+
+
+def _load_by_path(path: Path, name: str):
+    # qwen3_8b ships modules of the same file names: import by path under a unique name
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses look their module up here
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_committed_results_md_is_make_results_output_of_the_committed_json() -> None:
+    make_results = _load_by_path(EXAMPLE / "benchmarks" / "make_results.py", "ltx_make_results")
+    data = json.loads((EXAMPLE / "benchmarks" / "bench.json").read_text())
+    assert data["device"] == "NVIDIA H200" and data["copy_bandwidth_gbs"] > 4000
+    assert (EXAMPLE / "RESULTS.md").read_text() == make_results.render(data, "benchmarks/bench.json")
+
+
+def test_every_percentage_comes_from_raw_times_and_one_copy_reference() -> None:
+    make_results = _load_by_path(EXAMPLE / "benchmarks" / "make_results.py", "ltx_make_results")
+    # 100 MB in 125 us (do_bench) and 100 us (graph) against a 1000 GB/s copy: 80 % and 100 %.
+    # The stale %-fields and the graph-captured copy figure must not leak into any number.
+    raw = {
+        "op": "gelu_tanh", "variant": "synthetic", "shape": [1, 10, 20], "bytes": 100_000_000,
+        "impls": {
+            "kernel": {"us": 125.0, "graph_us": 100.0, "pct_copy": 1.0, "graph_pct_copy": 999.0},
+            "eager": {"us": 250.0, "graph_us": 150.0},
+            "compile": {"skipped": "time budget"},
+        },
+    }
+    row = make_results.derive(raw, 1000.0)
+    assert row.timed["do_bench"]["kernel"].pct == pytest.approx(80.0)
+    assert row.timed["graph"]["kernel"].pct == pytest.approx(100.0)
+    assert row.speedup["do_bench"]["eager"] == pytest.approx(2.0)
+    assert row.speedup["graph"]["eager"] == pytest.approx(1.5)
+    assert row.unmeasured_peers["graph"] == ["compile"]
+    assert make_results.bw_verdict(row, "do_bench") == "yes (80.0 vs 80)"
+    assert make_results.peer_verdict(row, "graph") == "yes (eager x1.50); compile not measured"
+    data = {"device": "GPU", "torch": "t", "cuda": "c", "date": "d", "copy_bandwidth_gbs": 1000.0,
+            "copy_bandwidth_graph_gbs": 500.0, "results": [raw]}
+    text = make_results.render(data, "bench.json")
+    assert "| 80.0 / 100.0 |" in text  # the kernel's % of copy, both timers
+    assert "200.0" not in text and "999" not in text
