@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -66,8 +67,8 @@ def render(data: dict[str, Any], source: str | None = None) -> str:
         f"torch.compile: `{settings['compile_mode']}` mode, backend `{settings.get('compile_backend', 'inductor')}`, "
         "fullgraph, static shapes, reset between configurations.",
         "",
-        "| batch | configuration | median ms | vs eager | vs compile | rel. error vs eager | first call s |",
-        "|---|---|---|---|---|---|---|",
+        "| batch | configuration | median ms | min - max ms | vs eager | vs compile | rel. error vs eager | first call s |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     by_key = {(r["batch"], r["config"]): r for r in data["results"]}
     batches = sorted({r["batch"] for r in data["results"]})
@@ -82,8 +83,9 @@ def render(data: dict[str, Any], source: str | None = None) -> str:
             vs_eager = eager / ms if eager else None
             vs_compile = compiled / ms if compiled and name.endswith("compile") else None
             err = r.get("rel_err_vs_eager")
+            spread = f"{_fmt_ms(r.get('min_ms'))} - {_fmt_ms(r.get('max_ms'))}" if "min_ms" in r else "-"
             lines.append(
-                f"| {batch} | {name} | {_fmt_ms(ms)} | {_fmt_x(vs_eager)} | {_fmt_x(vs_compile)} | "
+                f"| {batch} | {name} | {_fmt_ms(ms)} | {spread} | {_fmt_x(vs_eager)} | {_fmt_x(vs_compile)} | "
                 f"{'-' if err is None else f'{err:.1e}'} | {r.get('first_call_s', '-')} |"
             )
     lines.append("")
@@ -132,7 +134,10 @@ def main(argv: list[str] | None = None) -> int:
     except (OSError, json.JSONDecodeError) as exc:
         print(f"error: cannot read {args.json}: {exc}", file=sys.stderr)
         return 1
-    text = render(data, source=args.json.name)
+    # name the JSON relative to where the Markdown goes (results/e2e_h200.json next to RESULTS.md)
+    source = Path(os.path.relpath(args.json.resolve(), (args.out or Path(".")).resolve().parent)).as_posix() \
+        if args.out else args.json.name
+    text = render(data, source=source)
     if args.out:
         args.out.write_text(text)
     else:
