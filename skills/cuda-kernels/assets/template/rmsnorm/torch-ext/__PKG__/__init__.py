@@ -47,6 +47,20 @@ def rms_norm(x: torch.Tensor, weight: torch.Tensor | None = None, eps: float = 1
 
 # torch.compile traces with fake tensors: tell it what the op returns without running it.
 # The op name must carry this build's namespace, hence add_op_namespace_prefix.
-@torch.library.register_fake(add_op_namespace_prefix("rms_norm"))
 def _rms_norm_fake(input: torch.Tensor, weight: torch.Tensor | None, epsilon: float) -> torch.Tensor:
     return input.new_empty(input.shape)  # contiguous, like the kernel's output
+
+
+# One build can be imported twice in a process (say, from build_local's output and again
+# through kernels.get_local_kernel): the library loads once, but this module runs twice.
+# Both runs register the same function for the same build-unique namespace, so replacing
+# the first is harmless; torch 2.8-2.11 need allow_override=True for that, and older torch
+# (no such flag) keeps the first registration.
+try:
+    torch.library.register_fake(add_op_namespace_prefix("rms_norm"), _rms_norm_fake, allow_override=True)
+except TypeError:  # torch < 2.8
+    try:
+        torch.library.register_fake(add_op_namespace_prefix("rms_norm"), _rms_norm_fake)
+    except RuntimeError as exc:
+        if "already has" not in str(exc):
+            raise
