@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -70,21 +71,49 @@ def test_document_sources_have_urls_and_measured_sources_point_at_committed_json
         if source["kind"] == "document":
             assert source["url"].startswith("https://"), key
             continue
-        # A measured number must come from a JSON file a script in the repo wrote.
-        path = skilldocs.REPO / source["file"]
-        assert path.is_file(), f"source {key}: {source['file']} does not exist"
-        assert source.get("script") and source.get("date"), f"source {key}: needs script and date"
+        # A measured number must come from a JSON file, shipped inside the skill, that a script
+        # in the skill wrote; both paths are relative to the skill folder.
+        assert source["file"].endswith(".json"), f"source {key}: {source['file']} is not a JSON file"
+        assert (skilldocs.SKILL / source["file"]).is_file(), f"source {key}: {source['file']} does not exist"
+        assert (skilldocs.SKILL / source["script"]).is_file(), f"source {key}: {source['script']} does not exist"
+        assert re.fullmatch(r"\d{4}-\d{2}-\d{2}", source["date"]), f"source {key}: date {source['date']!r}"
 
 
 def test_measured_values_equal_the_value_in_their_json() -> None:
+    measured = 0
     for where, fact in _facts(SPECS):
-        source = SPECS["sources"][fact["source"]]
-        if source["kind"] != "measured":
+        if SPECS["sources"][fact["source"]]["kind"] != "measured":
             continue
-        data = json.loads((skilldocs.REPO / source["file"]).read_text(encoding="utf-8"))
-        for part in fact["json_key"].split("."):
-            data = data[int(part)] if isinstance(data, list) else data[part]
-        assert data == fact["value"], f"{where}: {fact['value']} but {source['file']}:{fact['json_key']} is {data}"
+        measured += 1
+        assert "json_key" in fact, f"{where}: a measured value names the key that holds it (json_key)"
+        in_file = gpu_specs.measured_json_value(SPECS, fact)
+        assert in_file == fact["value"], f"{where}: {fact['value']} but its JSON holds {in_file} at {fact['json_key']}"
+    assert measured, "the H200 entry carries the values measured on the project's H200"
+
+
+def test_measured_json_was_written_on_the_gpu_it_describes() -> None:
+    # A measured fact of gpus.KEY must come from a run on that GPU: the JSON names the device.
+    for key, entry in SPECS["gpus"].items():
+        for field, fact in entry.items():
+            if not isinstance(fact, dict) or SPECS["sources"][fact["source"]]["kind"] != "measured":
+                continue
+            text = (skilldocs.SKILL / SPECS["sources"][fact["source"]]["file"]).read_text(encoding="utf-8")
+            assert gpu_specs.match_device_name(SPECS, _device_name(json.loads(text))) == key, f"gpus.{key}.{field}"
+
+
+def _device_name(data: object) -> str:
+    """The first string value under a key named `device`/`name` that looks like a GPU name."""
+    stack = [data]
+    while stack:
+        item = stack.pop(0)
+        if isinstance(item, dict):
+            for k, v in item.items():
+                if k in ("device", "name") and isinstance(v, str) and "NVIDIA" in v:
+                    return v
+                stack.append(v)
+        elif isinstance(item, list):
+            stack.extend(item)
+    return ""
 
 
 def test_known_hardware_facts() -> None:
@@ -98,6 +127,8 @@ def test_known_hardware_facts() -> None:
     assert "bf16_tensor_tflops_dense" not in gpus["t4"]
     assert gpus["h200-sxm"]["memory_gb"]["value"] == 141
     assert gpus["h200-sxm"]["memory_bandwidth_gbs"]["value"] == 4800
+    # Measured on the project's H200 (PyTorch device properties): not the H100's 50 MB L2.
+    assert (gpus["h200-sxm"]["sm_count"]["value"], gpus["h200-sxm"]["l2_cache_mb"]["value"]) == (132, 60)
     for key, entry in gpus.items():
         assert (skilldocs.SKILL / entry["guide"]).is_file(), key
 

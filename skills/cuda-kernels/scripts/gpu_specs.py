@@ -2,7 +2,8 @@
 """Look up the GPU facts a kernel design depends on, from the skill's one data file.
 
 The numbers live in ../assets/gpu_specs.json; every value names its source (a NVIDIA
-document, or a committed measurement JSON). The hardware guides embed tables that this
+document, or a committed measurement JSON inside the skill plus the key that holds the
+number there). The hardware guides embed tables that this
 script renders, and the skill's tests fail when a guide and the data file disagree.
 
     python scripts/gpu_specs.py                      # detect the current GPU (torch + CUDA), print its facts
@@ -34,6 +35,8 @@ GPU_ROWS: tuple[tuple[str, str], ...] = (
     ("tensor_cores", "Tensor cores"),
     ("memory_gb", "Memory"),
     ("memory_bandwidth_gbs", "Memory bandwidth (peak)"),
+    ("copy_bandwidth_measured_gbs", "Copy bandwidth, measured (`copy_` outside CUDA graphs)"),
+    ("copy_bandwidth_graph_gbs", "`copy_` inside a CUDA graph, measured (copy engine; not a roof)"),
     ("l2_cache_mb", "L2 cache"),
     ("fp32_tflops", "FP32 (non-tensor)"),
     ("bf16_tensor_tflops_dense", "BF16 tensor, dense"),
@@ -53,6 +56,8 @@ CC_ROWS: tuple[tuple[str, str], ...] = (
 )
 UNITS = {
     "memory_bandwidth_gbs": "GB/s",
+    "copy_bandwidth_measured_gbs": "GB/s",
+    "copy_bandwidth_graph_gbs": "GB/s",
     "l2_cache_mb": "MB",
     "fp32_tflops": "TFLOPS",
     "bf16_tensor_tflops_dense": "TFLOPS",
@@ -97,6 +102,8 @@ def value_of(fact: dict[str, Any]) -> Any:
 
 def _format_value(key: str, fact: dict[str, Any]) -> str:
     value = fact["value"]
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)  # a measured 4254.0 reads as 4254
     unit = fact.get("unit") or UNITS.get(key, "")
     if isinstance(value, int) and not isinstance(value, bool) and value >= 10000:
         text = f"{value:,}"
@@ -108,8 +115,20 @@ def _format_value(key: str, fact: dict[str, Any]) -> str:
 def _format_source(specs: dict[str, Any], source_key: str) -> str:
     source = specs["sources"][source_key]
     if source["kind"] == "measured":
-        return f"measured: `{source['file']}` ({source['script']}, {source['date']})"
+        # `file` and `script` are relative to the skill folder; the tables live in references/.
+        return f"measured: [{source['file']}](../{source['file']}) ({Path(source['script']).name}, {source['date']})"
     return f"[{source_key}]({source['url']})"
+
+
+def measured_json_value(specs: dict[str, Any], fact: dict[str, Any], skill_dir: Path = SPECS_PATH.parent.parent) -> Any:
+    """The number a measured fact quotes, read from its JSON file at `json_key` (dotted path;
+    list indices as integers) and divided by `json_divisor` when the file uses another unit."""
+    source = specs["sources"][fact["source"]]
+    data: Any = json.loads((skill_dir / source["file"]).read_text(encoding="utf-8"))
+    for part in fact["json_key"].split("."):
+        data = data[int(part)] if isinstance(data, list) else data[part]
+    divisor = fact.get("json_divisor")
+    return data / divisor if divisor else data
 
 
 def rows_for(specs: dict[str, Any], key: str, *, links: bool = True) -> list[tuple[str, str, str]]:

@@ -1,0 +1,165 @@
+"""Every measured number the skill's prose quotes is the number in the committed JSON it cites.
+
+The hardware tables are generated from assets/gpu_specs.json (test_gpu_specs.py checks
+them); the prose of the guides also quotes results of the worked examples' H200 runs. Each
+quote below names the document, the JSON file (relative to the skill folder), how to read
+the value, and the text the document must contain once the value is formatted in. When a
+benchmark is rerun and its JSON changes, this test fails until the prose is updated.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+import skilldocs
+
+QWEN3_KERNELS = "examples/qwen3_8b/benchmarks/results.json"
+QWEN3_E2E = "examples/qwen3_8b/integration/results/e2e_h200.json"
+LTX_KERNELS = "examples/ltx_video/benchmarks/bench.json"
+LTX_E2E = "examples/ltx_video/integration/results/e2e_h200.json"
+H200 = "references/h200-optimization-guide.md"
+TROUBLE = "references/troubleshooting.md"
+
+
+def _result(op: str, shape: str, provider: str) -> Callable[[Any], float]:
+    def read(data: Any) -> float:
+        (row,) = [r for r in data["results"] if r["op"] == op and r["shape"] == shape]
+        return row["providers"][provider]["pct_copy"]
+    return read
+
+
+def _tuning(op: str, shape: str, field: str, **config: int) -> Callable[[Any], float]:
+    def read(data: Any) -> float:
+        rows = [r for r in data["tuning"] if r["op"] == op and r["shape"] == shape and r["config"]
+                and all(r["config"].get(k) == v for k, v in config.items())]
+        assert len(rows) == 1, f"{op} {shape} {config}: {len(rows)} sweep entries"
+        return rows[0][field]
+    return read
+
+
+def _prefill(variant: str, tokens: int) -> Callable[[Any], float]:
+    return lambda data: data["variants"][variant]["prefill"][str(tokens)]["median_ms"]
+
+
+def _decode(variant: str) -> Callable[[Any], float]:
+    return lambda data: data["variants"][variant]["decode"]["tokens_per_s"]
+
+
+def _ltx_result(op: str, variant: str, shape: list[int], provider: str) -> Callable[[Any], float]:
+    def read(data: Any) -> float:
+        (row,) = [r for r in data["results"] if r["op"] == op and r["variant"] == variant and r["shape"] == shape]
+        return row["impls"][provider]["pct_copy"]
+    return read
+
+
+def _ltx_step(batch: int, config: str) -> Callable[[Any], float]:
+    def read(data: Any) -> float:
+        (row,) = [r for r in data["results"] if r["batch"] == batch and r["config"] == config]
+        return row["median_ms"]
+    return read
+
+
+@dataclass(frozen=True)
+class Quote:
+    doc: str
+    file: str
+    read: Callable[[Any], float]
+    text: str  # the document's wording, `{}` where the formatted value stands
+    fmt: str = "{:.1f}"
+
+    @property
+    def id(self) -> str:
+        return f"{self.doc.rsplit('/', 1)[-1]}: {self.text}"
+
+
+RMS_BIG, RMS_SMALL = "16x8192x4096", "1x1024x4096"
+QK_BIG = "16384x32x128 (524288 rows)"
+
+QUOTES = [
+    # The copy bandwidth the H200 guide and the troubleshooting guide quote.
+    Quote(H200, QWEN3_KERNELS, lambda d: d["meta"]["copy_bandwidth_GBps"], "streaming rate: {} GB/s", "{:.0f}"),
+    Quote(TROUBLE, QWEN3_KERNELS, lambda d: d["meta"]["copy_bandwidth_GBps"], "H200 (driver 580.159.04): {} GB/s", "{:.0f}"),
+    # Launch-bound prefill and decode (end to end, unpatched model).
+    Quote(H200, QWEN3_E2E, _prefill("eager", 512), "{} ms per 512-token prefill eager", "{:.2f}"),
+    Quote(H200, QWEN3_E2E, _prefill("eager_cudagraph", 512), "eager and {} ms replayed from a CUDA graph", "{:.2f}"),
+    Quote(H200, QWEN3_E2E, _prefill("eager", 4096), "but {} vs", "{:.2f}"),
+    Quote(H200, QWEN3_E2E, _prefill("eager_cudagraph", 4096), "vs {} ms at 4096 tokens", "{:.2f}"),
+    Quote(H200, QWEN3_E2E, _decode("eager"), "decode went from {} to"),
+    Quote(H200, QWEN3_E2E, _decode("eager_cudagraph"), "to {} tokens/s"),
+    # Kernel micro-benchmarks.
+    Quote(H200, QWEN3_KERNELS, _result("rms_norm", RMS_BIG, "kernel"), "4096-wide rows: {} % at 16×8192×4096"),
+    Quote(H200, QWEN3_KERNELS, _result("rms_norm", RMS_BIG, "triton"), "Triton {} %, `torch.compile` "),
+    Quote(H200, QWEN3_KERNELS, _result("rms_norm", RMS_BIG, "compile"), "`torch.compile` {} %, `F.rms_norm`"),
+    Quote(H200, QWEN3_KERNELS, _result("rms_norm", RMS_BIG, "F.rms_norm"), "`F.rms_norm` {} %, transformers eager"),
+    Quote(H200, QWEN3_KERNELS, _result("rms_norm", RMS_BIG, "eager"), "transformers eager {} %)"),
+    Quote(H200, QWEN3_KERNELS, _result("rms_norm", RMS_SMALL, "kernel"), "{} % at 1×1024×4096"),
+    Quote(H200, QWEN3_KERNELS, _result("rms_norm", RMS_SMALL, "triton"), "plain Triton reached {} %"),
+    Quote(H200, QWEN3_KERNELS, _result("qk_norm", QK_BIG, "kernel"), "128-wide rows: {} % at 16384 tokens"),
+    Quote(H200, QWEN3_KERNELS, _result("qk_norm", QK_BIG, "compile"), "level with `torch.compile` ({} %)"),
+    Quote(H200, QWEN3_KERNELS, _result("qk_norm", QK_BIG, "F.rms_norm"), "while `F.rms_norm` ({} %)"),
+    Quote(H200, QWEN3_KERNELS, _result("qk_norm", QK_BIG, "triton"), "one-row-per-program Triton kernel ({} %)"),
+    Quote(H200, QWEN3_KERNELS, _result("swiglu", "4096x12288", "kernel"), "4096×12288: {} %"),
+    Quote(H200, QWEN3_KERNELS, _result("swiglu", "4096x12288", "compile"), "(`torch.compile` {} %)"),
+    # End to end, 4096-token prefill.
+    Quote(H200, QWEN3_E2E, _prefill("eager", 4096), "4096 tokens {} ms eager", "{:.2f}"),
+    Quote(H200, QWEN3_E2E, _prefill("patched", 4096), "eager, {} ms patched", "{:.2f}"),
+    Quote(H200, QWEN3_E2E, _prefill("compile", 4096), "patched, {} ms `torch.compile(model)`", "{:.2f}"),
+    # ltx_video: kernels (do_bench) and one denoising step.
+    Quote(H200, LTX_KERNELS, _ltx_result("rms_norm", "weight (norm_q/norm_k)", [4, 4096, 3072], "kernel"),
+          "weighted RMSNorm reached {} % at 4×4096×3072"),
+    Quote(H200, LTX_KERNELS, _ltx_result("rms_norm", "weight (norm_q/norm_k)", [4, 4096, 3072], "triton"),
+          "plain Triton kernel reached {} %"),
+    Quote(H200, LTX_E2E, _ltx_step(2, "patched+compile"), "patched model took {} ms", "{:.2f}"),
+    Quote(H200, LTX_E2E, _ltx_step(2, "compile"), "against {} ms for `torch.compile` alone", "{:.2f}"),
+    Quote(H200, LTX_E2E, _ltx_step(1, "compile"), "compile alone won, {} ms", "{:.2f}"),
+    Quote(H200, LTX_E2E, _ltx_step(1, "patched+compile"), "ms against {} ms. Inductor", "{:.2f}"),
+    # The graph-captured copy the troubleshooting guide warns about.
+    Quote(TROUBLE, LTX_KERNELS, lambda d: d["copy_bandwidth_graph_gbs"], "{} GB/s for a 1 GiB `copy_` replayed from a graph"),
+    # Launch-configuration sweep.
+    Quote(H200, QWEN3_KERNELS, _tuning("rms_norm", RMS_BIG, "us", threads=128, persistent=0, hint=0), "ran {} µs"),
+    Quote(H200, QWEN3_KERNELS, _tuning("rms_norm", RMS_BIG, "pct_copy", threads=128, persistent=0, hint=0),
+          "µs ({} %), 256 threads"),
+    Quote(H200, QWEN3_KERNELS, _tuning("rms_norm", RMS_BIG, "us", threads=256, persistent=0, hint=0), "256 threads\n{} µs"),
+    Quote(H200, QWEN3_KERNELS, _tuning("rms_norm", RMS_BIG, "pct_copy", threads=256, persistent=0, hint=0),
+          "µs ({} %), 512 threads"),
+    Quote(H200, QWEN3_KERNELS, _tuning("rms_norm", RMS_BIG, "us", threads=512, persistent=0, hint=0), "512 threads {} µs"),
+    Quote(H200, QWEN3_KERNELS, _tuning("rms_norm", RMS_BIG, "pct_copy", threads=512, persistent=0, hint=0),
+          "µs ({} %). Fewer threads"),
+    Quote(H200, QWEN3_KERNELS, _tuning("qk_norm", QK_BIG, "us", threads=128, rows_per_group=1, persistent=0),
+          "one row per lane group, {} µs"),
+    Quote(H200, QWEN3_KERNELS, _tuning("qk_norm", QK_BIG, "pct_copy", threads=128, rows_per_group=1, persistent=0),
+          "µs ({} %);"),
+    Quote(H200, QWEN3_KERNELS, _tuning("qk_norm", QK_BIG, "us", threads=128, rows_per_group=4, persistent=0),
+          "four rows per group {} µs"),
+    Quote(H200, QWEN3_KERNELS, _tuning("qk_norm", QK_BIG, "pct_copy", threads=128, rows_per_group=4, persistent=0),
+          "µs ({} %)."),
+]
+
+
+def _normalized(text: str) -> str:
+    return re.sub(r"\s+", " ", text)
+
+
+@pytest.mark.parametrize("quote", QUOTES, ids=[q.id for q in QUOTES])
+def test_quoted_number_is_the_committed_one(quote: Quote) -> None:
+    data = json.loads((skilldocs.SKILL / quote.file).read_text(encoding="utf-8"))
+    expected = _normalized(quote.text.format(quote.fmt.format(quote.read(data))))
+    doc = _normalized((skilldocs.SKILL / quote.doc).read_text(encoding="utf-8"))
+    assert expected in doc, f"{quote.doc} should say {expected!r} (from {quote.file})"
+
+
+def test_quoted_files_are_linked_where_they_are_quoted() -> None:
+    # A reader must be able to open the JSON (or the RESULTS.md generated from it) that a
+    # document quotes: the document links the file or its folder's RESULTS.md.
+    for doc, file in sorted({(q.doc, q.file) for q in QUOTES}):
+        text = (skilldocs.SKILL / doc).read_text(encoding="utf-8")
+        folder = file.rsplit("/", 1)[0]
+        results_md = folder.rsplit("/results", 1)[0] + "/RESULTS.md"
+        targets = {f"../{file}", f"../{folder}/RESULTS.md", f"../{results_md}"}
+        assert any(f"]({t})" in text for t in targets), f"{doc} quotes {file} but links none of {sorted(targets)}"
