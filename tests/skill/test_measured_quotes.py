@@ -131,6 +131,10 @@ QUOTES = [
     Quote(H200, QWEN3_KERNELS, _tuning("rms_norm", RMS_BIG, "us", threads=512, persistent=0, hint=0), "512 threads {} µs"),
     Quote(H200, QWEN3_KERNELS, _tuning("rms_norm", RMS_BIG, "pct_copy", threads=512, persistent=0, hint=0),
           "µs ({} %). Fewer threads"),
+    Quote(H200, QWEN3_KERNELS,
+          lambda d: 100 * (_tuning("rms_norm", RMS_BIG, "us", threads=512, persistent=0, hint=0)(d)
+                           / _tuning("rms_norm", RMS_BIG, "us", threads=128, persistent=0, hint=0)(d) - 1),
+          "one pack per thread took {} % longer than four", "{:.0f}"),
     Quote(H200, QWEN3_KERNELS, _tuning("qk_norm", QK_BIG, "us", threads=128, rows_per_group=1, persistent=0),
           "one row per lane group, {} µs"),
     Quote(H200, QWEN3_KERNELS, _tuning("qk_norm", QK_BIG, "pct_copy", threads=128, rows_per_group=1, persistent=0),
