@@ -296,21 +296,9 @@ def _make_mlp_forward(ops: types.ModuleType, fused: bool) -> Callable:
 
 def _make_rope(original: Callable, ops: types.ModuleType) -> Callable:
     def apply_rotary_pos_emb(q, k, cos, sin, unsqueeze_dim=1):
-        # Exactly the layout transformers' attention passes (q, k: [B, H, S, D];
-        # cos, sin: [B, S, D]); everything else goes to the original function.
-        if (
-            unsqueeze_dim == 1
-            and q.dim() == 4
-            and k.dim() == 4
-            and cos.dim() == 3
-            and cos.shape == sin.shape
-            and cos.shape[0] == q.shape[0] == k.shape[0]
-            and cos.shape[1] == q.shape[2] == k.shape[2]
-            and cos.shape[2] == q.shape[3] == k.shape[3]
-            and q.shape[3] % 2 == 0
-            and q.dtype == k.dtype == cos.dtype == sin.dtype
-            and q.device == k.device == cos.device == sin.device
-        ):
+        # Exactly the layout transformers' attention passes (the package's own test, shared
+        # with its Hub layer); everything else goes to the original function.
+        if ops.layers.rope_layout_is_transformers(q, k, cos, sin, unsqueeze_dim):
             return ops.rope(q, k, cos, sin)
         return original(q, k, cos, sin, unsqueeze_dim)
 

@@ -72,6 +72,25 @@ class SwiGLUMLP(nn.Module):
         return self.down_proj(_ops.swiglu(gate, up))
 
 
+def rope_layout_is_transformers(q, k, cos, sin, unsqueeze_dim: int = 1) -> bool:
+    """True for exactly the layout transformers' attention passes to apply_rotary_pos_emb
+    (q, k: [B, H, S, D]; cos, sin: [B, S, D]; one dtype and device; unsqueeze_dim=1), the
+    only one the kernel is sent. Shared by this layer and integration/patch_qwen3.py."""
+    return (
+        unsqueeze_dim == 1
+        and q.dim() == 4
+        and k.dim() == 4
+        and cos.dim() == 3
+        and cos.shape == sin.shape
+        and cos.shape[0] == q.shape[0] == k.shape[0]
+        and cos.shape[1] == q.shape[2] == k.shape[2]
+        and cos.shape[2] == q.shape[3] == k.shape[3]
+        and q.shape[3] % 2 == 0
+        and q.dtype == k.dtype == cos.dtype == sin.dtype
+        and q.device == k.device == cos.device == sin.device
+    )
+
+
 class ApplyRotaryPosEmb(nn.Module):
     """transformers' `apply_rotary_pos_emb(q, k, cos, sin, unsqueeze_dim=1)` (rotate-half form).
 
@@ -84,18 +103,7 @@ class ApplyRotaryPosEmb(nn.Module):
     has_backward = False
 
     def forward(self, q, k, cos, sin, unsqueeze_dim=1):
-        if (
-            unsqueeze_dim == 1
-            and q.dim() == 4
-            and k.dim() == 4
-            and cos.dim() == 3
-            and cos.shape == sin.shape
-            and cos.shape[0] == q.shape[0] == k.shape[0]
-            and cos.shape[1] == q.shape[2] == k.shape[2]
-            and cos.shape[2] == q.shape[3] == k.shape[3]
-            and q.shape[3] % 2 == 0
-            and q.dtype == k.dtype == cos.dtype == sin.dtype
-        ):
+        if rope_layout_is_transformers(q, k, cos, sin, unsqueeze_dim):
             return _ops.rope(q, k, cos, sin)
         cos = cos.unsqueeze(unsqueeze_dim)
         sin = sin.unsqueeze(unsqueeze_dim)
@@ -105,4 +113,4 @@ class ApplyRotaryPosEmb(nn.Module):
         return (q * cos) + (q_rot * sin), (k * cos) + (k_rot * sin)
 
 
-__all__ = ["ApplyRotaryPosEmb", "RMSNorm", "SwiGLUMLP"]
+__all__ = ["ApplyRotaryPosEmb", "RMSNorm", "SwiGLUMLP", "rope_layout_is_transformers"]
