@@ -199,19 +199,44 @@ def _like(x: torch.Tensor) -> torch.Tensor:
     return torch.empty(x.shape, dtype=x.dtype, device=x.device)
 
 
-@torch.library.register_fake(add_op_namespace_prefix("rms_norm"))
+def _register_fake(op_name: str):
+    """register_fake for this build's op, safe when the module runs twice.
+
+    One build can be imported twice in a process (from build_local's output and again
+    through kernels.get_local_kernel): the library loads once, this module runs twice, and
+    both runs register the same functions for the build-unique namespace. torch 2.8-2.11
+    refuse the second registration unless allow_override=True; older torch has no such
+    flag and keeps the first.
+    """
+    qualname = add_op_namespace_prefix(op_name)
+
+    def decorate(fn):
+        try:
+            torch.library.register_fake(qualname, fn, allow_override=True)
+        except TypeError:  # torch < 2.8
+            try:
+                torch.library.register_fake(qualname, fn)
+            except RuntimeError as exc:
+                if "already has" not in str(exc):
+                    raise
+        return fn
+
+    return decorate
+
+
+@_register_fake("rms_norm")
 def _rms_norm_fake(x: torch.Tensor, weight: torch.Tensor | None, eps: float) -> torch.Tensor:
     return _like(x)
 
 
-@torch.library.register_fake(add_op_namespace_prefix("rms_norm_modulate"))
+@_register_fake("rms_norm_modulate")
 def _rms_norm_modulate_fake(
     x: torch.Tensor, weight: torch.Tensor | None, scale: torch.Tensor, shift: torch.Tensor, eps: float
 ) -> torch.Tensor:
     return _like(x)
 
 
-@torch.library.register_fake(add_op_namespace_prefix("add_rms_norm_modulate"))
+@_register_fake("add_rms_norm_modulate")
 def _add_rms_norm_modulate_fake(
     x: torch.Tensor,
     residual: torch.Tensor,
@@ -224,31 +249,31 @@ def _add_rms_norm_modulate_fake(
     return _like(x), _like(x)
 
 
-@torch.library.register_fake(add_op_namespace_prefix("rms_norm_with_config"))
+@_register_fake("rms_norm_with_config")
 def _rms_norm_with_config_fake(
     x: torch.Tensor, weight: torch.Tensor | None, eps: float, threads_per_row: int, chunks_per_thread: int
 ) -> torch.Tensor:
     return _like(x)
 
 
-@torch.library.register_fake(add_op_namespace_prefix("gelu_tanh"))
+@_register_fake("gelu_tanh")
 def _gelu_tanh_fake(x: torch.Tensor) -> torch.Tensor:
     return _like(x)
 
 
-@torch.library.register_fake(add_op_namespace_prefix("rope_interleaved"))
+@_register_fake("rope_interleaved")
 def _rope_interleaved_fake(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
     return _like(x)
 
 
-@torch.library.register_fake(add_op_namespace_prefix("rms_norm_rope"))
+@_register_fake("rms_norm_rope")
 def _rms_norm_rope_fake(
     x: torch.Tensor, weight: torch.Tensor | None, cos: torch.Tensor, sin: torch.Tensor, eps: float
 ) -> torch.Tensor:
     return _like(x)
 
 
-@torch.library.register_fake(add_op_namespace_prefix("rms_norm_rope_qk"))
+@_register_fake("rms_norm_rope_qk")
 def _rms_norm_rope_qk_fake(
     q: torch.Tensor,
     k: torch.Tensor,
