@@ -20,9 +20,10 @@ Three sources for the kernel, one code path after loading:
 
 The model is a random-weight Qwen3 built from a config (tiny by default; --real-size uses the
 Qwen3-8B shapes), never downloaded. The kernel must provide `layers.<--layer>` (default
-RMSNorm) usable for transformers' "RMSNorm" layer name. Output: max relative error of the
-logits, patched-module count, and on CUDA the median forward time before and after; --out
-writes them as JSON. Needs torch, transformers and kernels (--help needs none of them).
+RMSNorm) usable for transformers' "RMSNorm" layer name. Output: relative L2 error of the
+logits (fp32: against the unpatched model, bound 1e-5; bf16: against an fp32 run of the same
+weights, bound 1.25x the unpatched bf16 model's own error + 1e-3), patched-module count, and on
+CUDA the median forward time before and after; --out writes them as JSON. Needs torch, transformers and kernels (--help needs none of them).
 Exit codes: 0 ok, 1 check failed, 2 usage error.
 """
 
@@ -232,6 +233,16 @@ def kernelize_and_compare(kernel_root: Path, layer: str, device: str, real_size:
 
     reference = forward()
     baseline_ms = median_ms()
+    stock_err = None
+    if dtype != torch.float32:
+        # bf16 logits of a deep random model drift a few % from any change of rounding order, so a
+        # fixed bound either fails correct kernels (36 layers) or passes wrong ones (2 layers).
+        # Measure the stock model's own bf16 error against an fp32 run of the same weights
+        # (bf16 -> fp32 -> bf16 is exact) and allow the kernel about as much.
+        model.float()
+        exact = forward()
+        model.to(dtype)
+        stock_err = ((reference - exact).norm() / exact.norm()).item()
     originals = {id(m): m.forward for m in model.modules() if type(m) is Qwen3RMSNorm}
     mapping = {"RMSNorm": {device: kernels.LocalLayerRepository(repo_path=kernel_root, layer_name=layer)}}
     with kernels.use_kernel_mapping(mapping, inherit_mapping=False):
@@ -245,12 +256,17 @@ def kernelize_and_compare(kernel_root: Path, layer: str, device: str, real_size:
     result = forward()
     patched_ms = median_ms()
     rel_err = ((result - reference).norm() / reference.norm()).item()
-    tolerance = 1e-5 if dtype == torch.float32 else 2e-2
+    if stock_err is None:
+        tolerance = 1e-5
+    else:
+        rel_err = ((result - exact).norm() / exact.norm()).item()
+        tolerance = 1.25 * stock_err + 1e-3
     report = {
         "kernel": str(kernel_root), "variant": getattr(module, "__name__", ""), "layer": layer, "device": device,
         "dtype": str(dtype).replace("torch.", ""), "model": "qwen3-8b-shapes" if real_size else "qwen3-tiny",
         "rmsnorm_modules": len(originals), "patched": len(patched), "logits_rel_err": rel_err,
-        "tolerance": tolerance, "forward_ms_unpatched": baseline_ms, "forward_ms_kernelized": patched_ms,
+        "logits_rel_err_reference": "unpatched model, same dtype" if stock_err is None else "unpatched model in float32",
+        "stock_rel_err_vs_float32": stock_err, "tolerance": tolerance, "forward_ms_unpatched": baseline_ms, "forward_ms_kernelized": patched_ms,
     }
     if "CALLS" in dir(module):
         calls = module.CALLS["rms_norm"] - calls_before.get("rms_norm", 0)
