@@ -39,8 +39,8 @@ def test_build_local_check_registers_every_op(qwen3_kernels: ModuleType) -> None
     proc = _run([sys.executable, str(SCRIPTS / "build_local.py"), str(EXAMPLE), "--arch", ",".join(TEST_ARCHS),
                  "--build-dir", str(_build_dir(qwen3_kernels)), "--check"])
     assert proc.returncode == 0, proc.stderr
-    for op in ("rms_norm", "fused_add_rms_norm", "swiglu", "rope_", "rope", "rms_norm_tuned", "swiglu_tuned",
-               "rope_tuned_"):
+    for op in ("rms_norm", "fused_add_rms_norm", "swiglu", "rope_", "rope", "qk_norm_rope_", "rms_norm_tuned",
+               "swiglu_tuned", "rope_tuned_"):
         assert op in proc.stderr
     assert proc.stdout.strip().splitlines()[-1] == str(_build_dir(qwen3_kernels))
 

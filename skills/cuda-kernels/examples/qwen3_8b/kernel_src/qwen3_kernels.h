@@ -101,4 +101,27 @@ struct RopeTuning {
 
 void launch_rope(const RopeParams& p, const RopeTuning& tuning, cudaStream_t stream);
 
+// Qwen3 attention's q_norm / k_norm (RMSNorm over each head row of head_dim) followed by
+// rotate-half RoPE, in place on q [B, S, Hq, D] and k [B, S, Hk, D] (the projections viewed
+// as heads, before the transpose). Strides per dimension (b, s, h, d): the vector path needs
+// d stride 1 and 16-byte aligned rows; the scalar path takes any. cos/sin: [B or 1, S, D]
+// (b stride 0 when broadcast). Weights: contiguous [D].
+struct QkNormRopeParams {
+  DType dtype;
+  int64_t batch, seq, q_heads, k_heads, head_dim;
+  void* q;
+  void* k;
+  const void* q_weight;
+  const void* k_weight;
+  const void* cos;
+  const void* sin;
+  int64_t q_stride[4];  // b, s, h, d
+  int64_t k_stride[4];
+  int64_t cos_stride[3];  // b (0 when broadcast), s, d
+  int64_t sin_stride[3];
+  float eps;
+};
+
+void launch_qk_norm_rope(const QkNormRopeParams& p, cudaStream_t stream);
+
 }  // namespace qwen3_kernels

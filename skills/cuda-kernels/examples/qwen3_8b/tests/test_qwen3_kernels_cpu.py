@@ -112,6 +112,69 @@ def test_inputs_that_need_grad_stay_differentiable(kernels: ModuleType) -> None:
     assert x.grad is not None and torch.isfinite(x.grad).all()
 
 
+def _qk_parent(batch: int, seq: int, hq: int, hk: int, d: int, dtype: torch.dtype, seed: int):  # noqa: ANN202
+    """q, k as [B, S, H, D] views of one [B, S, (Hq + 2 Hk) D + 8] projection (q | k | v | padding)."""
+    parent = _randn(batch, seq, (hq + 2 * hk) * d + 8, dtype=dtype, seed=seed)
+    q = parent[..., : hq * d].view(batch, seq, hq, d)
+    k = parent[..., hq * d : (hq + hk) * d].view(batch, seq, hk, d)
+    return q, k, parent
+
+
+def _qk_norm_rope_f64(x, w, cos, sin, eps):  # noqa: ANN001, ANN202
+    """Float64 spelling of Qwen3's q_norm then apply_rotary_pos_emb on [B, S, H, D]."""
+    xd = x.double()
+    y = xd * torch.rsqrt(xd.pow(2).mean(-1, keepdim=True) + eps) * w.double()
+    half = x.shape[-1] // 2
+    rot = torch.cat((-y[..., half:], y[..., :half]), dim=-1)
+    return y * cos.double().unsqueeze(2) + rot * sin.double().unsqueeze(2)
+
+
+def test_reference_qk_norm_rope_is_qwen3_norms_then_rope(kernels: ModuleType) -> None:
+    qwen3 = pytest.importorskip("transformers.models.qwen3.modeling_qwen3")
+    q, k, _ = _qk_parent(2, 7, 4, 2, 64, torch.float32, seed=50)
+    qw, kw = _randn(64, seed=51), _randn(64, seed=52)
+    cos, sin = _randn(1, 7, 64, seed=53), _randn(1, 7, 64, seed=54)
+    q_norm, k_norm = qwen3.Qwen3RMSNorm(64, eps=1e-6), qwen3.Qwen3RMSNorm(64, eps=1e-6)
+    with torch.no_grad():
+        q_norm.weight.copy_(qw)
+        k_norm.weight.copy_(kw)
+        want_q, want_k = qwen3.apply_rotary_pos_emb(q_norm(q).transpose(1, 2), k_norm(k).transpose(1, 2), cos, sin)
+    q64, k64 = _qk_norm_rope_f64(q, qw, cos, sin, 1e-6), _qk_norm_rope_f64(k, kw, cos, sin, 1e-6)
+    kernels.reference.qk_norm_rope_(q, k, qw, kw, cos, sin, 1e-6)
+    torch.testing.assert_close(q, want_q.transpose(1, 2), rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(k, want_k.transpose(1, 2), rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(q.double(), q64, rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(k.double(), k64, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_qk_norm_rope_cpu_fallback_writes_only_q_and_k(kernels: ModuleType, dtype: torch.dtype) -> None:
+    q, k, parent = _qk_parent(2, 5, 4, 2, 32, dtype, seed=55)
+    qw, kw = _randn(32, dtype=dtype, seed=56), _randn(32, dtype=dtype, seed=57)
+    cos, sin = _randn(2, 5, 32, dtype=dtype, seed=58), _randn(2, 5, 32, dtype=dtype, seed=59)
+    want_q, want_k = _qk_norm_rope_f64(q, qw, cos, sin, 1e-6), _qk_norm_rope_f64(k, kw, cos, sin, 1e-6)
+    untouched = parent[..., 6 * 32 :].clone()  # v and the padding
+    q_ref, k_ref = q.clone(), k.clone()
+    kernels.reference.qk_norm_rope_(q_ref, k_ref, qw, kw, cos, sin, 1e-6)
+    assert kernels.qk_norm_rope_(q, k, qw, kw, cos, sin, 1e-6) is None
+    assert torch.equal(q, q_ref) and torch.equal(k, k_ref)
+    assert torch.equal(parent[..., 6 * 32 :], untouched)
+    # One rounding of fp32 math: half an ulp of the dtype, plus fp32 error.
+    bound = {torch.float32: 1e-5, torch.float16: 1.5e-3, torch.bfloat16: 8e-3}[dtype]
+    for got, want in ((q, want_q), (k, want_k)):
+        assert ((got.double() - want).abs() / (want.abs() + 1e-3 * want.abs().max())).max() <= bound
+
+
+def test_qk_norm_rope_accepts_a_2d_cos_table(kernels: ModuleType) -> None:
+    q, k, _ = _qk_parent(2, 5, 4, 1, 64, torch.float32, seed=60)
+    q2, k2 = q.clone(), k.clone()
+    w = _randn(64, seed=61)
+    cos, sin = _randn(5, 64, seed=62), _randn(5, 64, seed=63)
+    kernels.qk_norm_rope_(q, k, w, w, cos, sin, 1e-6)
+    kernels.reference.qk_norm_rope_(q2, k2, w, w, cos.expand(2, 5, 64), sin.expand(2, 5, 64), 1e-6)
+    assert torch.equal(q, q2) and torch.equal(k, k2)
+
+
 # ---------------------------------------------------------------------------- fake kernels
 
 
@@ -143,6 +206,8 @@ def test_fake_kernels_predict_cuda_outputs(kernels: ModuleType, dtype: torch.dty
         # empty_like semantics: a dense transposed q keeps its layout, a non-dense one does not.
         assert k_embed.stride() == torch.empty_like(k).stride()
         assert kernels.rope_(q, k, cos, cos) is None
+        qs, ks = qkv[..., : 32 * 128].view(1, 10, 32, 128), qkv[..., 32 * 128 :].view(1, 10, 8, 128)
+        assert kernels.qk_norm_rope_(qs, ks, w[:128], w[:128], cos, cos, 1e-6) is None
 
 
 @pytest.fixture(scope="module")
@@ -169,6 +234,7 @@ def cpu_impls(kernels: ModuleType):  # noqa: ANN201
     lib.impl("swiglu", lambda g, u: ref.swiglu(g, u).contiguous(), "CPU")
     lib.impl("rope_", ref.rope_, "CPU")
     lib.impl("rope", rope, "CPU")
+    lib.impl("qk_norm_rope_", ref.qk_norm_rope_, "CPU")
     lib.impl("rms_norm_tuned", rms_norm_tuned, "CPU")
     yield kernels.ops
     lib._destroy()
@@ -189,6 +255,8 @@ def _opcheck_cases():  # noqa: ANN202
         "swiglu": (gate_up[:, :48], gate_up[:, 48:]),
         "rope_": (q.clone(), k.clone(), cos, sin),
         "rope": (q, k, cos, sin),
+        "qk_norm_rope_": (*[t.clone() for t in _qk_parent(2, 5, 4, 2, 32, torch.float32, seed=38)[:2]],
+                          w[:32], r[0, 0, :32], cos, sin, 1e-6),
         "rms_norm_tuned": (x, r, None, 1e-6, 128, 2, 1),
     }
 
@@ -213,6 +281,28 @@ def test_ops_trace_under_compile_fullgraph(cpu_impls) -> None:  # noqa: ANN001
         return q * 2, k + 1
 
     args = (_randn(2, 5, 384, seed=40), _randn(64, seed=41), _randn(2, 5, 64, seed=42), _randn(2, 5, 64, seed=43))
+    eager = prologue(*args)
+    compiled = torch.compile(prologue, fullgraph=True, backend="aot_eager")(*args)
+    for got, want in zip(compiled, eager):
+        torch.testing.assert_close(got, want, rtol=0, atol=0)
+
+
+def test_qk_norm_rope_traces_in_place_on_views_under_compile_fullgraph(cpu_impls) -> None:  # noqa: ANN001
+    """The fused Qwen3 attention prologue: q and k are [B, S, H, D] views of one merged qkv
+    projection, normalized and rotated in place; v is the untouched third slice."""
+    ops = cpu_impls
+
+    def prologue(x: torch.Tensor, wqkv: torch.Tensor, qw: torch.Tensor, kw: torch.Tensor, cos: torch.Tensor,
+                 sin: torch.Tensor):  # noqa: ANN202
+        b, s, _ = x.shape
+        qkv = x @ wqkv.t()
+        q, k, v = qkv.split([256, 128, 128], dim=-1)
+        q, k, v = q.view(b, s, 4, 64), k.view(b, s, 2, 64), v.view(b, s, 2, 64)
+        ops.qk_norm_rope_(q, k, qw, kw, cos, sin, 1e-6)
+        return q.transpose(1, 2) * 2, k.transpose(1, 2) + 1, v.transpose(1, 2)
+
+    args = (_randn(2, 5, 48, seed=70), _randn(512, 48, seed=71), _randn(64, seed=72), _randn(64, seed=73),
+            _randn(1, 5, 64, seed=74), _randn(1, 5, 64, seed=75))
     eager = prologue(*args)
     compiled = torch.compile(prologue, fullgraph=True, backend="aot_eager")(*args)
     for got, want in zip(compiled, eager):

@@ -273,6 +273,57 @@ std::tuple<at::Tensor, at::Tensor> rope(const at::Tensor& q, const at::Tensor& k
   return {q_out, k_out};
 }
 
+void qk_norm_rope_(at::Tensor& q, at::Tensor& k, const at::Tensor& q_weight, const at::Tensor& k_weight,
+                   const at::Tensor& cos, const at::Tensor& sin, double eps) {
+  const char* op = "qk_norm_rope_";
+  check_cuda(q, op, "q");
+  const DType dtype = to_dtype(q, op);
+  check_same(q, k, op, "q", "k");
+  check_same(q, q_weight, op, "q", "q_weight");
+  check_same(q, k_weight, op, "q", "k_weight");
+  check_same(q, cos, op, "q", "cos");
+  check_same(q, sin, op, "q", "sin");
+  TORCH_CHECK(q.dim() == 4 && k.dim() == 4, op, ": q and k must be [batch, seq, heads, head_dim], got ", q.sizes(),
+              " and ", k.sizes());
+  const int64_t batch = q.size(0), seq = q.size(1), head_dim = q.size(3);
+  TORCH_CHECK(k.size(0) == batch && k.size(1) == seq && k.size(3) == head_dim, op,
+              ": k must match q in batch, seq and head_dim, got q ", q.sizes(), " and k ", k.sizes());
+  TORCH_CHECK(head_dim % 2 == 0, op, ": head_dim must be even for the rotate-half form, got ", head_dim);
+  TORCH_CHECK(q_weight.dim() == 1 && q_weight.size(0) == head_dim && k_weight.dim() == 1 &&
+                  k_weight.size(0) == head_dim,
+              op, ": q_weight and k_weight must have shape [", head_dim, "], got ", q_weight.sizes(), " and ",
+              k_weight.sizes());
+  TORCH_CHECK(cos.dim() == 3 && cos.sizes() == sin.sizes(), op, ": cos and sin must both be [batch, seq, head_dim], got ",
+              cos.sizes(), " and ", sin.sizes());
+  TORCH_CHECK((cos.size(0) == batch || cos.size(0) == 1) && cos.size(1) == seq && cos.size(2) == head_dim, op,
+              ": cos/sin shape ", cos.sizes(), " does not match q ", q.sizes(), " (expected [", batch, " or 1, ", seq,
+              ", ", head_dim, "])");
+  TORCH_CHECK(eps >= 0.0, op, ": eps must be >= 0, got ", eps);
+  const c10::cuda::OptionalCUDAGuard guard(q.device());
+  if (q.numel() == 0 && k.numel() == 0) return;
+  const at::Tensor qw = q_weight.contiguous();
+  const at::Tensor kw = k_weight.contiguous();
+  qwen3_kernels::QkNormRopeParams p{};
+  p.dtype = dtype;
+  p.batch = batch;
+  p.seq = seq;
+  p.q_heads = q.size(2);
+  p.k_heads = k.size(2);
+  p.head_dim = head_dim;
+  p.q = q.data_ptr();
+  p.k = k.data_ptr();
+  p.q_weight = qw.data_ptr();
+  p.k_weight = kw.data_ptr();
+  p.cos = cos.data_ptr();
+  p.sin = sin.data_ptr();
+  fill_strides4(q, p.q_stride);
+  fill_strides4(k, p.k_stride);
+  fill_strides3(cos, p.cos_stride);
+  fill_strides3(sin, p.sin_stride);
+  p.eps = static_cast<float>(eps);
+  qwen3_kernels::launch_qk_norm_rope(p, c10::cuda::getCurrentCUDAStream(q.device().index()).stream());
+}
+
 TORCH_LIBRARY_EXPAND(TORCH_EXTENSION_NAME, ops) {
   ops.def("rms_norm(Tensor x, Tensor? weight, float eps) -> Tensor");
   ops.impl("rms_norm", c10::kCUDA, &rms_norm);
@@ -284,6 +335,10 @@ TORCH_LIBRARY_EXPAND(TORCH_EXTENSION_NAME, ops) {
   ops.impl("rope_", c10::kCUDA, &rope_);
   ops.def("rope(Tensor q, Tensor k, Tensor cos, Tensor sin) -> (Tensor, Tensor)");
   ops.impl("rope", c10::kCUDA, &rope);
+  ops.def(
+      "qk_norm_rope_(Tensor(a!) q, Tensor(b!) k, Tensor q_weight, Tensor k_weight, Tensor cos, Tensor sin, "
+      "float eps) -> ()");
+  ops.impl("qk_norm_rope_", c10::kCUDA, &qk_norm_rope_);
   ops.def(
       "rms_norm_tuned(Tensor x, Tensor? residual, Tensor? weight, float eps, int threads, int rows_per_group, "
       "int persistent, int hint=0) -> (Tensor, Tensor)");

@@ -20,6 +20,11 @@ void rope_(at::Tensor& q, at::Tensor& k, const at::Tensor& cos, const at::Tensor
 std::tuple<at::Tensor, at::Tensor> rope(const at::Tensor& q, const at::Tensor& k, const at::Tensor& cos,
                                         const at::Tensor& sin);
 
+// q_norm + k_norm (RMSNorm over head_dim, each with its weight) then rotate-half RoPE, in
+// place on q [B, S, Hq, D] and k [B, S, Hk, D] (any strides); cos/sin [B or 1, S, D].
+void qk_norm_rope_(at::Tensor& q, at::Tensor& k, const at::Tensor& q_weight, const at::Tensor& k_weight,
+                   const at::Tensor& cos, const at::Tensor& sin, double eps);
+
 // rms_norm / fused_add_rms_norm with the launch configuration forced (0 / -1 = default);
 // used by benchmarks/ to compare configurations in one run. The second output is the sum
 // (fused add) or an empty tensor.

@@ -1,5 +1,5 @@
 """CUDA kernels for Qwen3-8B in transformers: RMSNorm (hidden and per-head q/k norm),
-fused residual-add + RMSNorm, SwiGLU and rotate-half RoPE.
+fused residual-add + RMSNorm, SwiGLU, rotate-half RoPE, and Qwen3's q/k norm + RoPE fused.
 
 Every function takes any leading dimensions (the normalized / feature dimension last) and
 float32, float16 or bfloat16. CUDA tensors run the CUDA kernels; CPU tensors, other
@@ -21,6 +21,7 @@ from ._ops import add_op_namespace_prefix, ops
 
 __all__ = [
     "fused_add_rms_norm",
+    "qk_norm_rope_",
     "reference",
     "rms_norm",
     "rope",
@@ -137,6 +138,43 @@ def rope(
     return q_embed, k_embed
 
 
+def qk_norm_rope_(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    q_weight: torch.Tensor,
+    k_weight: torch.Tensor,
+    cos: torch.Tensor,
+    sin: torch.Tensor,
+    eps: float = 1e-6,
+) -> None:
+    """Qwen3's ``q_norm``, ``k_norm`` and ``apply_rotary_pos_emb`` in one pass, in place.
+
+    q: [B, S, Hq, D] and k: [B, S, Hk, D] are the projections viewed as heads *before*
+    transformers' ``transpose(1, 2)``; each head row is RMS-normalized with its weight
+    (``q_weight`` / ``k_weight``, shape [D], one ``eps``) and rotated (rotate-half form) with
+    cos/sin [B or 1, S, D] (or [S, D]). fp32 math, one rounding. q and k may be views with
+    any token stride, e.g. slices of a merged qkv projection; they are updated through
+    their strides. Any even head_dim: head_dims whose half is a power-of-two number of
+    16-byte packs (128 for every dtype) take the vector kernel, others the scalar one.
+    """
+    if cos.dim() == 2:
+        cos, sin = cos.unsqueeze(0), sin.unsqueeze(0)
+    if (
+        q.dim() == 4
+        and k.dim() == 4
+        and q.shape[-1] % 2 == 0
+        and cos.dim() == 3
+        and cos.shape == sin.shape
+        and q_weight.shape == k_weight.shape == (q.shape[-1],)
+    ):
+        if cos.dtype != q.dtype:
+            cos, sin = cos.to(q.dtype), sin.to(q.dtype)
+        if _kernel_ok(q, k, q_weight, k_weight, cos, sin):
+            ops.qk_norm_rope_(q, k, q_weight, k_weight, cos, sin, float(eps))
+            return
+    reference.qk_norm_rope_(q, k, q_weight, k_weight, cos, sin, float(eps))
+
+
 # --------------------------------------------------------------------------------------
 # Fake (meta) kernels: shapes, dtypes and strides of each op's outputs without running it,
 # which is what torch.compile traces with. They must match the C++ ops exactly: rms_norm,
@@ -204,6 +242,19 @@ def _rope_fake(
     q: torch.Tensor, k: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor
 ) -> tuple[torch.Tensor, torch.Tensor]:
     return torch.empty_like(q), torch.empty_like(k)
+
+
+@_register_fake("qk_norm_rope_")
+def _qk_norm_rope__fake(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    q_weight: torch.Tensor,
+    k_weight: torch.Tensor,
+    cos: torch.Tensor,
+    sin: torch.Tensor,
+    eps: float,
+) -> None:
+    return None
 
 
 @_register_fake("rms_norm_tuned")

@@ -70,3 +70,25 @@ def rope_(q: torch.Tensor, k: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor
     q_embed, k_embed = rope(q, k, cos, sin)
     q.copy_(q_embed)
     k.copy_(k_embed)
+
+
+def qk_norm_rope_(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    q_weight: torch.Tensor,
+    k_weight: torch.Tensor,
+    cos: torch.Tensor,
+    sin: torch.Tensor,
+    eps: float,
+) -> None:
+    """Qwen3's q_norm / k_norm followed by apply_rotary_pos_emb, in place, one rounding.
+
+    q: [B, S, Hq, D], k: [B, S, Hk, D] (heads before the transpose), cos/sin: [B or 1, S, D].
+    """
+    for x, w in ((q, q_weight), (k, k_weight)):
+        acc = _acc_dtype(x.dtype)
+        xf = x.to(acc)
+        y = xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + eps) * w.to(acc)
+        c = cos.to(acc).unsqueeze(2)  # [B, S, D] -> [B, S, 1, D]: broadcast over heads
+        s = sin.to(acc).unsqueeze(2)
+        x.copy_((y * c + rotate_half(y) * s).to(x.dtype))
