@@ -4,25 +4,34 @@
 For every op and shape: the kernel, PyTorch eager (diffusers' own expression, from
 reference.py), torch.compile of that same expression (torch._dynamo.reset() before every
 shape, so no shape falls back to eager after the recompile limit), F.rms_norm and a plain
-Triton kernel where they apply. Medians from triton.testing.do_bench (which also flushes
-L2 before every call); inputs rotate through enough copies to exceed the 60 MB L2 for
-shapes that would fit in it. The device copy bandwidth is measured in the same run and
-every row reports time, bytes moved (cos/sin included), GB/s, % of copy bandwidth and
-the speedup against each peer. Writes JSON; make_results.py turns it into RESULTS.md.
+Triton kernel where they apply. Every row reports time, bytes moved (cos/sin included),
+GB/s, % of the copy bandwidth measured in the same run, and the speedup against each peer.
+Writes JSON; make_results.py turns it into RESULTS.md.
 
-A second timer replays a CUDA graph of back-to-back calls (inputs rotating, no L2 flush,
-no launch overhead). do_bench's flush leaves up to an L2's worth of dirty lines that the
-timed kernel then has to write back, which inflates the time of a 100 MB kernel by up to
-~25 %; the graph timer shows what the kernels do in a steady stream, as in a model.
+Two timers per implementation:
+  graph     (the verdicts use this one) a CUDA graph of back-to-back calls, replayed 15
+            times and timed with CUDA events; median replay / calls = per-call GPU time,
+            free of launch overhead. Inputs rotate over enough sets to move at least 4x the
+            device's L2 (at least 2 sets), and the call count is a multiple of the set
+            count, so no call finds its inputs in L2 - as in a model, where the previous
+            layer's traffic has long evicted them. Replaying ONE input set instead lets a
+            100-200 MB kernel read part of it from L2 and report > 100 % of copy.
+  do_bench  triton.testing.do_bench median (L2 flushed before every call, inputs rotating
+            the same way); includes launch overhead and the write-back of the flush's dirty
+            lines. Shown next to the graph timer, not used for verdicts.
+Copy reference (one per run, for both timers): a 2 GiB device-to-device copy_ timed with
+CUDA events on the stream, outside any CUDA graph (captured, copy_ becomes a memcpy node
+that a copy engine serves, ~35 % slower on an H200).
 
-Both timers are reported against ONE copy bandwidth: a 1 GiB copy_ timed by do_bench on
-the stream, outside any CUDA graph, where it runs as a copy kernel on the SMs. The same
-copy_ captured in a graph becomes a memcpy node served by a copy engine (2765 GB/s vs
-4228 GB/s on an H200): using that as the graph timer's denominator inflated every "graph
-% of copy" by ~1.5x. That figure is still recorded (copy_bandwidth_graph_gbs) as a
-diagnostic, never used as a reference.
+torch.compile is the slow part (~3-8 s per shape cold). The run first measures every
+other implementation while --compile-workers subprocesses compile each shape's
+torch.compile peer once, filling the on-disk Inductor/Triton caches; the main process
+then compiles each peer itself (a cache hit, ~1 s) and times it. The plan (measurement
+and compile counts, estimated seconds) is printed first; --plan prints it and exits
+(no GPU needed).
 
-    python bench_ops.py --out results.json [--package-path DIR] [--quick] [--max-seconds 240]
+    python bench_ops.py --out results.json [--package-path DIR] [--quick] [--ops rms_norm,...]
+                        [--max-seconds 600] [--compile-workers 8] [--sweep] [--plan]
 
 The package comes from --package-path (a build_local.py output dir), else
 LTX_VIDEO_KERNELS_PATH, else an importable ltx_video_kernels. No diffusers needed.
@@ -37,10 +46,14 @@ import json
 import math
 import os
 import platform
+import signal
+import statistics
 import subprocess
 import sys
+import tempfile
 import time
 import traceback
+import types
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -49,7 +62,9 @@ import torch
 import torch.nn.functional as F
 
 HERE = Path(__file__).resolve().parent
-L2_BYTES = 60 * 1024 * 1024  # H200 (and H100 SXM: 50 MB); rotate inputs below 2x this
+FORMAT = 2  # bench.json layout: 2 = rotated-input graph timer (make_results.py renders 1 and 2)
+DEFAULT_L2_BYTES = 60 * 1024 * 1024  # H200; used only when the device does not report its L2
+GRAPH_REPLAYS = 15
 
 # The issue's bf16 shapes [batch, tokens, hidden] plus the real LTX-Video shapes at 2688
 # latent tokens (49 frames at 512 x 768), batch 1 and 2.
@@ -67,11 +82,17 @@ LTX_SHAPES = [(1, LTX_TOKENS, 2048), (2, LTX_TOKENS, 2048)]
 LTX_FF_SHAPES = [(1, LTX_TOKENS, 8192), (2, LTX_TOKENS, 8192)]  # FeedForward GELU input (4 x 2048)
 LTX_CROSS_K = [(1, 128, 2048), (2, 128, 2048)]  # attn2.norm_k on the 128 text tokens
 
-# Configurations the RMSNorm sweep tries (threads per row, 16-byte chunks per thread).
+# Configurations the RMSNorm sweep (--sweep) tries (threads per row, 16-byte chunks per thread).
 SWEEP = {
     2048: [(32, 8), (64, 4), (128, 2), (256, 1), (16, 16)],
     3072: [(32, 12), (64, 6), (96, 4), (128, 3), (192, 2), (384, 1)],
 }
+
+# Seconds per item for the printed estimate (H200, 16 cores; from earlier runs).
+EST_MEASURE_S = 0.35  # one implementation on one shape: do_bench + graph capture and replays
+EST_COMPILE_COLD_S = 6.0  # torch.compile of one small function after dynamo reset, empty caches
+EST_COMPILE_WARM_S = 1.2  # the same with the Inductor/Triton caches filled
+EST_FIXED_S = 15.0  # imports, copy reference, worker start-up
 
 
 def load_package(path: str | None):
@@ -92,89 +113,99 @@ def driver_version() -> str:
         return "unknown"
 
 
-class Bench:
-    def __init__(self, warmup_ms: int, rep_ms: int) -> None:
-        from triton.testing import do_bench
+def device_l2_bytes() -> int:
+    size = int(getattr(torch.cuda.get_device_properties(0), "L2_cache_size", 0) or 0)
+    return size if size > 0 else DEFAULT_L2_BYTES
 
-        self._do_bench = do_bench
-        self.warmup_ms = warmup_ms
-        self.rep_ms = rep_ms
 
-    def time_us(self, fn: Callable[[], Any]) -> float:
-        fn()  # first call outside the timing (torch.compile compiles here)
-        torch.cuda.synchronize()
-        ms = self._do_bench(fn, warmup=self.warmup_ms, rep=self.rep_ms, return_mode="median")
-        return float(ms) * 1e3
+def n_sets_for(bytes_per_call: int, l2_bytes: int) -> int:
+    """Input sets to rotate: together they move >= 4x L2, so a set is evicted before its reuse."""
+    return int(min(256, max(2, math.ceil(4 * l2_bytes / max(bytes_per_call, 1)))))
 
-    def graph_us(self, fn: Callable[[], Any], estimate_us: float, replays: int = 7) -> float:
-        """Median per-call time of a CUDA graph holding enough back-to-back calls to run ~1 ms."""
-        calls = max(5, min(200, math.ceil(1000.0 / max(estimate_us, 1.0))))
-        side = torch.cuda.Stream()
-        side.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(side):
-            for _ in range(3):
-                fn()
-        torch.cuda.current_stream().wait_stream(side)
-        graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph):
-            for _ in range(calls):
-                fn()
+
+# ------------------------------------------------------------------------------ timing
+
+
+def do_bench_us(call: Callable[[], Any], warmup_ms: int, rep_ms: int) -> float:
+    from triton.testing import do_bench
+
+    call()  # first call outside the timing
+    torch.cuda.synchronize()
+    return float(do_bench(call, warmup=warmup_ms, rep=rep_ms, return_mode="median")) * 1e3
+
+
+def graph_calls(bytes_per_call: int, n_sets: int, copy_gbs: float) -> int:
+    """~3 ms of traffic at copy speed per replay, rounded up to a multiple of the set count
+    (so a replay starts on the set touched longest ago)."""
+    want = min(500, max(5, math.ceil(3e-3 * copy_gbs * 1e9 / max(bytes_per_call, 1))))
+    return n_sets * math.ceil(want / n_sets)
+
+
+def graph_us(fn: Callable[[int], Any], calls: int, n_sets: int) -> tuple[float, float]:
+    """(median per-call µs, (p80 - p20) / median) of replays of a graph of `calls` calls,
+    call j on input set j % n_sets."""
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):  # warm-up off the capture stream
+        for i in range(3):
+            fn(i % n_sets)
+    torch.cuda.current_stream().wait_stream(side)
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        for j in range(calls):
+            fn(j % n_sets)
+    graph.replay()
+    torch.cuda.synchronize()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    samples = []
+    for _ in range(GRAPH_REPLAYS):
+        start.record()
         graph.replay()
-        torch.cuda.synchronize()
-        times = []
-        for _ in range(replays):
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record()
-            graph.replay()
-            end.record()
-            end.synchronize()
-            times.append(start.elapsed_time(end) * 1e3 / calls)
-        del graph
-        return sorted(times)[len(times) // 2]
+        end.record()
+        end.synchronize()
+        samples.append(start.elapsed_time(end) * 1e3 / calls)
+    del graph
+    samples.sort()
+    med = statistics.median(samples)
+    spread = (samples[int(0.8 * (len(samples) - 1))] - samples[int(0.2 * (len(samples) - 1))]) / med
+    return med, spread
 
 
 COPY_METHOD = (
-    "1 GiB bf16 dst.copy_(src), median of triton.testing.do_bench on the stream, outside any CUDA"
-    " graph (an SM copy kernel); GB/s = bytes read + written / time. The one reference for both timers."
+    "2 GiB uint8 dst.copy_(src) timed with CUDA events on the stream, outside any CUDA graph (3 warm-up"
+    " copies, median of 9); GB/s = bytes read + written / time. The one reference for both timers."
 )
 
 
-def copy_bandwidth(bench: Bench) -> tuple[float, float]:
-    """(reference, diagnostic) GB/s of a 1 GiB device-to-device copy, read + write counted.
+def copy_bandwidth_gbs(nbytes: int = 2 << 30) -> float:
+    """Device-to-device copy bandwidth, read + write counted; see COPY_METHOD.
 
-    The reference is do_bench of ``copy_`` outside any graph. The diagnostic replays the
-    same ``copy_`` from a CUDA graph, where it is a memcpy node that a copy engine serves
-    (~35 % slower on an H200): recorded to show the trap, never a denominator.
+    On the stream a same-dtype contiguous copy_ runs as an SM copy kernel; captured in a
+    CUDA graph it would be a memcpy node that a copy engine serves, far slower - so it is
+    never timed that way.
     """
-    n = 1 << 29  # bf16 elements = 1 GiB
-    src = torch.randn(n, device="cuda", dtype=torch.float32).to(torch.bfloat16)
+    src = torch.empty(nbytes, dtype=torch.uint8, device="cuda").random_(0, 255)
     dst = torch.empty_like(src)
-    nbytes = 2 * src.numel() * src.element_size()
-    us = bench.time_us(lambda: dst.copy_(src))
-    gus = bench.graph_us(lambda: dst.copy_(src), us)
+    for _ in range(3):
+        dst.copy_(src)
+    torch.cuda.synchronize()
+    samples = []
+    for _ in range(9):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        dst.copy_(src)
+        end.record()
+        end.synchronize()
+        samples.append(start.elapsed_time(end) * 1e-3)
     del src, dst
     torch.cuda.empty_cache()
-    return nbytes / (us * 1e-6) / 1e9, nbytes / (gus * 1e-6) / 1e9
+    return 2 * nbytes / statistics.median(samples) / 1e9
 
 
 def pct_of_copy(nbytes: int, us: float, copy_gbs: float) -> float:
     """% of the reference copy bandwidth for a call moving `nbytes` in `us` microseconds."""
     return 100.0 * nbytes / (us * 1e-6) / 1e9 / copy_gbs
-
-
-def rotating(make: Callable[[int], tuple], bytes_per_call: int) -> Callable[[], tuple]:
-    """Input sets to cycle through: enough copies that consecutive calls never find their
-    inputs in L2 (do_bench flushes L2 too; this also covers a no-flush timer)."""
-    copies = 1 if bytes_per_call >= 2 * L2_BYTES else min(16, math.ceil(2 * L2_BYTES / max(bytes_per_call, 1)))
-    sets = [make(i) for i in range(copies)]
-    state = {"i": 0}
-
-    def next_set() -> tuple:
-        s = sets[state["i"] % copies]
-        state["i"] += 1
-        return s
-
-    return next_set
 
 
 def randn(shape, dtype=torch.bfloat16, seed=0, scale=1.0, shift=0.0) -> torch.Tensor:
@@ -343,105 +374,254 @@ def cases(pkg, quick: bool) -> list[dict]:
     return out
 
 
-def run_case(case: dict, bench: Bench, copy_gbs: float, allow_compile: bool) -> dict:
-    shape, nbytes = case["shape"], case["bytes"]
-    next_set = rotating(case["make"], nbytes)
-    row: dict[str, Any] = {
-        "op": case["op"], "variant": case["variant"], "shape": list(shape), "dtype": "bfloat16",
-        "bytes": nbytes, "impls": {},
+def is_compiled(impl: Any) -> bool:
+    return isinstance(impl, tuple) and impl[0] == "compile"
+
+
+def select_cases(pkg, quick: bool, ops: set[str]) -> list[dict]:
+    return [c for c in cases(pkg, quick) if not ops or c["op"] in ops]
+
+
+class Runner:
+    """Times implementations of one case on its rotating input sets."""
+
+    def __init__(self, copy_gbs: float, l2_bytes: int, warmup_ms: int, rep_ms: int) -> None:
+        self.copy_gbs, self.l2_bytes = copy_gbs, l2_bytes
+        self.warmup_ms, self.rep_ms = warmup_ms, rep_ms
+
+    def inputs(self, case: dict) -> list[tuple]:
+        return [case["make"](i) for i in range(n_sets_for(case["bytes"], self.l2_bytes))]
+
+    def measure(self, fn: Callable[..., Any], sets: list[tuple], nbytes: int) -> dict[str, Any]:
+        entry: dict[str, Any] = {}
+        n = len(sets)
+        state = {"i": 0}
+
+        def rotating() -> Any:
+            s = sets[state["i"] % n]
+            state["i"] += 1
+            return fn(*s)
+
+        try:
+            gus, spread = graph_us(lambda i: fn(*sets[i]), graph_calls(nbytes, n, self.copy_gbs), n)
+            entry.update(graph_us=round(gus, 3), graph_gbs=round(nbytes / (gus * 1e-6) / 1e9, 1),
+                         graph_pct_copy=round(pct_of_copy(nbytes, gus, self.copy_gbs), 1),
+                         graph_spread=round(spread, 4))
+        except Exception as exc:  # noqa: BLE001 - recorded in the JSON, the run goes on
+            entry["graph_error"] = f"{type(exc).__name__}: {exc}".splitlines()[0][:300]
+            torch.cuda.synchronize()
+        try:
+            us = do_bench_us(rotating, self.warmup_ms, self.rep_ms)
+            entry.update(us=round(us, 3), gbs=round(nbytes / (us * 1e-6) / 1e9, 1),
+                         pct_copy=round(pct_of_copy(nbytes, us, self.copy_gbs), 1))
+        except Exception as exc:  # noqa: BLE001
+            entry["error"] = f"{type(exc).__name__}: {exc}".splitlines()[0][:300]
+        return entry
+
+
+def new_row(case: dict, n_sets: int, calls: int) -> dict[str, Any]:
+    return {
+        "op": case["op"], "variant": case["variant"], "shape": list(case["shape"]), "dtype": "bfloat16",
+        "bytes": case["bytes"], "input_sets": n_sets, "graph_calls": calls, "impls": {},
     }
-    # correctness against eager on one input set
+
+
+def measure_plain(case: dict, runner: Runner) -> dict[str, Any]:
+    """Phase 1: correctness against eager, then every implementation except torch.compile."""
+    sets = runner.inputs(case)
+    row = new_row(case, len(sets), graph_calls(case["bytes"], len(sets), runner.copy_gbs))
     a, b = case["check"]
-    args = next_set()
     try:
-        ka = case["impls"][a](*args)
-        kb = case["impls"][b](*args)
+        ka, kb = case["impls"][a](*sets[0]), case["impls"][b](*sets[0])
         ka = ka if isinstance(ka, tuple) else (ka,)
         kb = kb if isinstance(kb, tuple) else (kb,)
         row["max_rel_diff_vs_eager"] = max(max_rel_diff(x, y) for x, y in zip(ka, kb))
-    except Exception as exc:  # noqa: BLE001 - recorded in the JSON, the run goes on
-        row["check_error"] = f"{type(exc).__name__}: {exc}"
+    except Exception as exc:  # noqa: BLE001
+        row["check_error"] = f"{type(exc).__name__}: {exc}".splitlines()[0][:300]
     for label, impl in case["impls"].items():
-        entry: dict[str, Any] = {}
-        try:
-            if isinstance(impl, tuple):
-                if not allow_compile:
-                    row["impls"][label] = {"skipped": "time budget"}
-                    continue
-                torch._dynamo.reset()  # per shape: no recompile-limit fallback to eager
-                fn = torch.compile(impl[1])
-                t0 = time.perf_counter()
-                fn(*next_set())
-                torch.cuda.synchronize()
-                entry["compile_s"] = round(time.perf_counter() - t0, 2)
-            else:
-                fn = impl
-            call = lambda fn=fn: fn(*next_set())  # noqa: E731
-            us = bench.time_us(call)
-            entry.update(us=round(us, 3), gbs=round(nbytes / (us * 1e-6) / 1e9, 1))
-            entry["pct_copy"] = round(pct_of_copy(nbytes, us, copy_gbs), 1)
-        except Exception as exc:  # noqa: BLE001
-            entry = {"error": f"{type(exc).__name__}: {exc}".splitlines()[0][:300]}
-            traceback.print_exc()
-        if "us" in entry:
-            try:
-                gus = bench.graph_us(call, entry["us"])
-                entry.update(graph_us=round(gus, 3), graph_gbs=round(nbytes / (gus * 1e-6) / 1e9, 1))
-                entry["graph_pct_copy"] = round(pct_of_copy(nbytes, gus, copy_gbs), 1)  # same reference
-            except Exception as exc:  # noqa: BLE001
-                entry["graph_error"] = f"{type(exc).__name__}: {exc}".splitlines()[0][:300]
-        row["impls"][label] = entry
-    kern = row["impls"].get("kernel", {}).get("us")
-    if kern:
-        row["speedup"] = {
-            label: round(e["us"] / kern, 3) for label, e in row["impls"].items() if label != "kernel" and "us" in e
-        }
-        peers = {k: v for k, v in row["speedup"].items() if k != "kernels unfused"}
-        if peers:
-            best = min(peers, key=peers.get)
-            row["best_peer"] = best
-            row["speedup_vs_best_peer"] = peers[best]
-    gk = row["impls"].get("kernel", {}).get("graph_us")
-    if gk:
-        row["speedup_graph"] = {
-            label: round(e["graph_us"] / gk, 3)
-            for label, e in row["impls"].items()
-            if label != "kernel" and "graph_us" in e
-        }
-        peers = {k: v for k, v in row["speedup_graph"].items() if k != "kernels unfused"}
-        if peers:
-            best = min(peers, key=peers.get)
-            row["best_peer_graph"] = best
-            row["speedup_vs_best_peer_graph"] = peers[best]
-    torch.cuda.synchronize()
+        row["impls"][label] = ({"skipped": "not reached: the run ended before phase 2 timed it"} if is_compiled(impl)
+                               else runner.measure(impl, sets, case["bytes"]))
+    del sets
+    torch.cuda.empty_cache()
     return row
 
 
-def run_sweep(pkg, bench: Bench, copy_gbs: float, shapes: list[tuple[int, int, int]]) -> list[dict]:
+def measure_compiled(case: dict, row: dict, runner: Runner) -> None:
+    """Phase 2: torch.compile each compile peer for this shape (after a dynamo reset) and time it."""
+    sets = None
+    for label, impl in case["impls"].items():
+        if not is_compiled(impl):
+            continue
+        try:
+            sets = sets or runner.inputs(case)
+            torch._dynamo.reset()  # per shape: no recompile-limit fallback, no dynamic-shape kernel
+            fn = torch.compile(impl[1])
+            t0 = time.perf_counter()
+            fn(*sets[0])
+            torch.cuda.synchronize()
+            compile_s = round(time.perf_counter() - t0, 2)
+            entry = runner.measure(fn, sets, case["bytes"])
+            entry["compile_s"] = compile_s
+        except Exception as exc:  # noqa: BLE001
+            entry = {"error": f"{type(exc).__name__}: {exc}".splitlines()[0][:300]}
+            traceback.print_exc()
+        row["impls"][label] = entry
+    del sets
+    torch.cuda.empty_cache()
+
+
+def add_speedups(row: dict) -> None:
+    """Convenience fields (make_results.py recomputes everything from the raw µs)."""
+    for key, suffix in (("graph_us", "_graph"), ("us", "")):
+        kern = (row["impls"].get("kernel") or {}).get(key)
+        if not kern:
+            continue
+        ratios = {label: round(e[key] / kern, 3) for label, e in row["impls"].items()
+                  if label != "kernel" and e and e.get(key)}
+        row["speedup" + suffix] = ratios
+        peers = {k: v for k, v in ratios.items() if k != "kernels unfused"}
+        if peers:
+            best = min(peers, key=peers.get)
+            row["best_peer" + suffix] = best
+            row["speedup_vs_best_peer" + suffix] = peers[best]
+
+
+def print_row(row: dict) -> None:
+    nan = float("nan")
+    k = row["impls"].get("kernel") or {}
+    print(f"{row['op']:<22} {str(tuple(row['shape'])):<18} sets {row['input_sets']:>3}  kernel graph "
+          f"{k.get('graph_us', nan):8.2f} us {k.get('graph_pct_copy', nan):5.1f}% copy, do_bench "
+          f"{k.get('us', nan):8.2f} us {k.get('pct_copy', nan):5.1f}%  best peer graph "
+          f"{row.get('best_peer_graph')} x{row.get('speedup_vs_best_peer_graph', nan):.2f}", flush=True)
+
+
+def run_sweep(pkg, runner: Runner, shapes: list[tuple[int, int, int]]) -> list[dict]:
     rows = []
     for shape in shapes:
         d = shape[-1]
         if d not in SWEEP:
             continue
-        n = math.prod(shape)
-        nbytes = 2 * n * 2 + d * 2
-        next_set = rotating(lambda i, shape=shape, d=d: (randn(shape, seed=i), randn((d,), seed=9, shift=1.0)), nbytes)
-        row = {"shape": list(shape), "bytes": nbytes, "configs": {}}
+        nbytes = 2 * math.prod(shape) * 2 + d * 2
+        case = {"bytes": nbytes, "make": lambda i, shape=shape, d=d: (randn(shape, seed=i), randn((d,), seed=9, shift=1.0))}
+        sets = runner.inputs(case)
+        row = {"shape": list(shape), "bytes": nbytes, "input_sets": len(sets), "configs": {}}
         for tpr, vpt in SWEEP[d]:
-            key = f"{tpr}x{vpt}"
-            try:
-                call = lambda t=tpr, v=vpt: pkg.rms_norm_with_config(*next_set(), 1e-5, t, v)  # noqa: E731
-                us = bench.time_us(call)
-                gus = bench.graph_us(call, us)
-                row["configs"][key] = {
-                    "us": round(us, 3), "pct_copy": round(pct_of_copy(nbytes, us, copy_gbs), 1),
-                    "graph_us": round(gus, 3),
-                    "graph_pct_copy": round(pct_of_copy(nbytes, gus, copy_gbs), 1),
-                }
-            except Exception as exc:  # noqa: BLE001
-                row["configs"][key] = {"error": f"{type(exc).__name__}: {exc}".splitlines()[0][:200]}
+            fn = lambda x, w, t=tpr, v=vpt: pkg.rms_norm_with_config(x, w, 1e-5, t, v)  # noqa: E731
+            e = runner.measure(fn, sets, nbytes)
+            row["configs"][f"{tpr}x{vpt}"] = {k: v for k, v in e.items() if k in
+                                              ("us", "pct_copy", "graph_us", "graph_pct_copy", "error", "graph_error")}
         rows.append(row)
+        del sets
+        torch.cuda.empty_cache()
     return rows
+
+
+# ------------------------------------------------------------------------------ plan
+
+
+def plan(selected: list[dict], workers: int, sweep: bool) -> dict[str, Any]:
+    """Counts of measurements and compiles, and the seconds they should take (EST_* rates)."""
+    plain = sum(1 for c in selected for impl in c["impls"].values() if not is_compiled(impl))
+    compiles = sum(1 for c in selected for impl in c["impls"].values() if is_compiled(impl))
+    sweep_n = sum(len(SWEEP[s[-1]]) for s in ISSUE_SHAPES + LTX_SHAPES if s[-1] in SWEEP) if sweep else 0
+    phase1 = (plain + sweep_n) * EST_MEASURE_S
+    if workers > 0:
+        # workers fill the caches while phase 1 runs; phase 2 waits for whatever is left
+        warm_ready = EST_FIXED_S + compiles * EST_COMPILE_COLD_S / workers
+        phase2 = max(0.0, warm_ready - EST_FIXED_S - phase1) + compiles * (EST_COMPILE_WARM_S + EST_MEASURE_S)
+    else:
+        phase2 = compiles * (EST_COMPILE_COLD_S + EST_MEASURE_S)
+    return {
+        "cases": len(selected), "measurements": plain + compiles + sweep_n, "compiles": compiles,
+        "compile_workers": workers, "sweep_measurements": sweep_n,
+        "timers_per_measurement": 2, "estimated_s": round(EST_FIXED_S + phase1 + phase2),
+    }
+
+
+def plan_text(p: dict[str, Any]) -> str:
+    return (f"plan: {p['cases']} op x shape cases, {p['measurements']} measurements x {p['timers_per_measurement']} timers"
+            f" (incl. {p['sweep_measurements']} sweep), {p['compiles']} torch.compile peers"
+            f" ({p['compile_workers']} warm-up workers); estimated ~{p['estimated_s']} s on an H200")
+
+
+# ------------------------------------------------------------------------------ compile warm-up workers
+
+
+def compile_worker(shard: str, warm_dir: Path, pkg, quick: bool, ops: set[str]) -> int:
+    """Compile (and run once) the torch.compile peers of every case index = k mod n, leaving
+    the Inductor FX-graph and Triton caches warm for the main process; a marker per case."""
+    k, n = (int(v) for v in shard.split("/"))
+    parent = os.getppid()
+    sys.path.insert(0, str(HERE))
+    for idx, case in enumerate(select_cases(pkg, quick, ops)):
+        if idx % n != k:
+            continue
+        if os.getppid() != parent:  # the benchmark is gone (killed by a timeout): stop
+            return 1
+        status = "done"
+        try:
+            args = case["make"](0)
+            for impl in case["impls"].values():
+                if is_compiled(impl):
+                    torch._dynamo.reset()
+                    torch.compile(impl[1])(*args)
+            torch.cuda.synchronize()
+            del args
+            torch.cuda.empty_cache()
+        except Exception as exc:  # noqa: BLE001 - the main process compiles it cold instead
+            status = f"failed: {type(exc).__name__}: {exc}".splitlines()[0][:300]
+        (warm_dir / f"{idx}.tmp").write_text(status)
+        (warm_dir / f"{idx}.tmp").replace(warm_dir / f"{idx}.done")
+    return 0
+
+
+class Warmers:
+    """The compile warm-up subprocesses (this script with --compile-worker k/n)."""
+
+    def __init__(self, n: int, args: argparse.Namespace) -> None:
+        self.dir = Path(tempfile.mkdtemp(prefix="ltx_bench_warm_"))
+        self.n = n
+        self.procs: list[subprocess.Popen] = []
+        env = dict(os.environ, TORCHINDUCTOR_COMPILE_THREADS="1")  # not in the cache key
+        for k in range(n):
+            cmd = [sys.executable, str(Path(__file__).resolve()), "--compile-worker", f"{k}/{n}",
+                   "--warm-dir", str(self.dir), "--out", os.devnull, "--ops", args.ops]
+            if args.package_path:
+                cmd += ["--package-path", args.package_path]
+            if args.quick:
+                cmd.append("--quick")
+            log = open(self.dir / f"worker{k}.log", "w")  # noqa: SIM115 - closed with the process
+            self.procs.append(subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT))
+
+    def wait_for(self, idx: int, timeout_s: float) -> str:
+        marker = self.dir / f"{idx}.done"
+        proc = self.procs[idx % self.n] if self.n else None
+        deadline = time.perf_counter() + timeout_s
+        while time.perf_counter() < deadline:
+            if marker.exists():
+                return marker.read_text()
+            if proc is None or proc.poll() is not None:
+                return marker.read_text() if marker.exists() else "worker exited"
+            time.sleep(0.05)
+        return "timed out"
+
+    def close(self) -> list[str]:
+        tails = []
+        for k, p in enumerate(self.procs):
+            if p.poll() is None:
+                p.terminate()
+                try:
+                    p.wait(10)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+                    p.wait()
+            if p.returncode not in (0, None):
+                text = (self.dir / f"worker{k}.log").read_text(errors="replace")
+                tails.append(f"worker {k} exit {p.returncode}: " + text[-600:])
+        return tails
+
+
+# ------------------------------------------------------------------------------ main
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -449,27 +629,57 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, required=True, help="JSON file to write")
     parser.add_argument("--package-path", help="directory holding the built ltx_video_kernels")
     parser.add_argument("--quick", action="store_true", help="fewer shapes, shorter timing (smoke test)")
-    parser.add_argument("--max-seconds", type=float, default=240.0,
-                        help="after this many seconds, skip the remaining torch.compile peers (default 240)")
+    parser.add_argument("--max-seconds", type=float, default=600.0,
+                        help="after this many seconds, skip the torch.compile peers not yet measured (default 600)")
     parser.add_argument("--ops", default="", help="comma-separated op names to run (default: all)")
+    parser.add_argument("--compile-workers", type=int, default=min(8, max(0, (os.cpu_count() or 2) // 2 - 1)),
+                        help="subprocesses that pre-compile the torch.compile peers (default: cores/2 - 1, at most 8)")
+    parser.add_argument("--sweep", action="store_true", help="also time RMSNorm launch configurations")
+    parser.add_argument("--plan", action="store_true", help="print the measurement plan and estimate, then exit")
+    parser.add_argument("--compile-worker", help=argparse.SUPPRESS)  # k/n, internal
+    parser.add_argument("--warm-dir", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    if not torch.cuda.is_available():
-        print("bench_ops.py needs a CUDA GPU", file=sys.stderr)
-        return 2
+    ops = {o for o in args.ops.split(",") if o}
     sys.path.insert(0, str(HERE))
+    if args.plan:
+        try:
+            pkg = load_package(args.package_path)
+        except (ImportError, OSError):  # the plan only counts cases: no package or GPU needed
+            pkg = types.SimpleNamespace(reference=None)
+        p = plan(select_cases(pkg, args.quick, ops), max(0, args.compile_workers), args.sweep)
+        print(plan_text(p))
+        print(json.dumps(p))
+        return 0
+    if not torch.cuda.is_available():
+        print("bench_ops.py needs a CUDA GPU (--plan works without one)", file=sys.stderr)
+        return 2
     pkg = load_package(args.package_path)
+    if args.compile_worker:
+        return compile_worker(args.compile_worker, args.warm_dir, pkg, args.quick, ops)
     import triton
 
     start = time.perf_counter()
-    bench = Bench(warmup_ms=10 if args.quick else 15, rep_ms=30 if args.quick else 60)
-    copy_gbs, copy_graph_gbs = copy_bandwidth(bench)
-    print(f"copy bandwidth: {copy_gbs:.0f} GB/s (do_bench, outside graphs: the reference for both timers); "
-          f"graph-captured copy_ {copy_graph_gbs:.0f} GB/s (copy engine, diagnostic only)", flush=True)
+    selected = select_cases(pkg, args.quick, ops)
+    n_workers = max(0, args.compile_workers)
+    if not any(is_compiled(i) for c in selected for i in c["impls"].values()):
+        n_workers = 0
+    p = plan(selected, n_workers, args.sweep)
+    print(plan_text(p), flush=True)
+    # a `timeout` SIGTERM must still run the finally below, which ends the worker processes
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(124))
+    warmers = Warmers(n_workers, args) if n_workers else None
+    copy_gbs = copy_bandwidth_gbs()
+    l2 = device_l2_bytes()
+    print(f"copy bandwidth {copy_gbs:.0f} GB/s (events, outside graphs); L2 {l2 / 2**20:.0f} MiB: "
+          "inputs rotate over >= 4x L2", flush=True)
+    runner = Runner(copy_gbs, l2, warmup_ms=5 if args.quick else 10, rep_ms=20 if args.quick else 40)
     props = torch.cuda.get_device_properties(0)
     result: dict[str, Any] = {
+        "format": FORMAT,
         "device": torch.cuda.get_device_name(0),
         "sm_count": props.multi_processor_count,
         "capability": f"{props.major}.{props.minor}",
+        "l2_bytes": l2,
         "driver": driver_version(),
         "torch": torch.__version__,
         "cuda": torch.version.cuda,
@@ -478,32 +688,61 @@ def main(argv: list[str] | None = None) -> int:
         "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         "copy_bandwidth_gbs": round(copy_gbs, 1),
         "copy_bandwidth_method": COPY_METHOD,
-        # diagnostic only: a graph-captured copy_ is a copy-engine memcpy node, not a reference
-        "copy_bandwidth_graph_gbs": round(copy_graph_gbs, 1),
-        "timer": "triton.testing.do_bench median (L2 flushed before each call)",
-        "graph_timer": "median of 7 replays of a CUDA graph of back-to-back calls, inputs rotated, no flush",
+        "graph_timer": (f"median of {GRAPH_REPLAYS} replays of a CUDA graph of back-to-back calls / calls; inputs"
+                        " rotate over >= 4x L2 of sets (at least 2), calls a multiple of the set count, no flush"),
+        "timer": "triton.testing.do_bench median (L2 flushed before each call), inputs rotating the same way",
+        "verdict_timer": "graph",
+        "compile_warmup": (f"{n_workers} subprocesses compiled each torch.compile peer once while the other"
+                           " implementations were measured (Inductor/Triton caches; TORCHINDUCTOR_COMPILE_THREADS=1)"
+                           if n_workers else "none: each peer compiled cold in the main process"),
+        "plan": p,
         "results": [],
     }
-    wanted = {o for o in args.ops.split(",") if o}
-    for case in cases(pkg, args.quick):
-        if wanted and case["op"] not in wanted:
-            continue
-        allow_compile = time.perf_counter() - start < args.max_seconds
-        row = run_case(case, bench, copy_gbs, allow_compile)
-        result["results"].append(row)
-        k = row["impls"].get("kernel", {})
-        print(f"{row['op']:<22} {str(tuple(row['shape'])):<18} kernel {k.get('us', float('nan')):8.2f} us "
-              f"{k.get('pct_copy', float('nan')):5.1f}% copy (graph {k.get('graph_pct_copy', float('nan')):5.1f}%)  "
-              f"vs best peer ({row.get('best_peer')}) x{row.get('speedup_vs_best_peer', float('nan')):.2f} "
-              f"(graph {row.get('best_peer_graph')} x{row.get('speedup_vs_best_peer_graph', float('nan')):.2f})",
-              flush=True)
+
+    def save() -> None:
         args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(result, indent=1))  # partial results survive a timeout
-    if not wanted or "rms_norm" in wanted:
-        result["rms_norm_config_sweep"] = run_sweep(pkg, bench, copy_gbs, ISSUE_SHAPES + LTX_SHAPES)
+        tmp = args.out.with_name(args.out.name + ".tmp")
+        tmp.write_text(json.dumps(result, indent=1))
+        tmp.replace(args.out)  # partial results survive a timeout, never half a file
+
+    try:
+        rows = []
+        for case in selected:  # phase 1: everything but torch.compile
+            row = measure_plain(case, runner)
+            rows.append(row)
+            result["results"].append(row)
+            add_speedups(row)
+            save()
+        print(f"[{time.perf_counter() - start:.0f}s] phase 1 done ({len(rows)} cases); torch.compile peers next",
+              flush=True)
+        for idx, (case, row) in enumerate(zip(selected, rows)):  # phase 2: torch.compile peers
+            if not any(is_compiled(i) for i in case["impls"].values()):
+                print_row(row)
+                continue
+            if time.perf_counter() - start >= args.max_seconds:
+                for label, impl in case["impls"].items():
+                    if is_compiled(impl):
+                        row["impls"][label] = {"skipped": "time budget"}
+            else:
+                if warmers is not None:
+                    status = warmers.wait_for(idx, timeout_s=60.0)
+                    if status != "done":
+                        row["compile_warmup"] = status
+                measure_compiled(case, row, runner)
+            add_speedups(row)
+            print_row(row)
+            save()
+        if args.sweep and (not ops or "rms_norm" in ops):
+            result["rms_norm_config_sweep"] = run_sweep(pkg, runner, ISSUE_SHAPES + LTX_SHAPES)
+    finally:
+        if warmers is not None:
+            problems = warmers.close()
+            if problems:
+                result["compile_warmup_problems"] = problems
+                print("\n".join(problems), file=sys.stderr)
     result["elapsed_s"] = round(time.perf_counter() - start, 1)
-    args.out.write_text(json.dumps(result, indent=1))
-    print(f"wrote {args.out} in {result['elapsed_s']} s")
+    save()
+    print(f"wrote {args.out} in {result['elapsed_s']} s (estimated {p['estimated_s']} s)")
     return 0
 
 
