@@ -504,6 +504,83 @@ def test_patched_transformer_compiles_as_one_graph(ltx_kernels):
         report.restore()
 
 
+def _host_reads(model: nn.Module, inputs: dict) -> list[str]:
+    """Ops of one forward that need the host to wait for the device or feed it host data.
+
+    Run under FakeTensorMode with tensors that claim to be on CUDA, so the package takes its
+    CUDA branch on a CPU-only machine. Such ops - ``.item()`` / ``.tolist()`` / ``bool(t)``
+    (``_local_scalar_dense``), outputs whose shape depends on the data (``nonzero``), copies
+    between the GPU and the host - cannot be captured in a CUDA graph.
+    """
+    from torch.utils._python_dispatch import TorchDispatchMode
+    from torch.utils._pytree import tree_leaves
+
+    found: list[str] = []
+
+    class Watch(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            out = func(*args, **(kwargs or {}))
+            name = func._schema.name
+            tensors_in = [t for t in tree_leaves((args, kwargs)) if isinstance(t, torch.Tensor)]
+            tensors_out = [t for t in tree_leaves(out) if isinstance(t, torch.Tensor)]
+            devices_in = {t.device.type for t in tensors_in}
+            devices_out = {t.device.type for t in tensors_out}
+            if (
+                name == "aten::_local_scalar_dense"
+                or torch.Tag.data_dependent_output in func.tags
+                or torch.Tag.dynamic_output_shape in func.tags
+                or ("cuda" in devices_in and "cpu" in devices_out)
+                or ("cpu" in devices_in and "cuda" in devices_out and tensors_in[0].numel() > 1)
+            ):
+                found.append(name)
+            return out
+
+    with torch.inference_mode(), Watch():
+        model(**inputs)
+    return found
+
+
+def test_patched_step_makes_no_host_reads_so_it_can_be_captured_in_a_cuda_graph(ltx_kernels):
+    # A CUDA graph replays device work only: a host read (an .item(), a shape that depends on
+    # data) or a host-to-device copy inside the step would fail the capture or be frozen into
+    # it. Default widths (real kernel paths), 2 blocks, batch 2, both timestep layouts.
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    default_dtype = torch.get_default_dtype()
+    with FakeTensorMode(allow_non_fake_inputs=True):
+        torch.set_default_dtype(torch.bfloat16)  # fake parameters cannot be cast in place
+        try:
+            with torch.device("cuda"):
+                model = LTXVideoTransformer3DModel(num_layers=2).eval()
+        finally:
+            torch.set_default_dtype(default_dtype)
+        for per_token in (False, True):
+            inputs = S.make_inputs(model, 2, S.FULL_SHAPE, per_token_timestep=per_token)
+            assert _host_reads(model, inputs) == []  # diffusers' own step is capturable
+            report = P.patch_ltx_transformer(model, ltx_kernels)
+            try:
+                assert report.total > 0
+                assert _host_reads(model, inputs) == []
+            finally:
+                report.restore()
+
+
+def test_patch_layers_and_processor_source_has_no_host_syncs():
+    # The static half of the check above, for code paths the tiny run may not reach.
+    import ast
+
+    layers_py = INTEGRATION.parent / "torch-ext" / "ltx_video_kernels" / "layers.py"
+    forbidden = {"item", "tolist", "cpu", "numpy", "synchronize", "nonzero"}
+    for path in (layers_py, INTEGRATION / "patch_ltx.py"):
+        tree = ast.parse(path.read_text())
+        calls = {
+            node.func.attr
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+        }
+        assert not calls & forbidden, (path.name, calls & forbidden)
+
+
 # --------------------------------------------------------------------------- scripts
 
 
@@ -545,6 +622,52 @@ def test_benchmark_cpu_path_writes_json_and_markdown(ltx_kernels, tmp_path):
 
     assert make_results_md.main([str(out), "-o", str(tmp_path / "again.md")]) == 0
     assert (tmp_path / "again.md").read_text() == text.replace("from e2e.json", "from e2e.json")
+
+
+def test_benchmark_refuses_cuda_only_configurations_on_cpu(capsys):
+    benchmark_e2e = _load_benchmark_module()
+    with pytest.raises(SystemExit) as exc:
+        benchmark_e2e.parse_args(["--device", "cpu", "--configs", "eager", "patched+cudagraph"])
+    assert exc.value.code == 2
+    assert "patched+cudagraph" in capsys.readouterr().err
+
+
+def test_benchmark_reports_the_goal_with_and_without_cuda_graphs():
+    benchmark_e2e = _load_benchmark_module()
+    ms = {"eager": 35.0, "compile": 24.0, "patched+compile": 27.0,
+          "eager+cudagraph": 30.0, "compile+cudagraph": 22.0, "patched+compile+cudagraph": 21.0}
+    results = [{"batch": 1, "config": name, "median_ms": t} for name, t in ms.items()]
+    speedups, goal, goal_graphed = benchmark_e2e._speedups(results, [1])
+    assert goal == {"1": False} and goal_graphed == {"1": True}
+    assert speedups["1"]["patched+compile+cudagraph_vs_compile+cudagraph"] == round(22.0 / 21.0, 3)
+    assert speedups["1"]["compile+cudagraph_vs_eager+cudagraph"] == round(30.0 / 22.0, 3)
+    assert "patched_vs_eager" not in speedups["1"]  # not measured, not invented
+
+
+def test_results_md_renders_cuda_graph_rows_in_their_own_table_only_when_measured():
+    import make_results_md
+
+    data = json.loads((INTEGRATION / "results" / "e2e_h200.json").read_text())
+    plain = make_results_md.render(data)
+    assert "cudagraph" not in plain and "With CUDA graphs" not in plain
+
+    data["results"] += [
+        {"batch": 1, "config": "eager+cudagraph", "median_ms": 30.0, "min_ms": 29.9, "max_ms": 30.2,
+         "rel_err_vs_eager": 0.0, "first_call_s": 1.5},
+        {"batch": 1, "config": "compile+cudagraph", "median_ms": 22.0, "rel_err_vs_eager": 0.015,
+         "first_call_s": 9.0},
+        {"batch": 1, "config": "patched+compile+cudagraph", "median_ms": 20.0, "rel_err_vs_eager": 0.0064,
+         "first_call_s": 4.0},
+    ]
+    data["goal_patched_compile_faster_than_compile_cudagraph"] = {"1": True}
+    text = make_results_md.render(data)
+    remaining = iter(text.splitlines())
+    assert all(line in remaining for line in plain.splitlines())  # everything else unchanged, in order
+    assert "| 1 | patched+compile+cudagraph | 20.00 | - | " in text
+    eager_ms = next(r["median_ms"] for r in data["results"] if r["config"] == "eager" and r["batch"] == 1)
+    assert f"| {eager_ms / 20.0:.2f}x | 1.50x | 1.10x | 6.4e-03 | 4.0 |" in text
+    assert "| 1 | compile+cudagraph | 22.00 |" in text and "| 1 | patched+cudagraph |" not in text
+    assert "Goal with CUDA graphs - patched + compile faster than compile alone: batch 1: yes." in text
 
 
 _NO_TORCH = textwrap.dedent(
@@ -739,6 +862,36 @@ def test_gpu_compiled_graph_calls_the_kernels_and_matches_eager(ltx_kernels):
     finally:
         torch._dynamo.reset()
         report.restore()
+
+
+@pytest.mark.gpu
+def test_gpu_patched_step_replays_in_a_cuda_graph_and_matches_eager(ltx_kernels):
+    # What benchmark_e2e.py's +cudagraph configurations do, checked: capture the patched step
+    # once, write new inputs into the captured tensors, replay, compare with eager.
+    benchmark_e2e = _load_benchmark_module()
+    model = S.build_transformer({"num_layers": 2}, device="cuda", dtype=torch.bfloat16, seed=0)
+    static = S.make_inputs(model, 2, S.FULL_SHAPE, seed=0)
+    fresh = S.make_inputs(model, 2, S.FULL_SHAPE, seed=1, per_token_timestep=False)
+    fresh["timestep"] = torch.full_like(static["timestep"], 412.0)
+    stock = forward(model, fresh)
+    report = P.patch_ltx_transformer(model, ltx_kernels)
+    try:
+        with torch.inference_mode():
+            graph, out = benchmark_e2e._capture_step(torch, lambda: model(**static)[0], warmup=2)
+            first = out.clone()
+            for key in ("hidden_states", "encoder_hidden_states", "timestep", "encoder_attention_mask"):
+                static[key].copy_(fresh[key])
+            graph.replay()
+            torch.cuda.synchronize()
+            replayed = out.clone()
+            expected = model(**fresh)[0]
+        del graph
+    finally:
+        report.restore()
+    assert torch.isfinite(replayed).all()
+    assert S.relative_error(replayed, first) > 0.1  # the replay computed the new inputs
+    assert S.relative_error(replayed, expected) <= 1e-3
+    assert S.relative_error(replayed, stock) <= REL_TOL[torch.bfloat16]
 
 
 # --------------------------------------------------------------- committed results

@@ -11,7 +11,16 @@ Times the random-weight diffusers LTXVideoTransformer3DModel on the real inputs 
   patched+compile  torch.compile of the patched transformer (the kernels are custom ops with
                    fake registrations, so they stay in the graph)
 
-and, after those for every batch size, two comparison points (--configs selects):
+then the same four with the whole step captured once in a torch.cuda.CUDAGraph and
+replayed (static inputs; compiled ones are compiled, warmed up, then captured):
+
+  eager+cudagraph, patched+cudagraph, compile+cudagraph, patched+compile+cudagraph
+
+A step launches ~1,000 kernels; at batch 1 the GPU finishes many of them faster than
+Python issues them, so the plain configurations time the host's pace as much as the GPU's,
+and the patched ones pay a Python layer per kernel site. Replaying a graph costs one launch,
+so the +cudagraph rows compare GPU work alone, for both sides alike. Opt-in comparison
+points (--configs selects them):
 
   patched+epilogue[+compile]  patched, but the feed-forward's bias + tanh-GELU computed in
                    the projection GEMM's cuBLASLt epilogue instead of the gelu_tanh kernel
@@ -25,6 +34,7 @@ falling back to eager).
 
     python benchmark_e2e.py --device cuda --out RESULTS.json --markdown RESULTS.md
     python benchmark_e2e.py --device cpu            # tiny config, seconds: CI smoke test
+    python benchmark_e2e.py --configs compile+cudagraph patched+compile+cudagraph --batch-sizes 1
 
 --compile-mode regional (default) compiles the 28 identical blocks once
 (diffusers' compile_repeated_blocks); full compiles the whole transformer (slower to compile).
@@ -46,8 +56,11 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 CONFIGS = ("eager", "patched", "compile", "patched+compile")
+# the same four, the whole step captured in one CUDA graph and replayed (GPU time, not host pace)
+CUDAGRAPH_CONFIGS = tuple(f"{name}+cudagraph" for name in CONFIGS)
 # opt-in comparison: the feed-forward's GELU in the cuBLASLt GEMM epilogue instead of the kernel
 EXTRA_CONFIGS = ("patched+epilogue", "patched+epilogue+compile")
+ALL_CONFIGS = CONFIGS + CUDAGRAPH_CONFIGS + EXTRA_CONFIGS
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -60,8 +73,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                    help="cuda: default config (1.92 B params), bf16; cpu: tiny config, fp32 (CI)")
     p.add_argument("--batch-sizes", type=int, nargs="+", default=None, metavar="B",
                    help="default: 1 2 (cuda), 1 (cpu)")
-    p.add_argument("--configs", nargs="+", choices=CONFIGS + EXTRA_CONFIGS, default=None,
-                   help="default: all six on cuda; the first four on cpu (no cuBLASLt there)")
+    p.add_argument("--configs", nargs="+", choices=ALL_CONFIGS, default=None, metavar="CONFIG",
+                   help="any of: " + ", ".join(ALL_CONFIGS) + ". Default: the first eight on cuda "
+                        "(plain and +cudagraph); the first four on cpu (no CUDA graphs, no cuBLASLt)")
     p.add_argument("--compile-mode", choices=["regional", "full"], default="regional",
                    help="regional: compile the repeated blocks once (default); full: the whole transformer")
     p.add_argument("--compile-backend", default=None,
@@ -88,6 +102,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
             p.error(f"--{name} is too small")
     if args.batch_sizes is not None and min(args.batch_sizes) < 1:
         p.error("--batch-sizes must be >= 1")
+    if args.device == "cpu" and args.configs:
+        cuda_only = [c for c in args.configs if c not in CONFIGS]
+        if cuda_only:
+            p.error(f"--device cpu cannot run {', '.join(cuda_only)} (CUDA graphs / cuBLASLt): "
+                    f"choose from {', '.join(CONFIGS)}")
     return args
 
 
@@ -101,22 +120,58 @@ def _reset_compile(torch: Any, model: Any) -> None:
     torch._dynamo.utils.counters.clear()
 
 
-def _speedups(results: list[dict[str, Any]], batches: list[int]) -> tuple[dict, dict]:
+GOAL_KEY = "goal_patched_compile_faster_than_compile"
+GOAL_CUDAGRAPH_KEY = "goal_patched_compile_faster_than_compile_cudagraph"
+# (configuration, baseline) pairs reported as "<config>_vs_<baseline>" speedups
+_BASELINES = (
+    *((name, "eager") for name in ("patched", "compile", "patched+compile", *EXTRA_CONFIGS)),
+    ("patched+compile", "compile"),
+    ("patched+epilogue+compile", "compile"),
+    *((name, "eager") for name in CUDAGRAPH_CONFIGS),
+    ("patched+cudagraph", "eager+cudagraph"),
+    ("compile+cudagraph", "eager+cudagraph"),
+    ("patched+compile+cudagraph", "eager+cudagraph"),
+    ("patched+compile+cudagraph", "compile+cudagraph"),
+)
+
+
+def _speedups(results: list[dict[str, Any]], batches: list[int]) -> tuple[dict, dict, dict]:
+    """Per batch: baseline / config time ratios, and the issue's goal without and with CUDA graphs."""
     speedups: dict[str, dict[str, float]] = {}
     goal: dict[str, bool] = {}
+    goal_graphed: dict[str, bool] = {}
     for batch in batches:
         ms = {r["config"]: r["median_ms"] for r in results if r["batch"] == batch}
-        s: dict[str, float] = {}
-        for name in ("patched", "compile", "patched+compile", *EXTRA_CONFIGS):
-            if name in ms and "eager" in ms:
-                s[f"{name}_vs_eager"] = round(ms["eager"] / ms[name], 3)
-        for name in ("patched+compile", "patched+epilogue+compile"):
-            if name in ms and "compile" in ms:
-                s[f"{name}_vs_compile"] = round(ms["compile"] / ms[name], 3)
+        speedups[str(batch)] = {
+            f"{name}_vs_{base}": round(ms[base] / ms[name], 3)
+            for name, base in _BASELINES
+            if name in ms and base in ms
+        }
         if "patched+compile" in ms and "compile" in ms:
             goal[str(batch)] = ms["patched+compile"] < ms["compile"]
-        speedups[str(batch)] = s
-    return speedups, goal
+        if "patched+compile+cudagraph" in ms and "compile+cudagraph" in ms:
+            goal_graphed[str(batch)] = ms["patched+compile+cudagraph"] < ms["compile+cudagraph"]
+    return speedups, goal, goal_graphed
+
+
+def _capture_step(torch: Any, step: Callable[[], Any], warmup: int) -> tuple[Any, Any]:
+    """Capture one `step()` in a CUDA graph; returns (graph, its static output tensor).
+
+    The warm-up calls run on a side stream first, as torch.cuda.graph asks: lazy
+    initialisation (cuBLAS handles and workspaces, attention backend choice, allocator
+    growth) must not happen inside the capture. The graph reads the input tensors it was
+    captured with; a pipeline would copy each step's latents and timestep into them.
+    """
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(max(2, warmup)):
+            step()
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        out = step()
+    return graph, out
 
 
 def run(args: argparse.Namespace, save: Callable[[dict[str, Any]], None] = lambda data: None) -> dict[str, Any]:
@@ -176,28 +231,37 @@ def run(args: argparse.Namespace, save: Callable[[dict[str, Any]], None] = lambd
         },
         "settings": {"warmup": warmup, "iters": iters, "compile_mode": args.compile_mode,
                      "compile_backend": backend,
-                     "timing": "CUDA events per call, median" if cuda else "perf_counter per call, median"},
+                     "timing": "CUDA events per call, median" if cuda else "perf_counter per call, median",
+                     "cudagraph": "+cudagraph: the whole step captured once with torch.cuda.graph after "
+                                  f"{max(2, warmup)} warm-up calls on a side stream, static inputs; "
+                                  "the timed call is one graph replay"},
         "patch": None,
         "results": results,
         "speedups": {},
-        "goal_patched_compile_faster_than_compile": {},
+        GOAL_KEY: {},
+        GOAL_CUDAGRAPH_KEY: {},
         "errors": errors,
     }
 
-    configs = args.configs or (list(CONFIGS + EXTRA_CONFIGS) if cuda else list(CONFIGS))
-    # The main comparison for every batch size first, the comparison points after it: an
-    # interrupted run loses the least important numbers.
-    jobs = [(b, c) for b in batches for c in configs if c in CONFIGS]
-    jobs += [(b, c) for b in batches for c in configs if c not in CONFIGS]
+    configs = args.configs or (list(CONFIGS + CUDAGRAPH_CONFIGS) if cuda else list(CONFIGS))
+    # The main comparison for every batch size first, then its CUDA-graph form, the opt-in
+    # comparison points last: an interrupted run loses the least important numbers.
+    jobs = [(b, c) for group in (CONFIGS, CUDAGRAPH_CONFIGS, EXTRA_CONFIGS)
+            for b in batches for c in configs if c in group]
     inputs_for = {b: S.make_inputs(model, b, shape, seed=args.seed) for b in batches}
     references: dict[int, Any] = {}
+    started = time.perf_counter()
 
-    for batch, name in jobs:
+    for index, (batch, name) in enumerate(jobs, 1):
         inputs = inputs_for[batch]
-        patched = name.startswith("patched")
-        compiled = name.endswith("compile")
-        epilogue = "epilogue" in name
+        print(f"[{time.perf_counter() - started:6.1f} s] {index}/{len(jobs)} batch {batch} {name} ...", flush=True)
+        parts = name.split("+")
+        patched = parts[0] == "patched"
+        compiled = "compile" in parts
+        graphed = "cudagraph" in parts
+        epilogue = "epilogue" in parts
         report = None
+        graph = None
         entry: dict[str, Any] = {"batch": batch, "config": name}
         try:
             _reset_compile(torch, model)
@@ -214,13 +278,22 @@ def run(args: argparse.Namespace, save: Callable[[dict[str, Any]], None] = lambd
                     runner = torch.compile(model, **options)
 
             with torch.inference_mode():
-                def step() -> Any:
+                def call() -> Any:
                     return runner(**inputs)[0]
 
                 if cuda:
                     torch.cuda.synchronize()
                 t0 = time.perf_counter()
-                out = step()
+                out = call()
+                if graphed:  # first call = (compile +) warm-up + capture
+                    graph, out = _capture_step(torch, call, warmup)
+                    static_out = out
+
+                    def step() -> Any:
+                        graph.replay()
+                        return static_out
+                else:
+                    step = call
                 if cuda:
                     torch.cuda.synchronize()
                 entry["first_call_s"] = round(time.perf_counter() - t0, 3)
@@ -240,7 +313,7 @@ def run(args: argparse.Namespace, save: Callable[[dict[str, Any]], None] = lambd
                 entry["rel_err_vs_eager"] = S.relative_error(out, references[batch])
             if not bool(torch.isfinite(out).all()):
                 entry["nonfinite_output"] = True
-            print(f"batch {batch} {name:<24} {entry['median_ms']:9.3f} ms"
+            print(f"batch {batch} {name:<26} {entry['median_ms']:9.3f} ms"
                   f"  (first call {entry['first_call_s']:.1f} s"
                   + (f", rel err vs eager {entry['rel_err_vs_eager']:.2e}" if "rel_err_vs_eager" in entry else "")
                   + ")", flush=True)
@@ -248,14 +321,16 @@ def run(args: argparse.Namespace, save: Callable[[dict[str, Any]], None] = lambd
         except Exception as exc:  # noqa: BLE001 - one failed configuration must not stop the rest
             errors.append({"batch": str(batch), "config": name, "error": f"{type(exc).__name__}: {exc}",
                            "traceback": traceback.format_exc(limit=8)})
-            print(f"batch {batch} {name:<24} FAILED: {type(exc).__name__}: {exc}", flush=True)
+            print(f"batch {batch} {name:<26} FAILED: {type(exc).__name__}: {exc}", flush=True)
         finally:
+            # the graph holds its private memory pool until it is freed
+            graph = step = out = static_out = None  # noqa: F841
             if report is not None:
                 report.restore()
             _reset_compile(torch, model)
             if cuda:
                 torch.cuda.empty_cache()
-        data["speedups"], data["goal_patched_compile_faster_than_compile"] = _speedups(results, batches)
+        data["speedups"], data[GOAL_KEY], data[GOAL_CUDAGRAPH_KEY] = _speedups(results, batches)
         save(data)
 
     data["complete"] = True

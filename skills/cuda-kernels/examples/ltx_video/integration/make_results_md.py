@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 ORDER = ("eager", "patched", "compile", "patched+compile", "patched+epilogue", "patched+epilogue+compile")
+CUDAGRAPH_ORDER = ("eager+cudagraph", "patched+cudagraph", "compile+cudagraph", "patched+compile+cudagraph")
 LEGEND = {
     "eager": "diffusers as shipped",
     "patched": "patch_ltx_transformer(transformer, ltx_video_kernels)",
@@ -25,6 +26,10 @@ LEGEND = {
     "patched+epilogue": "patched, but the feed-forward's bias + tanh-GELU in the cuBLASLt GEMM epilogue "
     "(torch._addmm_activation) instead of the gelu_tanh kernel: a comparison point",
     "patched+epilogue+compile": "the same, compiled",
+    "eager+cudagraph": "diffusers as shipped, the whole step captured in one CUDA graph and replayed",
+    "patched+cudagraph": "the patched transformer, captured the same way",
+    "compile+cudagraph": "torch.compile of diffusers' transformer, compiled and warmed up, then captured",
+    "patched+compile+cudagraph": "torch.compile of the patched transformer, then captured",
 }
 
 
@@ -96,10 +101,9 @@ def render(data: dict[str, Any], source: str | None = None) -> str:
 
     goal = data.get("goal_patched_compile_faster_than_compile", {})
     if goal:
-        verdicts = ", ".join(
-            f"batch {b}: {'yes' if ok else 'no'}" for b, ok in sorted(goal.items(), key=lambda kv: int(kv[0]))
-        )
-        lines += [f"Goal - patched + compile faster than compile alone: {verdicts}.", ""]
+        lines += [f"Goal - patched + compile faster than compile alone: {_verdicts(goal)}.", ""]
+
+    lines += _cudagraph_section(data, by_key, batches)
 
     patch = data.get("patch")
     if patch:
@@ -122,6 +126,59 @@ def render(data: dict[str, Any], source: str | None = None) -> str:
         lines += [f"- batch {e['batch']} {e['config']}: {e['error']}" for e in data["errors"]]
         lines.append("")
     return "\n".join(lines)
+
+
+def _verdicts(goal: dict[str, bool]) -> str:
+    return ", ".join(
+        f"batch {b}: {'yes' if ok else 'no'}" for b, ok in sorted(goal.items(), key=lambda kv: int(kv[0]))
+    )
+
+
+def _cudagraph_section(data: dict[str, Any], by_key: dict, batches: list[int]) -> list[str]:
+    """The +cudagraph configurations: GPU time per step without the host's launch pace."""
+    if not any((batch, name) in by_key for batch in batches for name in CUDAGRAPH_ORDER):
+        return []
+    lines = [
+        "## With CUDA graphs",
+        "",
+        "The whole step captured once in a `torch.cuda.CUDAGraph` (static inputs) and replayed: one "
+        "launch per step instead of ~1,000, so these rows time the GPU's work, not how fast Python "
+        "issues kernels. " + data["settings"].get("cudagraph", ""),
+        "",
+        "| batch | configuration | median ms | min - max ms | vs eager | vs eager+cudagraph "
+        "| vs compile+cudagraph | rel. error vs eager | first call s |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for batch in batches:
+        base = {name: by_key.get((batch, name), {}).get("median_ms")
+                for name in ("eager", "eager+cudagraph", "compile+cudagraph")}
+        for name in CUDAGRAPH_ORDER:
+            r = by_key.get((batch, name))
+            if r is None:
+                continue
+            ms = r["median_ms"]
+            ratios = [
+                base["eager"] / ms if base["eager"] else None,
+                base["eager+cudagraph"] / ms if base["eager+cudagraph"] else None,
+                base["compile+cudagraph"] / ms if base["compile+cudagraph"] and "compile" in name else None,
+            ]
+            err = r.get("rel_err_vs_eager")
+            spread = f"{_fmt_ms(r.get('min_ms'))} - {_fmt_ms(r.get('max_ms'))}" if "min_ms" in r else "-"
+            lines.append(
+                f"| {batch} | {name} | {_fmt_ms(ms)} | {spread} | "
+                + " | ".join(_fmt_x(x) for x in ratios)
+                + f" | {'-' if err is None else f'{err:.1e}'} | {r.get('first_call_s', '-')} |"
+            )
+    lines.append("")
+    present = [name for name in CUDAGRAPH_ORDER if any(r["config"] == name for r in data["results"])]
+    lines += [f"- `{name}`: {LEGEND[name]}" for name in present]
+    lines.append("")
+    goal = data.get("goal_patched_compile_faster_than_compile_cudagraph", {})
+    if goal:
+        lines += [
+            f"Goal with CUDA graphs - patched + compile faster than compile alone: {_verdicts(goal)}.", ""
+        ]
+    return lines
 
 
 def main(argv: list[str] | None = None) -> int:
