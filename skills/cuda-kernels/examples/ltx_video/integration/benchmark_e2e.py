@@ -85,8 +85,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--height", type=int, default=None, help="pixels, multiple of 32 (default 512)")
     p.add_argument("--width", type=int, default=None, help="pixels, multiple of 32 (default 768)")
     p.add_argument("--text-len", type=int, default=None, help="prompt tokens (default 128)")
-    p.add_argument("--warmup", type=int, default=None, help="untimed calls before timing (default 3; cpu 1)")
-    p.add_argument("--iters", type=int, default=None, help="timed calls (default 10; cpu 3)")
+    p.add_argument("--warmup", type=int, default=None, help="untimed calls before timing (default 5; cpu 1)")
+    p.add_argument("--iters", type=int, default=None, help="timed calls (default 30; cpu 3)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--package-path", default=None,
                    help="directory containing a built ltx_video_kernels (skip building)")
@@ -199,8 +199,8 @@ def run(args: argparse.Namespace, save: Callable[[dict[str, Any]], None] = lambd
     except ValueError as exc:
         raise SystemExit(f"error: {exc}") from None
     batches = args.batch_sizes or ([1, 2] if cuda else [1])
-    warmup = args.warmup if args.warmup is not None else (3 if cuda else 1)
-    iters = args.iters if args.iters is not None else (10 if cuda else 3)
+    warmup = args.warmup if args.warmup is not None else (5 if cuda else 1)
+    iters = args.iters if args.iters is not None else (30 if cuda else 3)
     backend = args.compile_backend or ("inductor" if cuda else "aot_eager")
 
     kernels = S.load_kernels(args.package_path, archs=args.arch, build_dir=args.build_dir)
