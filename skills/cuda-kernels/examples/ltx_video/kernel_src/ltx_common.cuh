@@ -12,6 +12,8 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <cstring>
+#include <type_traits>
 
 #include "ltx_kernels.h"
 
@@ -48,6 +50,16 @@ inline unsigned grid_for(int64_t rows, int rpb) {
 }
 
 inline int rows_per_block(int tpr) { return tpr >= 256 ? 1 : 256 / tpr; }
+
+// Rows per block of the RMSNorm rows kernel. Short rows (tpr < 32) pack 256 threads'
+// worth of rows into a block; rows of whole warps get blocks of about 128 threads
+// (32 -> 4 rows, 64 -> 2, 96 and up -> 1). Small blocks let the register allocator fit
+// one more block per SM where a 256-thread block would not (the operand-heavy
+// modulate/add kernels), and fewer rows share the cross-warp barrier of row_sum.
+inline int norm_rows_per_block(int tpr) {
+  if (tpr < 32) return 256 / tpr;
+  return tpr >= 128 ? 1 : 128 / tpr;
+}
 
 // ---------------------------------------------------------------- conversions
 template <typename T>
@@ -127,6 +139,66 @@ __device__ __forceinline__ void store_pack(T* __restrict__ p, const Pack<T, N>& 
     for (int i = 0; i < N; ++i)
       if (i < valid) p[i] = src.e[i];
   }
+}
+
+// Whole 16-byte packs (the vector path of the row-resident kernels) ---------------------
+// bf16 is widened by bit placement on the packed 32-bit word (low element = word << 16,
+// high element = word with the low half cleared), so a pack stays in four registers until
+// each value is used; widening through the conversion intrinsics first tends to give every
+// element its own register for the whole life of the row.
+__device__ __forceinline__ float float_from_bits(uint32_t u) {
+  float f;
+  memcpy(&f, &u, 4);
+  return f;
+}
+
+template <typename T, int N>
+__device__ __forceinline__ void unpack(const Pack<T, N>& p, float (&f)[N]) {
+  if constexpr (std::is_same_v<T, __nv_bfloat16> && N % 2 == 0) {
+#pragma unroll
+    for (int i = 0; i < N / 2; ++i) {
+      uint32_t two;
+      memcpy(&two, &p.e[2 * i], 4);
+      f[2 * i] = float_from_bits(two << 16);
+      f[2 * i + 1] = float_from_bits(two & 0xffff0000u);
+    }
+  } else {
+#pragma unroll
+    for (int i = 0; i < N; ++i) f[i] = to_float(p.e[i]);
+  }
+}
+
+// Rounds N floats to T (round to nearest even), two at a time for bf16.
+template <typename T, int N>
+__device__ __forceinline__ void pack_floats(Pack<T, N>& p, const float (&f)[N]) {
+  if constexpr (std::is_same_v<T, __nv_bfloat16> && N % 2 == 0) {
+#pragma unroll
+    for (int i = 0; i < N / 2; ++i) {
+      const __nv_bfloat162 two = __floats2bfloat162_rn(f[2 * i], f[2 * i + 1]);
+      memcpy(&p.e[2 * i], &two, 4);
+    }
+  } else {
+#pragma unroll
+    for (int i = 0; i < N; ++i) p.e[i] = from_float<T>(f[i]);
+  }
+}
+
+// One 16-byte store as a single st.global.v4: a uint4 assignment of a pack assembled
+// element by element may be split into narrower stores by nvcc.
+template <typename T, int N>
+__device__ __forceinline__ void store_pack16(T* __restrict__ p, const Pack<T, N>& src) {
+  static_assert(sizeof(Pack<T, N>) == 16, "one 16-byte word");
+  uint4 raw;
+  memcpy(&raw, &src, 16);
+#if defined(__CUDA_ARCH__)
+  asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(raw.x), "r"(raw.y), "r"(raw.z), "r"(raw.w)
+               : "memory");
+#else
+#if defined(LTX_CPU_EMULATION)
+  emu_check_align(p);
+#endif
+  memcpy(static_cast<void*>(p), &raw, 16);
+#endif
 }
 
 // ------------------------------------------------------------------ reduction

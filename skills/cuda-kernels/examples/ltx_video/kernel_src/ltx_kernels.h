@@ -77,15 +77,22 @@ struct RopeArgs {
 };
 
 // Register-resident rows hold `vpt` 16-byte chunks per thread, vpt from this
-// list; threads per row are at most kMaxThreadsPerRow.
+// list; threads per row are at most kMaxThreadsPerRow. The modulated norm (x, scale,
+// shift, weight) and the fused residual add (x, residual, gate, weight, scale, shift)
+// keep every operand's chunks live together, so they have rows kernels only up to
+// kMaxVptMod / kMaxVptAdd chunks per thread; longer rows take the loop kernel (modulate)
+// or the unfused path (add).
 constexpr int kVptChoices[] = {1, 2, 3, 4, 6, 8, 12, 16};
-constexpr int kMaxVptAdd = 6;      // fused residual add keeps three rows of chunks live
+constexpr int kMaxVptMod = 4;
+constexpr int kMaxVptAdd = 4;
 constexpr int kMaxVptNormRope = 4;  // q, k, cos and sin chunks live together
 constexpr int kMaxThreadsPerRow = 512;
 
 // Row-resident kernels take the 16-byte path only; the caller has checked
-// alignment and divisibility (ltx_ops.cpp).
-void launch_rms_norm_rows(DType dt, const NormArgs& a, int vpt, bool add, cudaStream_t stream);
+// alignment and divisibility (ltx_ops.cpp). The operand set (weight, scale/shift,
+// residual) is read from the non-null pointers of `a`; rows per block come from
+// norm_rows_per_block(a.tpr) (ltx_common.cuh).
+void launch_rms_norm_rows(DType dt, const NormArgs& a, int vpt, cudaStream_t stream);
 // One block of `block` threads per row, two reads of x; vec = 16-byte path.
 void launch_rms_norm_loop(DType dt, const NormArgs& a, int block, bool vec, cudaStream_t stream);
 void launch_rope(DType dt, const RopeArgs& a, bool vec, cudaStream_t stream);

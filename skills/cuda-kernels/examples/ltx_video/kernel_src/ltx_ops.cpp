@@ -145,10 +145,10 @@ struct RowConfig {
 };
 
 // The fewest threads per row (whole warps once a row needs more than one)
-// with at most `target` chunks per thread, preferring an exact fit: one warp
-// per row reduces with shuffles alone, and more chunks per thread put more
-// independent 16-byte loads in flight. D = 2048 bf16 -> 32 x 8; D = 3072
-// bf16 -> 64 x 6 (benchmarks/bench_ops.py sweeps the alternatives).
+// with at most `target` chunks per thread, preferring an exact fit: more chunks
+// per thread put more independent 16-byte loads in flight per thread, fewer
+// threads per row mean a cheaper reduction. `target` is per operand set
+// (norm_target_vpt), because every operand's chunks are live at once.
 RowConfig choose_row_config(int64_t d, int n_per_chunk, int target) {
   const int64_t chunks = ceil_div(d, n_per_chunk);
   if (chunks <= 32) return {next_pow2(chunks), 1};
@@ -161,6 +161,19 @@ RowConfig choose_row_config(int64_t d, int n_per_chunk, int target) {
   }
   return {kMaxThreadsPerRow, smallest_vpt_at_least(ceil_div(chunks, kMaxThreadsPerRow))};
 }
+
+// Chunks per thread the heuristic aims for, by the number of operand rows the
+// kernel holds in registers (16 bytes each per chunk, 4 registers):
+//   plain (x [, w]): 6 - bf16 2048 -> 64x4, 3072 -> 64x6: the fastest of the H200
+//     sweep (RESULTS.md, "RMSNorm launch configurations") on every shape >= 8 MB;
+//   modulate (x, scale, shift [, w]): 4 - 2048 -> 64x4, 3072 -> 96x4, at most 16
+//     chunks = 64 data registers per thread;
+//   fused add (x, residual, gate, scale, shift [, w]): 2 - 2048 -> 128x2,
+//     3072 -> 192x2, at most 12 chunks = 48 data registers.
+int norm_target_vpt(bool mod, bool add) { return add ? 2 : mod ? 4 : 6; }
+
+// The largest chunk count with a rows kernel for this operand set (rms_norm.cu).
+int max_rows_vpt(bool mod, bool add) { return add ? kMaxVptAdd : mod ? kMaxVptMod : 16; }
 
 at::Tensor checked_weight(const std::optional<at::Tensor>& weight, const at::Tensor& x, const char* op,
                           const char* name) {
@@ -232,17 +245,20 @@ std::tuple<at::Tensor, at::Tensor> norm_forward(const NormRequest& q) {
   if (residual.defined()) vec = vec && rows_aligned16(residual, ri) && aligned16(residual_out.data_ptr());
   if (gate.defined()) vec = vec && rows_aligned16(gate, gi);
 
+  const bool mod = scale.defined(), add = residual.defined();
   int tpr = q.tpr, vpt = q.vpt;
   if (tpr <= 0) {
-    const RowConfig cfg = choose_row_config(d64, n, residual.defined() ? 4 : 8);
+    const RowConfig cfg = choose_row_config(d64, n, norm_target_vpt(mod, add));
     tpr = cfg.tpr;
     vpt = cfg.vpt;
   }
-  if (!vec) {  // scalar path: the loop kernel, one block of whole warps per row
+  // Rows too long for this operand set's rows kernels, or the scalar path: the
+  // loop kernel, one block of whole warps per row.
+  if (!vec || vpt > max_rows_vpt(mod, add)) vpt = 0;
+  if (vpt == 0 && (q.tpr <= 0 || !vec)) {
     tpr = static_cast<int>(std::clamp<int64_t>(ceil_div(ceil_div(d64, n), 32) * 32, 32, 256));
-    vpt = 0;
   }
-  if (residual.defined() && (vpt == 0 || vpt > kMaxVptAdd)) {
+  if (add && vpt == 0) {
     // Not the fused kernel's case (long rows or the scalar path): add in fp32,
     // round once like the fused kernel, then normalize the stored sum.
     at::Tensor h = residual.to(at::kFloat);
@@ -277,7 +293,7 @@ std::tuple<at::Tensor, at::Tensor> norm_forward(const NormRequest& q) {
   if (vpt == 0)
     launch_rms_norm_loop(dtype_of(x), a, tpr, vec, stream);
   else
-    launch_rms_norm_rows(dtype_of(x), a, vpt, residual.defined(), stream);
+    launch_rms_norm_rows(dtype_of(x), a, vpt, stream);
   return {out, residual_out};
 }
 

@@ -25,56 +25,82 @@
 
 #include <c10/cuda/CUDAException.h>
 
+#include <cstdio>
+#include <cstdlib>
+
 #include "rms_norm_kernels.cuh"
 
 namespace ltx {
 namespace {
 
-template <typename T, bool ADD>
-void launch_rows_t(const NormArgs& a, int vpt, cudaStream_t stream) {
-  const int rpb = rows_per_block(a.tpr);
+template <typename T, int VPT, bool HAS_W, bool MOD, bool ADD>
+void launch_rows(const NormArgs& a, cudaStream_t stream) {
+  const int rpb = norm_rows_per_block(a.tpr);
   const dim3 grid(grid_for(a.rows, rpb));
   const dim3 block(static_cast<unsigned>(rpb * a.tpr));
+  rms_norm_rows_kernel<T, VPT, HAS_W, MOD, ADD><<<grid, block, 0, stream>>>(a);
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
+// Instantiates only the chunk counts each operand set may use (ltx_kernels.h): the plain
+// norm all of kVptChoices (rms_norm_with_config sweeps them), the modulated and fused-add
+// kernels, which hold three to six operand rows, at most kMaxVptMod / kMaxVptAdd.
+template <typename T, bool HAS_W, bool MOD, bool ADD>
+void launch_rows_vpt(const NormArgs& a, int vpt, cudaStream_t stream) {
+  constexpr bool kPlain = !MOD && !ADD;
   switch (vpt) {
     case 1:
-      rms_norm_rows_kernel<T, 1, true, ADD><<<grid, block, 0, stream>>>(a);
-      break;
+      return launch_rows<T, 1, HAS_W, MOD, ADD>(a, stream);
     case 2:
-      rms_norm_rows_kernel<T, 2, true, ADD><<<grid, block, 0, stream>>>(a);
-      break;
+      return launch_rows<T, 2, HAS_W, MOD, ADD>(a, stream);
     case 3:
-      rms_norm_rows_kernel<T, 3, true, ADD><<<grid, block, 0, stream>>>(a);
-      break;
+      return launch_rows<T, 3, HAS_W, MOD, ADD>(a, stream);
     case 4:
-      rms_norm_rows_kernel<T, 4, true, ADD><<<grid, block, 0, stream>>>(a);
-      break;
+      return launch_rows<T, 4, HAS_W, MOD, ADD>(a, stream);
     case 6:
-      rms_norm_rows_kernel<T, 6, true, ADD><<<grid, block, 0, stream>>>(a);
+      if constexpr (kPlain) return launch_rows<T, 6, HAS_W, MOD, ADD>(a, stream);
       break;
     case 8:
-      if constexpr (!ADD) rms_norm_rows_kernel<T, 8, true, false><<<grid, block, 0, stream>>>(a);
+      if constexpr (kPlain) return launch_rows<T, 8, HAS_W, MOD, ADD>(a, stream);
       break;
     case 12:
-      if constexpr (!ADD) rms_norm_rows_kernel<T, 12, true, false><<<grid, block, 0, stream>>>(a);
+      if constexpr (kPlain) return launch_rows<T, 12, HAS_W, MOD, ADD>(a, stream);
       break;
     case 16:
-      if constexpr (!ADD) rms_norm_rows_kernel<T, 16, true, false><<<grid, block, 0, stream>>>(a);
+      if constexpr (kPlain) return launch_rows<T, 16, HAS_W, MOD, ADD>(a, stream);
       break;
     default:
-      break;  // the host validated vpt against kVptChoices / kMaxVptAdd
+      break;
   }
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  // The host validated vpt against max_rows_vpt(); reaching here is a bug there.
+  fprintf(stderr, "ltx rms_norm: no rows kernel with %d chunks per thread for this operand set\n", vpt);
+  abort();
+}
+
+template <typename T, bool HAS_W>
+void launch_rows_ops(const NormArgs& a, int vpt, cudaStream_t stream) {
+  const bool mod = a.scale != nullptr;
+  if (a.residual != nullptr) {
+    if (mod)
+      launch_rows_vpt<T, HAS_W, true, true>(a, vpt, stream);
+    else
+      launch_rows_vpt<T, HAS_W, false, true>(a, vpt, stream);
+  } else if (mod) {
+    launch_rows_vpt<T, HAS_W, true, false>(a, vpt, stream);
+  } else {
+    launch_rows_vpt<T, HAS_W, false, false>(a, vpt, stream);
+  }
 }
 
 }  // namespace
 
-void launch_rms_norm_rows(DType dt, const NormArgs& a, int vpt, bool add, cudaStream_t stream) {
+void launch_rms_norm_rows(DType dt, const NormArgs& a, int vpt, cudaStream_t stream) {
   dispatch_dtype(dt, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    if (add)
-      launch_rows_t<T, true>(a, vpt, stream);
+    if (a.weight != nullptr)
+      launch_rows_ops<T, true>(a, vpt, stream);
     else
-      launch_rows_t<T, false>(a, vpt, stream);
+      launch_rows_ops<T, false>(a, vpt, stream);
   });
 }
 

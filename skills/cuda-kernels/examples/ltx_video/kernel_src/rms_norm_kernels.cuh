@@ -28,7 +28,19 @@ __device__ __forceinline__ void finish_chunk(const Pack<T, N>& v, float rstd, co
   store_pack<VEC>(orow + e, o, valid);
 }
 
-template <typename T, int VPT, bool VEC, bool ADD>
+// Row-resident kernel (16-byte path only; the host checked alignment and divisibility).
+// `tpr` consecutive threads own a row, each holding VPT 16-byte chunks of it. Every
+// operand a chunk needs - x, and the residual and gate (ADD), the weight (HAS_W), scale
+// and shift (MOD) - is requested before the first value is used, so the row's DRAM
+// traffic and its L1/L2-resident broadcast operands are in flight together; only then is
+// the sum of squares reduced and the output written from registers. Loading the weight
+// and scale/shift after the reduction (the first version) put one more memory round trip
+// in series behind every row. HAS_W/MOD/ADD are template parameters so that a kernel
+// only holds registers for the operands it reads: occupancy, and with it the bytes in
+// flight per SM, is set by the register count. Above 6 chunks per thread (reachable only
+// through rms_norm_with_config or rows longer than 512 x 6 chunks) the weight is read
+// after the reduction instead: held early next to 8-16 x chunks it spills (ptxas -v).
+template <typename T, int VPT, bool HAS_W, bool MOD, bool ADD>
 __global__ void __launch_bounds__(512) rms_norm_rows_kernel(const NormArgs a) {
   constexpr int N = VecWidth<T>::value;
   using P = Pack<T, N>;
@@ -44,75 +56,128 @@ __global__ void __launch_bounds__(512) rms_norm_rows_kernel(const NormArgs a) {
   const T* __restrict__ shift = static_cast<const T*>(a.shift);
   T* __restrict__ out = static_cast<T*>(a.out);
   const float inv_d = 1.0f / static_cast<float>(d);
+  constexpr bool kEarlyW = HAS_W && VPT <= 6;
 
   for (int64_t base = static_cast<int64_t>(blockIdx.x) * rpb; base < a.rows;
        base += static_cast<int64_t>(gridDim.x) * rpb) {
     const int64_t row = base + slot;
     const bool active = row < a.rows;
     P v[VPT];
+    P wv[kEarlyW ? VPT : 1];
+    P sv[MOD ? VPT : 1], hv[MOD ? VPT : 1];
     float ss[1] = {0.0f};
     if (active) {
       const T* __restrict__ xr = x + a.xi(row);
+      const T* __restrict__ rr = nullptr;
+      const T* __restrict__ gr = nullptr;
+      P rv[ADD ? VPT : 1], gv[ADD ? VPT : 1];
+#pragma unroll
+      for (int k = 0; k < VPT; ++k) {
+        const int e = (lane + k * tpr) * N;
+        if (e < d) load_pack<true>(v[k], xr + e, N);
+      }
       if constexpr (ADD) {
-        const T* __restrict__ rr = static_cast<const T*>(a.residual) + a.ri(row);
-        const T* __restrict__ gr =
-            a.gate != nullptr ? static_cast<const T*>(a.gate) + a.gi(row) : nullptr;
+        rr = static_cast<const T*>(a.residual) + a.ri(row);
+        gr = a.gate != nullptr ? static_cast<const T*>(a.gate) + a.gi(row) : nullptr;
+#pragma unroll
+        for (int k = 0; k < VPT; ++k) {
+          const int e = (lane + k * tpr) * N;
+          if (e < d) {
+            load_pack<true>(rv[k], rr + e, N);
+            if (gr != nullptr) load_pack<true>(gv[k], gr + e, N);
+          }
+        }
+      }
+      if constexpr (kEarlyW) {
+#pragma unroll
+        for (int k = 0; k < VPT; ++k) {
+          const int e = (lane + k * tpr) * N;
+          if (e < d) load_pack<true>(wv[k], w + e, N);
+        }
+      }
+      if constexpr (MOD) {
+        const T* __restrict__ srow = scale + a.si(row);
+        const T* __restrict__ hrow = shift + a.hi(row);
+#pragma unroll
+        for (int k = 0; k < VPT; ++k) {
+          const int e = (lane + k * tpr) * N;
+          if (e < d) {
+            load_pack<true>(sv[k], srow + e, N);
+            load_pack<true>(hv[k], hrow + e, N);
+          }
+        }
+      }
+      if constexpr (ADD) {
+        // h = residual + x [* gate], stored in T (the residual stream eager keeps) and
+        // normalized as stored.
         T* __restrict__ ro = static_cast<T*>(a.residual_out) + row * d;
-        P r[VPT], g[VPT];
 #pragma unroll
         for (int k = 0; k < VPT; ++k) {
           const int e = (lane + k * tpr) * N;
           if (e < d) {
-            load_pack<VEC>(v[k], xr + e, d - e);
-            load_pack<VEC>(r[k], rr + e, d - e);
-            if (gr != nullptr) load_pack<VEC>(g[k], gr + e, d - e);
-          }
-        }
+            float xf[N], rf[N];
+            unpack(v[k], xf);
+            unpack(rv[k], rf);
+            if (gr != nullptr) {
+              float gf[N];
+              unpack(gv[k], gf);
 #pragma unroll
-        for (int k = 0; k < VPT; ++k) {
-          const int e = (lane + k * tpr) * N;
-          if (e < d) {
+              for (int i = 0; i < N; ++i) xf[i] = fmaf(xf[i], gf[i], rf[i]);
+            } else {
 #pragma unroll
-            for (int i = 0; i < N; ++i) {
-              const float xv = to_float(v[k].e[i]);
-              const float h = gr != nullptr ? fmaf(xv, to_float(g[k].e[i]), to_float(r[k].e[i]))
-                                            : to_float(r[k].e[i]) + xv;
-              v[k].e[i] = from_float<T>(h);  // the residual stream is stored in T
-              const float hr = to_float(v[k].e[i]);
-              ss[0] = fmaf(hr, hr, ss[0]);
+              for (int i = 0; i < N; ++i) xf[i] = rf[i] + xf[i];
             }
-            store_pack<VEC>(ro + e, v[k], d - e);
+            pack_floats(v[k], xf);
+            store_pack16(ro + e, v[k]);
           }
         }
-      } else {
+      }
 #pragma unroll
-        for (int k = 0; k < VPT; ++k) {
-          const int e = (lane + k * tpr) * N;
-          if (e < d) load_pack<VEC>(v[k], xr + e, d - e);
-        }
+      for (int k = 0; k < VPT; ++k) {
+        const int e = (lane + k * tpr) * N;
+        if (e < d) {
+          float f[N];
+          unpack(v[k], f);
 #pragma unroll
-        for (int k = 0; k < VPT; ++k) {
-          const int e = (lane + k * tpr) * N;
-          if (e < d) {
-#pragma unroll
-            for (int i = 0; i < N; ++i) {
-              const float f = to_float(v[k].e[i]);
-              ss[0] = fmaf(f, f, ss[0]);
-            }
-          }
+          for (int i = 0; i < N; ++i) ss[0] = fmaf(f[i], f[i], ss[0]);
         }
       }
     }
     row_sum<1>(ss, tpr, red);
     if (active) {
       const float rstd = rsqrtf(ss[0] * inv_d + a.eps);
-      const T* __restrict__ srow = scale != nullptr ? scale + a.si(row) : nullptr;
-      const T* __restrict__ hrow = shift != nullptr ? shift + a.hi(row) : nullptr;
       T* __restrict__ orow = out + row * d;
 #pragma unroll
       for (int k = 0; k < VPT; ++k) {
         const int e = (lane + k * tpr) * N;
-        if (e < d) finish_chunk<VEC>(v[k], rstd, w, srow, hrow, orow, e, d - e);
+        if (e < d) {
+          float y[N];
+          unpack(v[k], y);
+#pragma unroll
+          for (int i = 0; i < N; ++i) y[i] *= rstd;
+          if constexpr (HAS_W) {
+            float wf[N];
+            if constexpr (kEarlyW) {
+              unpack(wv[k], wf);
+            } else {
+              P wl;
+              load_pack<true>(wl, w + e, N);
+              unpack(wl, wf);
+            }
+#pragma unroll
+            for (int i = 0; i < N; ++i) y[i] *= wf[i];
+          }
+          if constexpr (MOD) {
+            float sf[N], hf[N];
+            unpack(sv[k], sf);
+            unpack(hv[k], hf);
+#pragma unroll
+            for (int i = 0; i < N; ++i) y[i] = fmaf(y[i], 1.0f + sf[i], hf[i]);
+          }
+          P o;
+          pack_floats(o, y);
+          store_pack16(orow + e, o);
+        }
       }
     }
   }

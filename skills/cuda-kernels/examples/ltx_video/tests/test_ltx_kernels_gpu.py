@@ -262,6 +262,34 @@ def test_add_rms_norm_modulate(kernels: ModuleType, dtype, gated, modulated, d, 
     assert_close(out, expected, dtype)
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("d", [128, 2304, 8192, 16392])
+@pytest.mark.parametrize("per_token", [False, True], ids=["one_timestep", "per_token_timestep"])
+def test_norm_family_where_the_launch_path_switches(kernels: ModuleType, dtype, d, per_token) -> None:
+    # Each operand set has its own chunks-per-thread target and limit (ltx_ops.cpp):
+    # 128 = a head (several rows per block), 2304 = chunks that do not fill the last
+    # thread evenly (96x3, 160x2), 8192 = the fused add at 512x2 bf16, 16392 = past the
+    # modulate/add rows kernels (loop kernel, unfused add) but not past plain's.
+    b, s = 2, 5
+    x = randn(b, s, d, dtype=dtype, scale=2.0)
+    residual = randn(b, s, d, dtype=dtype, seed=1, scale=1.5)
+    w = randn(d, dtype=dtype, seed=4, scale=0.4, shift=1.0)
+    table = _ada_table(b, s if per_token else 1, d, dtype)
+    shift, scale, gate = table[:, :, 0], table[:, :, 1], table[:, :, 2]
+    for weight in (None, w):
+        poison(((b, s, d), dtype))
+        assert_close(kernels.rms_norm(x, weight, 1e-6), exact.rms_norm(x, weight, 1e-6), dtype)
+        poison(((b, s, d), dtype))
+        out = kernels.rms_norm_modulate(x, weight, scale, shift, 1e-6)
+        assert_close(out, exact.modulate(exact.rms_norm(x, weight, 1e-6), scale, shift), dtype)
+        poison(((b, s, d), dtype), ((b, s, d), dtype))
+        out, h = kernels.add_rms_norm_modulate(x, residual, gate, weight, scale, shift, 1e-6)
+        h_exact = residual.double() + x.double() * gate.double()
+        assert_close(h, h_exact, dtype)
+        expected = exact.modulate(exact.rms_norm(h_exact.to(dtype), weight, 1e-6), scale, shift)
+        assert_close(out, expected, dtype)
+
+
 # -------------------------------------------------------------------------------- GELU
 
 GELU_SIZES = [0, 1, 7, 8, 1000, 1_000_003, 3 * 2688 * 8]

@@ -52,30 +52,42 @@ void check(const char* what, const std::vector<T>& out, const std::vector<double
 template <typename T> const char* tn() { return sizeof(T) == 4 ? "f32" : (std::is_same_v<T, __half> ? "f16" : "bf16"); }
 static int rpb(int tpr) { return tpr >= 256 ? 1 : 256 / tpr; }
 
-// x [B, S, D] stored with row stride D + pad; scale/shift slices of [B, 1, 6, D].
+// x [B, S, D] stored with row stride D + pad; scale/shift slices of [B, 1, 6, D] (per batch)
+// or, per_token, of [B, S, 6, D] (LTX-Video 0.9.5+'s per-token timestep embedding).
 template <typename T>
-void test_norm(int B, int S, int D, int tpr, int vpt, bool weight, bool mod, bool add, bool gate, int pad) {
+void test_norm(int B, int S, int D, int tpr, int vpt, bool weight, bool mod, bool add, bool gate, int pad,
+               bool per_token = false) {
   const int N = VecWidth<T>::value;
   int64_t rows = (int64_t)B * S, rs = D + pad;
   auto xs = rand_vec<T>(rows * rs, 2.0f), rsd = rand_vec<T>(rows * rs, 1.5f);
   auto w = rand_vec<T>(D, 0.4f, 1.0f);
-  auto table = rand_vec<T>((size_t)B * 6 * D, 0.3f);
+  const int64_t trows = per_token ? (int64_t)B * S : B;  // rows of the [.., 6, D] table
+  auto table = rand_vec<T>((size_t)trows * 6 * D, 0.3f);
+  const RowIndex ti = per_token ? RowIndex{S, (int64_t)S * 6 * D, 6LL * D} : RowIndex{S, 6LL * D, 0};
+  auto trow = [&](int64_t r) -> size_t { return (size_t)(per_token ? r : r / S) * 6 * D; };
   std::vector<T> out(rows * D, ff<T>(NAN)), rout(rows * D, ff<T>(NAN));
   NormArgs a{};
   a.x = xs.data(); a.xi = RowIndex{S, (int64_t)S * rs, rs};
   if (add) { a.residual = rsd.data(); a.ri = RowIndex{S, (int64_t)S * rs, rs}; a.residual_out = rout.data();
-             if (gate) { a.gate = table.data() + 2 * D; a.gi = RowIndex{S, 6LL * D, 0}; } }
+             if (gate) { a.gate = table.data() + 2 * D; a.gi = ti; } }
   if (weight) a.weight = w.data();
-  if (mod) { a.scale = table.data() + D; a.si = RowIndex{S, 6LL * D, 0}; a.shift = table.data(); a.hi = RowIndex{S, 6LL * D, 0}; }
+  if (mod) { a.scale = table.data() + D; a.si = ti; a.shift = table.data(); a.hi = ti; }
   a.out = out.data(); a.rows = rows; a.d = D; a.tpr = tpr; a.eps = 1e-6f;
   bool vec = D % N == 0 && rs % N == 0;
   if (vpt > 0) {
-    int r = rpb(tpr);
+    int r = norm_rows_per_block(tpr);
     unsigned grid = (rows + r - 1) / r;
+    if (grid > 2 && vpt % 2 == 0) grid = 2;  // some configs: the grid-stride loop over rows
     auto run = [&](auto vptc) {
       constexpr int V = decltype(vptc)::value;
-      if (add) emu_launch(grid, r * tpr, [&] { rms_norm_rows_kernel<T, V, true, true>(a); });
-      else emu_launch(grid, r * tpr, [&] { rms_norm_rows_kernel<T, V, true, false>(a); });
+      auto go = [&](auto wc, auto mc, auto ac) {
+        constexpr bool W = decltype(wc)::value, M = decltype(mc)::value, A = decltype(ac)::value;
+        if constexpr ((M || A) && V > kMaxVptMod) { std::abort(); }
+        else emu_launch(grid, r * tpr, [&] { rms_norm_rows_kernel<T, V, W, M, A>(a); });
+      };
+      using F = std::false_type; using Tr = std::true_type;
+      if (weight) { if (mod) { if (add) go(Tr{}, Tr{}, Tr{}); else go(Tr{}, Tr{}, F{}); } else { if (add) go(Tr{}, F{}, Tr{}); else go(Tr{}, F{}, F{}); } }
+      else { if (mod) { if (add) go(F{}, Tr{}, Tr{}); else go(F{}, Tr{}, F{}); } else { if (add) go(F{}, F{}, Tr{}); else go(F{}, F{}, F{}); } }
     };
     switch (vpt) {
       case 1: run(std::integral_constant<int, 1>{}); break;
@@ -84,6 +96,8 @@ void test_norm(int B, int S, int D, int tpr, int vpt, bool weight, bool mod, boo
       case 4: run(std::integral_constant<int, 4>{}); break;
       case 6: run(std::integral_constant<int, 6>{}); break;
       case 8: run(std::integral_constant<int, 8>{}); break;
+      case 12: run(std::integral_constant<int, 12>{}); break;
+      case 16: run(std::integral_constant<int, 16>{}); break;
     }
   } else {
     unsigned grid = std::min<int64_t>(rows, 3);  // exercise the grid-stride loop
@@ -92,12 +106,12 @@ void test_norm(int B, int S, int D, int tpr, int vpt, bool weight, bool mod, boo
   }
   std::vector<double> ref(rows * D), href(rows * D);
   for (int64_t r = 0; r < rows; ++r) {
-    int b = r / S;
+    const size_t tb = trow(r);
     std::vector<double> h(D);
     for (int i = 0; i < D; ++i) {
       double xv = tf(xs[r * rs + i]);
       if (add) {
-        double g = gate ? tf(table[(size_t)b * 6 * D + 2 * D + i]) : 1.0;
+        double g = gate ? tf(table[tb + 2 * D + i]) : 1.0;
         double hv = tf(rsd[r * rs + i]) + xv * g;
         href[r * D + i] = hv;
         h[i] = tf(ff<T>((float)hv));
@@ -108,12 +122,13 @@ void test_norm(int B, int S, int D, int tpr, int vpt, bool weight, bool mod, boo
     for (int i = 0; i < D; ++i) {
       double y = h[i] * rstd;
       if (weight) y *= tf(w[i]);
-      if (mod) y = y * (1 + tf(table[(size_t)b * 6 * D + D + i])) + tf(table[(size_t)b * 6 * D + i]);
+      if (mod) y = y * (1 + tf(table[tb + D + i])) + tf(table[tb + i]);
       ref[r * D + i] = y;
     }
   }
   std::string what = std::string("norm ") + tn<T>() + " D=" + std::to_string(D) + " tpr=" + std::to_string(tpr) + " vpt=" + std::to_string(vpt) +
-      (weight ? " w" : "") + (mod ? " mod" : "") + (add ? " add" : "") + (gate ? " gate" : "") + " pad=" + std::to_string(pad);
+      (weight ? " w" : "") + (mod ? " mod" : "") + (add ? " add" : "") + (gate ? " gate" : "") + (per_token ? " per-token" : "") +
+      " pad=" + std::to_string(pad);
   check(what.c_str(), out, ref);
   if (add) check((what + " residual").c_str(), rout, href);
 }
@@ -216,25 +231,32 @@ void test_gelu(int64_t n, bool vec) {
 template <typename T> void all() {
   const int N = VecWidth<T>::value;
   // rows kernel: LTX sizes, every config family, modulate/weight/add/gate, strided rows
-  for (int D : {2048, 3072, 64, 40}) {
+  for (int D : {2048, 3072, 128, 64, 40}) {
     if (!full && D == 3072 && !std::is_same_v<T, __nv_bfloat16>) continue;
     int chunks = (D + N - 1) / N;
     std::vector<std::pair<int,int>> cfgs;
     for (int tpr : {1, 2, 4, 8, 16, 32, 64, 96, 128, 192, 256, 384, 512})
-      for (int vpt : {1, 2, 3, 4, 6, 8})
+      for (int vpt : {1, 2, 3, 4, 6, 8, 12, 16})
         if ((int64_t)tpr * vpt >= chunks && (int64_t)tpr * (vpt - 1) < chunks) cfgs.push_back({tpr, vpt});
     for (size_t ci = 0; ci < cfgs.size(); ++ci) {
       auto [tpr, vpt] = cfgs[ci];
       if (!full && ci % 2 == 1 && tpr != 32 && tpr != 64) continue;  // quick: half the configs
+      // plain, with and without weight (every chunk count: >6 reads the weight late)
       test_norm<T>(2, 5, D, tpr, vpt, true, false, false, false, 0);
+      test_norm<T>(1, 3, D, tpr, vpt, false, false, false, false, 8);
+      if (vpt > kMaxVptMod) continue;  // modulate / fused add have rows kernels up to 4 chunks
       test_norm<T>(2, 5, D, tpr, vpt, false, true, false, false, 8);
-      if (vpt <= 6) test_norm<T>(2, 3, D, tpr, vpt, false, true, true, true, 0);
-      if (vpt <= 6) test_norm<T>(1, 3, D, tpr, vpt, true, false, true, false, 8);
+      test_norm<T>(2, 3, D, tpr, vpt, true, true, false, false, 0, true);
+      test_norm<T>(2, 3, D, tpr, vpt, false, true, true, true, 0);
+      test_norm<T>(2, 3, D, tpr, vpt, true, true, true, true, 8, true);
+      test_norm<T>(1, 3, D, tpr, vpt, true, false, true, false, 8);
+      test_norm<T>(1, 3, D, tpr, vpt, false, false, true, true, 0, true);
     }
   }
   // loop kernel: vector and scalar, odd sizes
   for (int D : {2048, 1001, 7, 3072}) for (int tpr : {32, 96, 256}) {
     test_norm<T>(2, 3, D, tpr, 0, true, true, false, false, D % N ? 1 : 0);
+    test_norm<T>(2, 3, D, tpr, 0, false, true, false, false, D % N ? 1 : 0, true);
     test_norm<T>(1, 2, D, tpr, 0, false, false, false, false, 0);
   }
   // rope
