@@ -95,6 +95,9 @@ def test_the_patched_forwards_have_the_signatures_of_what_they_replace():
     assert params(pq._make_norm_forward(ops)) == params(mq.Qwen3RMSNorm.forward)
     assert params(pq._make_mlp_forward(ops, fused=True)) == params(mq.Qwen3MLP.forward)
     assert params(pq._make_rope(ORIGINAL_ROPE, ops)) == params(ORIGINAL_ROPE)
+    assert params(pq._make_attention_forward(ops, mq.__name__)) == params(mq.Qwen3Attention.forward)
+    # The fused attention reproduces a forward that uses exactly these names.
+    assert set(pq._ATTENTION_NAMES) <= set(mq.Qwen3Attention.forward.__code__.co_names)
     # The RoPE patch point works only because the attention forward reads the global.
     assert "apply_rotary_pos_emb" in mq.Qwen3Attention.forward.__code__.co_names
     assert "apply_rotary_pos_emb" in ml.LlamaAttention.forward.__code__.co_names
@@ -183,12 +186,26 @@ def test_patch_counts_on_the_real_size_model(qwen3_kernels):
         "input_layernorm": 36, "post_attention_layernorm": 36, "q_norm": 36, "k_norm": 36, "final_norm": 1
     }
     assert counts["fused_add_rms_norm"] == counts["swiglu"] == counts["fused_gate_up"] == 36
-    assert counts["rope_attention_modules"] == 36
-    assert counts["rope_patch_points"] == ["transformers.models.qwen3.modeling_qwen3.apply_rotary_pos_emb"]
+    # Every attention module takes the fused q/k norm + RoPE path, so none needs the RoPE global.
+    assert counts["qk_norm_rope"] == counts["fused_qkv"] == 36
+    assert counts["rope_attention_modules"] == 0 and counts["rope_patch_points"] == []
     assert report.skipped == []
-    assert pq.patched_roles(model) == {"rms_norm": 145, "fused_add_rms_norm": 36, "swiglu+fused_gate_up": 36}
+    assert pq.patched_roles(model) == {
+        "rms_norm": 145, "fused_add_rms_norm": 36, "swiglu+fused_gate_up": 36, "qk_norm_rope": 36
+    }
+    attn = model.model.layers[0].self_attn
+    merged = attn._buffers[pq._FUSED_QKV]
+    assert tuple(merged.shape) == ((32 + 8 + 8) * 128, 4096)
+    assert attn.k_proj.weight.untyped_storage().data_ptr() == merged.untyped_storage().data_ptr()
     pq.unpatch_qwen3(model)
     assert not any("forward" in m.__dict__ for m in model.modules())
+    # Without the fusion, the previous layout: RoPE through the patched global.
+    report = pq.patch_qwen3(model, qwen3_kernels, fuse_qk_norm_rope=False)
+    try:
+        assert report.counts()["qk_norm_rope"] == 0 and report.counts()["rope_attention_modules"] == 36
+        assert report.counts()["rope_patch_points"] == ["transformers.models.qwen3.modeling_qwen3.apply_rotary_pos_emb"]
+    finally:
+        pq.unpatch_qwen3(model)
 
 
 # --------------------------------------------------------------- tiny model, CPU fallback
@@ -211,6 +228,8 @@ def test_patched_tiny_model_matches_unpatched_in_fp32(qwen3_kernels):
     dict(fuse_mlp=False),
     dict(norms=False),
     dict(rope=False),
+    dict(fuse_qkv=False),
+    dict(fuse_qk_norm_rope=False),
 ])
 @pytest.mark.slow  # builds the CUDA extension (once per session)
 def test_each_patch_option_alone_keeps_the_logits(qwen3_kernels, flags):
@@ -291,13 +310,16 @@ def test_fp32_weight_with_bf16_input_keeps_transformers_promotion(qwen3_kernels)
 def test_unpatch_restores_transformers_bit_for_bit(qwen3_kernels):
     model = tiny()
     ref = logits(model, IDS)
-    pq.patch_qwen3(model, qwen3_kernels)
-    assert mq.apply_rotary_pos_emb is not ORIGINAL_ROPE
-    pq.unpatch_qwen3(model)
-    assert torch.equal(logits(model, IDS), ref)
-    assert not any("forward" in m.__dict__ for m in model.modules())
-    assert not any(pq._FUSED_GATE_UP in m._buffers for m in model.modules())
-    assert not pq.is_patched(model)
+    for flags in ({}, {"fuse_qk_norm_rope": False}):
+        pq.patch_qwen3(model, qwen3_kernels, **flags)
+        assert any("forward" in m.__dict__ for m in model.modules())
+        # The RoPE global is replaced only while some attention module calls it.
+        assert (mq.apply_rotary_pos_emb is not ORIGINAL_ROPE) == bool(flags)
+        pq.unpatch_qwen3(model)
+        assert torch.equal(logits(model, IDS), ref)
+        assert not any("forward" in m.__dict__ for m in model.modules())
+        assert not any(pq._FUSED_GATE_UP in m._buffers or pq._FUSED_QKV in m._buffers for m in model.modules())
+        assert not pq.is_patched(model)
 
 
 @pytest.mark.slow  # builds the CUDA extension (once per session)
@@ -389,8 +411,8 @@ def test_mlp_with_another_activation_is_not_swiglu(qwen3_kernels):
 @pytest.mark.slow  # builds the CUDA extension (once per session)
 def test_rope_replacement_is_exact_shared_and_reference_counted(qwen3_kernels):
     a, b = tiny(), tiny(seed=1)
-    pq.patch_qwen3(a, qwen3_kernels)
-    pq.patch_qwen3(b, qwen3_kernels)
+    pq.patch_qwen3(a, qwen3_kernels, fuse_qk_norm_rope=False)
+    pq.patch_qwen3(b, qwen3_kernels, fuse_qk_norm_rope=False)
     patched_fn = mq.apply_rotary_pos_emb
     gen = torch.Generator().manual_seed(0)
     q, k = torch.randn(2, 4, 9, 32, generator=gen), torch.randn(2, 2, 9, 32, generator=gen)
@@ -405,6 +427,73 @@ def test_rope_replacement_is_exact_shared_and_reference_counted(qwen3_kernels):
     assert mq.apply_rotary_pos_emb is patched_fn  # b still uses it
     pq.unpatch_qwen3(b)
     assert mq.apply_rotary_pos_emb is ORIGINAL_ROPE
+
+
+@pytest.mark.slow  # builds the CUDA extension (once per session)
+def test_fused_attention_calls_the_kernel_once_and_bypasses_q_norm_k_norm(qwen3_kernels, monkeypatch):
+    model = tiny(dtype=torch.bfloat16, seed=4)
+    ref = logits(model, IDS)
+    calls: list[tuple[tuple[int, ...], tuple[int, ...]]] = []
+    original = qwen3_kernels.qk_norm_rope_
+
+    def spy(q, k, *args):
+        calls.append((tuple(q.shape), tuple(k.shape)))
+        return original(q, k, *args)
+
+    monkeypatch.setattr(qwen3_kernels, "qk_norm_rope_", spy)
+    report = pq.patch_qwen3(model, qwen3_kernels)
+    norm_calls = []
+    hooks = [m.register_forward_hook(lambda *a: norm_calls.append(1)) for layer in model.model.layers
+             for m in (layer.self_attn.q_norm, layer.self_attn.k_norm)]
+    try:
+        got = logits(model, IDS)
+    finally:
+        for h in hooks:
+            h.remove()
+        pq.unpatch_qwen3(model)
+    layers = len(model.model.layers)
+    assert len(report.qk_norm_rope) == len(report.fused_qkv) == layers
+    heads, kv_heads, head_dim = (model.config.num_attention_heads, model.config.num_key_value_heads,
+                                 model.config.head_dim)
+    assert calls == [((2, 29, heads, head_dim), (2, 29, kv_heads, head_dim))] * layers
+    assert norm_calls == []  # q_norm / k_norm are not run a second time
+    err = qm.compare_logits(got, ref)
+    assert err["rel_l2"] < 2e-2 and err["top1_agreement"] >= 0.95, err
+
+
+@pytest.mark.slow  # builds the CUDA extension (once per session)
+def test_fused_attention_runs_transformers_sequence_for_inputs_the_kernel_does_not_take(qwen3_kernels, monkeypatch):
+    # One eps per call: a k_norm whose eps differs from q_norm's goes through q_norm, k_norm
+    # and apply_rotary_pos_emb as transformers does, and must give the same logits.
+    model = tiny(seed=6)
+    for layer in model.model.layers:
+        layer.self_attn.k_norm.variance_epsilon = 1e-3
+    ref = logits(model, IDS)
+    calls = []
+    monkeypatch.setattr(qwen3_kernels, "qk_norm_rope_", lambda *a: calls.append(a))
+    report = pq.patch_qwen3(model, qwen3_kernels)
+    try:
+        assert len(report.qk_norm_rope) == len(model.model.layers)
+        err = qm.compare_logits(logits(model, IDS), ref)
+    finally:
+        pq.unpatch_qwen3(model)
+    assert calls == []
+    assert err["rel_l2"] < 1e-5, err
+
+
+@pytest.mark.slow  # builds the CUDA extension (once per session)
+def test_attention_fusion_is_refused_for_a_changed_forward_or_instance(qwen3_kernels):
+    model = tiny()
+    attn = model.model.layers[1].self_attn
+    attn.forward = attn.forward  # an instance-level forward (another patch got there first)
+    report = pq.patch_qwen3(model, qwen3_kernels)
+    try:
+        assert len(report.qk_norm_rope) == len(model.model.layers) - 1
+        assert ("model.layers.1.self_attn", "qk_norm_rope: forward already replaced on this instance") in report.skipped
+        assert report.rope_attention_modules == 1  # that module still gets RoPE through the global
+    finally:
+        pq.unpatch_qwen3(model)
+    del attn.forward
 
 
 @pytest.mark.slow  # builds the CUDA extension (once per session)
@@ -692,6 +781,7 @@ def full_size_logits(qwen3_kernels):
 def test_full_size_patched_logits_within_bf16_tolerance(full_size_logits):
     d = full_size_logits
     assert d["report"].counts()["rms_norm"] == 145 and d["report"].counts()["fused_add_rms_norm"] == 36
+    assert d["report"].counts()["qk_norm_rope"] == d["report"].counts()["fused_qkv"] == 36
     unpatched = qm.compare_logits(d["unpatched"], d["ref32"])
     patched = qm.compare_logits(d["patched"], d["ref32"])
     direct = qm.compare_logits(d["patched"], d["unpatched"])
@@ -700,6 +790,34 @@ def test_full_size_patched_logits_within_bf16_tolerance(full_size_logits):
     assert patched["rel_l2"] <= 1.25 * unpatched["rel_l2"] + 1e-3
     assert patched["top1_agreement"] >= unpatched["top1_agreement"] - 0.05
     assert direct["rel_l2"] <= 2.5 * unpatched["rel_l2"] + 1e-3
+
+
+@pytest.mark.slow  # builds the CUDA extension (once per session)
+@pytest.mark.gpu
+def test_attention_fusion_on_real_shapes_matches_unpatched_within_bf16_tolerance(qwen3_kernels):
+    """Four layers of the real Qwen3-8B architecture, bf16: the fused q/k norm + RoPE (merged
+    qkv, CUDA kernel) is as close to fp32 as transformers' bf16 path and as the unfused patch."""
+    model = qm.build_random_model(qm.qwen3_8b_config(num_hidden_layers=4), device="cuda", dtype=torch.float32, seed=2)
+    ids = qm.random_input_ids(1, 333, model.config.vocab_size, device="cuda")
+    with torch.no_grad():
+        ref32 = model(input_ids=ids, use_cache=False).logits.float()
+        qm.cast_parameters(model, torch.bfloat16)
+        unpatched = qm.compare_logits(logits(model, ids), ref32)
+        results = {}
+        for name, flags in (("fused", {}), ("unfused", {"fuse_qk_norm_rope": False})):
+            report = pq.patch_qwen3(model, qwen3_kernels, **flags)
+            try:
+                results[name] = qm.compare_logits(logits(model, ids), ref32)
+            finally:
+                pq.unpatch_qwen3(model)
+            assert report.counts()["qk_norm_rope"] == (4 if name == "fused" else 0)
+    del model
+    torch.cuda.empty_cache()
+    print(f"\nbf16 vs fp32: unpatched {unpatched}\n  fused {results['fused']}\n  unfused {results['unfused']}")
+    for err in results.values():
+        assert err["finite"]
+        assert err["rel_l2"] <= 1.25 * unpatched["rel_l2"] + 1e-3
+        assert err["top1_agreement"] >= unpatched["top1_agreement"] - 0.05
 
 
 @pytest.mark.slow  # builds the CUDA extension (once per session)

@@ -54,12 +54,20 @@ ABLATIONS = {
     "patched_norms_residual": dict(norms=True, fuse_residual=True, swiglu=False, fuse_mlp=False, rope=False),
     "patched_norms_residual_swiglu": dict(norms=True, fuse_residual=True, swiglu=True, fuse_mlp=False, rope=False),
     "patched_no_gate_up_merge": dict(norms=True, fuse_residual=True, swiglu=True, fuse_mlp=False, rope=True),
+    "patched_no_qkv_merge": dict(fuse_qkv=False),
 }
+# Everything but the attention fusion (q_norm + k_norm + RoPE in one kernel, q/k/v merged):
+# what `patched` was before that fusion existed; prefill and decode, like `patched`.
+NO_QK_ROPE_FUSION = dict(fuse_qk_norm_rope=False, fuse_qkv=False)
 DESCRIPTIONS = {
     "eager": "transformers 5.17 Qwen3ForCausalLM as is (sdpa attention)",
     "eager_cudagraph": "unpatched forward captured once in torch.cuda.CUDAGraph, replayed",
     "patched": "patch_qwen3, everything: every RMSNorm, residual add + post-attention norm fused, "
-    "swiglu with gate/up merged into one matmul, rope",
+    "swiglu with gate/up merged into one matmul, q_norm + k_norm + RoPE fused into one kernel "
+    "with q/k/v merged into one matmul",
+    "patched_no_qk_rope_fusion": "patch_qwen3 without the attention fusion: separate q_norm/k_norm "
+    "(rms_norm) and rope kernels, separate q/k/v matmuls",
+    "patched_no_qkv_merge": "everything, but separate q_proj/k_proj/v_proj matmuls",
     "patched_cudagraph": "patched forward captured once in torch.cuda.CUDAGraph, replayed",
     "patched_norms": "only the 145 RMSNorm modules replaced",
     "patched_norms_residual": "norms + residual add fused with post_attention_layernorm",
@@ -516,6 +524,7 @@ def main(argv: list[str] | None = None) -> int:
     record("patched", with_patch({}, eager_body))
     if args.device == "cuda":
         record("patched_cudagraph", with_patch({}, measure_graphed))
+    record("patched_no_qk_rope_fusion", with_patch(NO_QK_ROPE_FUSION, eager_body))
     # 4. ablations: prefill only
     for name, kwargs in ABLATIONS.items():
         record(name, with_patch(kwargs, lambda entry: measure_prefill(entry, model)))

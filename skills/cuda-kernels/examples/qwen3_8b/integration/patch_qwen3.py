@@ -13,7 +13,17 @@ What is replaced, per model instance (transformers 5.17.0):
 - `Qwen3MLP.forward` -> `down_proj(swiglu(gate, up))` (swiglu=True), with gate_proj and
   up_proj merged into one [2*intermediate, hidden] matmul whose two halves reach the
   kernel as strided views (fuse_mlp=True);
-- RoPE (rope=True): the module-level `apply_rotary_pos_emb` of the model's modeling file.
+- `Qwen3Attention.forward` (fuse_qk_norm_rope=True, needs norms and rope) -> the same
+  forward with q_norm, k_norm and RoPE done by `qk_norm_rope_` in one in-place pass over
+  q and k (viewed as [B, S, H, D] before the transpose), and with q_proj, k_proj and
+  v_proj merged into one matmul whose three slices reach the kernel and the attention
+  as strided views (fuse_qkv=True). q_norm / k_norm keep their (patched) forwards but
+  the fused attention does not call them; inputs the kernel does not take (dtype of a
+  norm weight differing from the activations, cos/sin of another shape) run
+  transformers' own sequence (q_norm, k_norm, apply_rotary_pos_emb) instead. Llama has
+  no q/k norm and keeps transformers' attention.
+- RoPE (rope=True) of every attention module not fused above: the module-level
+  `apply_rotary_pos_emb` of the model's modeling file.
   That is the narrowest point transformers 5.17.0 offers: `Qwen3Attention.forward`
   looks the function up as a module global on every call (checked below through
   `forward.__code__.co_names`), and no attribute of the attention module holds it (the
@@ -56,6 +66,7 @@ from torch import nn
 REQUIRED_OPS = ("rms_norm", "fused_add_rms_norm", "swiglu", "rope")
 _STATE_ATTR = "_qwen3_kernels_patch"
 _FUSED_GATE_UP = "_kernel_gate_up_weight"
+_FUSED_QKV = "_kernel_qkv_weight"
 _TAG = "_qwen3_kernels_role"  # set on every function this module installs
 
 
@@ -87,6 +98,8 @@ class PatchReport:
     fused_gate_up: list[str] = dataclasses.field(default_factory=list)
     rope: list[str] = dataclasses.field(default_factory=list)  # patched module globals
     rope_attention_modules: int = 0  # attention modules that call a patched global
+    qk_norm_rope: list[str] = dataclasses.field(default_factory=list)  # attention forwards fused
+    fused_qkv: list[str] = dataclasses.field(default_factory=list)
     decoder_layers: int = 0
     skipped: list[tuple[str, str]] = dataclasses.field(default_factory=list)
 
@@ -106,6 +119,8 @@ class PatchReport:
             "swiglu": len(self.swiglu),
             "fused_gate_up": len(self.fused_gate_up),
             "rope_attention_modules": self.rope_attention_modules,
+            "qk_norm_rope": len(self.qk_norm_rope),
+            "fused_qkv": len(self.fused_qkv),
             "rope_patch_points": list(self.rope),
             "skipped": len(self.skipped),
         }
@@ -117,6 +132,8 @@ class PatchReport:
             f"RMSNorm -> rms_norm: {c['rms_norm']} {c['rms_norm_by_role']}",
             f"residual add + post_attention_layernorm -> fused_add_rms_norm: {c['fused_add_rms_norm']}",
             f"MLP activation -> swiglu: {c['swiglu']} (gate/up matmuls merged: {c['fused_gate_up']})",
+            f"q_norm + k_norm + RoPE -> qk_norm_rope_: {c['qk_norm_rope']} attention modules "
+            f"(q/k/v matmuls merged: {c['fused_qkv']}; their q_norm/k_norm modules are bypassed)",
             f"RoPE -> rope: {c['rope_attention_modules']} attention modules via {', '.join(self.rope) or 'nothing'}",
         ]
         lines += [f"skipped {name}: {reason}" for name, reason in self.skipped]
@@ -306,6 +323,126 @@ def _make_rope(original: Callable, ops: types.ModuleType) -> Callable:
     return _tag(apply_rotary_pos_emb, "rope")
 
 
+# Names Qwen3Attention.forward (transformers 5.17.0) uses; the fused forward reproduces
+# that sequence, so a forward that no longer mentions one of them is not patched.
+_ATTENTION_NAMES = ("q_proj", "k_proj", "v_proj", "o_proj", "q_norm", "k_norm", "apply_rotary_pos_emb",
+                    "ALL_ATTENTION_FUNCTIONS", "get_interface", "eager_attention_forward", "sliding_window",
+                    "scaling", "layer_idx", "update")
+
+
+def _make_attention_forward(ops: types.ModuleType, family_module: str) -> Callable:
+    mod = importlib.import_module(family_module)
+
+    def forward(
+        self,
+        hidden_states: torch.Tensor,
+        position_embeddings: tuple[torch.Tensor, torch.Tensor],
+        attention_mask: torch.Tensor | None,
+        past_key_values: Any = None,
+        **kwargs: Any,
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        input_shape = hidden_states.shape[:-1]
+        hidden_shape = (*input_shape, -1, self.head_dim)
+        merged = self._buffers.get(_FUSED_QKV)
+        if merged is not None:
+            # One matmul; q, k, v are column slices of its output (row stride (Hq + 2 Hk) D),
+            # viewed as heads without a copy.
+            qkv = F.linear(hidden_states, merged)
+            q, k, v = qkv.split([self.q_proj.out_features, self.k_proj.out_features, self.v_proj.out_features], dim=-1)
+            q, k, v = q.view(hidden_shape), k.view(hidden_shape), v.view(hidden_shape)
+        else:
+            q = self.q_proj(hidden_states).view(hidden_shape)
+            k = self.k_proj(hidden_states).view(hidden_shape)
+            v = self.v_proj(hidden_states).view(hidden_shape)
+        value_states = v.transpose(1, 2)
+        cos, sin = position_embeddings
+        qn, kn = self.q_norm, self.k_norm
+        if (
+            q.dim() == 4
+            and cos.dim() == 3
+            and cos.shape == sin.shape
+            and cos.shape[0] in (1, q.shape[0])  # position_ids [1, S] broadcast over the batch
+            and cos.shape[1:] == (q.shape[1], q.shape[3])
+            and q.dtype == k.dtype == cos.dtype == sin.dtype == qn.weight.dtype == kn.weight.dtype
+            and qn.variance_epsilon == kn.variance_epsilon
+        ):
+            # In place on the [B, S, H, D] views: norm with each weight, then rotate.
+            ops.qk_norm_rope_(q, k, qn.weight, kn.weight, cos, sin, qn.variance_epsilon)
+            query_states, key_states = q.transpose(1, 2), k.transpose(1, 2)
+        else:
+            query_states = qn(q).transpose(1, 2)
+            key_states = kn(k).transpose(1, 2)
+            query_states, key_states = mod.apply_rotary_pos_emb(query_states, key_states, cos, sin)
+
+        if past_key_values is not None:
+            key_states, value_states = past_key_values.update(key_states, value_states, self.layer_idx)
+
+        attention_interface: Callable = mod.ALL_ATTENTION_FUNCTIONS.get_interface(
+            self.config._attn_implementation, mod.eager_attention_forward
+        )
+        attn_output, attn_weights = attention_interface(
+            self,
+            query_states,
+            key_states,
+            value_states,
+            attention_mask,
+            dropout=0.0 if not self.training else self.attention_dropout,
+            scaling=self.scaling,
+            sliding_window=self.sliding_window,
+            **kwargs,
+        )
+        attn_output = attn_output.reshape(*input_shape, -1).contiguous()
+        attn_output = self.o_proj(attn_output)
+        return attn_output, attn_weights
+
+    return _tag(forward, "qk_norm_rope")
+
+
+def _attention_problem(module: nn.Module, cls: type, family: _Family, families_norm: Callable) -> str | None:
+    """Why the fused attention forward must not replace `module`'s, or None."""
+    if family.name != "qwen3":
+        return f"{family.attention} has no q_norm/k_norm"
+    if not _has_own_forward(cls, family):
+        return f"{family.attention}.forward is not transformers' own"
+    if "forward" in module.__dict__:
+        return "forward already replaced on this instance"
+    names = set(cls.forward.__code__.co_names)
+    if missing := [n for n in _ATTENTION_NAMES if n not in names]:
+        return f"{family.attention}.forward no longer uses {', '.join(missing)} (another transformers version?)"
+    for role in ("q_norm", "k_norm"):
+        norm = getattr(module, role, None)
+        hit = families_norm(norm) if isinstance(norm, nn.Module) else None
+        if hit is None:
+            return f"{role} is not a verified RMSNorm"
+        problem = _norm_formula_problem(hit[1]) or _norm_instance_problem(norm)
+        if problem:
+            return f"{role}: {problem}"
+    for role in ("q_proj", "k_proj", "v_proj", "o_proj"):
+        if not isinstance(getattr(module, role, None), nn.Module):
+            return f"{role} is missing"
+    if not isinstance(getattr(module, "head_dim", None), int):
+        return "head_dim is not an int"
+    return None
+
+
+def _merge_qkv(module: nn.Module) -> bool:
+    """Merge q/k/v_proj weights into one [Nq + Nk + Nv, hidden] tensor (the Linears become views)."""
+    q, k, v = module.q_proj, module.k_proj, module.v_proj
+    if not all(_plain_linear(p) and p.bias is None for p in (q, k, v)):
+        return False
+    w = (q.weight, k.weight, v.weight)
+    if len({(t.dtype, t.device, t.shape[1]) for t in w}) != 1:
+        return False
+    with torch.no_grad():
+        merged = torch.cat([t.detach() for t in w], dim=0)
+        sizes = [t.shape[0] for t in w]
+        parts = merged.split(sizes, dim=0)
+        for proj, part, old in zip((q, k, v), parts, w):
+            proj.weight = nn.Parameter(part, requires_grad=old.requires_grad)
+    module.register_buffer(_FUSED_QKV, merged, persistent=False)
+    return True
+
+
 # ------------------------------------------------------------- RoPE global (shared)
 
 _ROPE_LOCK = threading.Lock()
@@ -364,13 +501,17 @@ def patch_qwen3(
     swiglu: bool = True,
     fuse_mlp: bool = True,
     rope: bool = True,
+    fuse_qk_norm_rope: bool = True,
+    fuse_qkv: bool = True,
 ) -> PatchReport:
     """Replace the verified Qwen3/Llama modules of `model` with the kernels; return what changed.
 
     Patch the model where it will run (device and dtype final) and before
     `torch.compile` or CUDA-graph capture. Inference only: the ops have no backward.
     `fuse_mlp` needs `swiglu`; with fuse_mlp the gate/up weights become views into one
-    merged tensor (no extra memory; values unchanged).
+    merged tensor (no extra memory; values unchanged). `fuse_qk_norm_rope` needs `norms`
+    and `rope` (it replaces both for the attention modules it takes); `fuse_qkv` needs
+    `fuse_qk_norm_rope` and merges q/k/v_proj the same way as gate/up.
     """
     missing = [name for name in REQUIRED_OPS if not callable(getattr(kernels_module, name, None))]
     if missing:
@@ -387,6 +528,8 @@ def patch_qwen3(
     decoder_fwd = _make_decoder_forward(kernels_module)
     mlp_fwd = _make_mlp_forward(kernels_module, fused=False)
     mlp_fused_fwd = _make_mlp_forward(kernels_module, fused=True)
+    attention_fwds: dict[str, Callable] = {}
+    fuse_attention = fuse_qk_norm_rope and norms and rope and callable(getattr(kernels_module, "qk_norm_rope_", None))
     rope_families: dict[str, tuple[_Family, type]] = {}
 
     def family_of(module: nn.Module, role: str) -> tuple[_Family, type] | None:
@@ -478,6 +621,21 @@ def patch_qwen3(
 
         if (hit := family_of(module, "attention")) is not None:
             fam, cls = hit
+            if fuse_attention:
+                problem = _attention_problem(module, cls, fam, lambda m: family_of(m, "norm"))
+                if problem is None:
+                    if fam.module not in attention_fwds:
+                        attention_fwds[fam.module] = _make_attention_forward(kernels_module, fam.module)
+                    if fuse_qkv and _merge_qkv(module):
+                        report.fused_qkv.append(name)
+                    elif fuse_qkv:
+                        report.skipped.append((name, "q/k/v merge: projections are not plain bias-free nn.Linear of one dtype"))
+                    module.forward = types.MethodType(attention_fwds[fam.module], module)
+                    patched.append((module, "qk_norm_rope"))
+                    report.qk_norm_rope.append(name)
+                    continue
+                if fam.name == "qwen3":
+                    report.skipped.append((name, f"qk_norm_rope: {problem}"))
             if rope:
                 mod = importlib.import_module(fam.module)
                 problem = _rope_target_problem(mod, fam, cls)
@@ -502,7 +660,7 @@ def patch_qwen3(
 def unpatch_qwen3(model: nn.Module) -> None:
     """Restore transformers' forwards (and the RoPE global once no patched model is left).
 
-    Merged gate/up weights stay merged: the Linear weights remain views of one tensor
+    Merged gate/up (and q/k/v) weights stay merged: the Linear weights remain views of one tensor
     holding the same values, which transformers' forward uses unchanged.
     """
     state: _PatchState | None = getattr(model, _STATE_ATTR, None)
@@ -512,8 +670,9 @@ def unpatch_qwen3(model: nn.Module) -> None:
         installed = module.__dict__.get("forward")
         if installed is not None and getattr(getattr(installed, "__func__", None), _TAG, None) is not None:
             del module.forward
-        if _FUSED_GATE_UP in module._buffers:
-            del module._buffers[_FUSED_GATE_UP]
+        for buffer in (_FUSED_GATE_UP, _FUSED_QKV):
+            if buffer in module._buffers:
+                del module._buffers[buffer]
     for module_name in state.rope_modules:
         _release_rope(module_name)
     delattr(model, _STATE_ATTR)

@@ -22,10 +22,12 @@ ORDER = [
     "patched",
     "patched_cudagraph",
     "patched_compile",
+    "patched_no_qk_rope_fusion",
     "patched_norms",
     "patched_norms_residual",
     "patched_norms_residual_swiglu",
     "patched_no_gate_up_merge",
+    "patched_no_qkv_merge",
 ]
 
 

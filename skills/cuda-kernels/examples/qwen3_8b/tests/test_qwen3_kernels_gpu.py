@@ -461,6 +461,172 @@ def test_rope_empty(kernels: ModuleType) -> None:
     torch.cuda.synchronize()
 
 
+# --------------------------------------------------------------------------- qk_norm_rope_
+
+
+def ref_qk_norm_rope(x: torch.Tensor, w: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, eps: float) -> torch.Tensor:
+    """Qwen3's q_norm / k_norm then apply_rotary_pos_emb, float64, on x [B, S, H, D]."""
+    xd = x.double()
+    y = xd * torch.rsqrt(xd.pow(2).mean(-1, keepdim=True) + eps) * w.double()
+    half = x.shape[-1] // 2
+    rot = torch.cat((-y[..., half:], y[..., :half]), dim=-1)
+    return y * cos.double().unsqueeze(2) + rot * sin.double().unsqueeze(2)
+
+
+def _qkv_parent(batch: int, seq: int, hq: int, hk: int, d: int, dtype: torch.dtype, seed: int):  # noqa: ANN202
+    """q, k as [B, S, H, D] views of one merged projection [B, S, (Hq + 2 Hk) D + 8]
+    (q | k | v | 8 padding columns): token stride (Hq + 2 Hk) D + 8, not the packed one."""
+    parent = _randn(batch, seq, (hq + 2 * hk) * d + 8, dtype=dtype, seed=seed, scale=3.0)
+    q = parent[..., : hq * d].view(batch, seq, hq, d)
+    k = parent[..., hq * d : (hq + hk) * d].view(batch, seq, hk, d)
+    return q, k, parent
+
+
+def _check_qk_norm_rope(kernels: ModuleType, q, k, parent, qw, kw, cos, sin, dtype, eps=1e-6) -> None:  # noqa: ANN001
+    q_ref, k_ref = ref_qk_norm_rope(q, qw, cos, sin, eps), ref_qk_norm_rope(k, kw, cos, sin, eps)
+    # Everything of the parent that is not q or k (v, padding, gaps) must come out bit-identical.
+    mask = torch.ones(parent.shape, dtype=torch.bool, device="cuda")
+    if q.numel():
+        mask.view(-1)[_flat_indices(parent, q)] = False
+    if k.numel():
+        mask.view(-1)[_flat_indices(parent, k)] = False
+    before = parent[mask].clone()
+    kernels.qk_norm_rope_(q, k, qw, kw, cos, sin, eps)
+    for out, ref in ((q, q_ref), (k, k_ref)):
+        if out.numel():
+            assert_close_rel(out, ref, dtype)
+    assert torch.equal(parent[mask], before), "qk_norm_rope_ wrote outside q and k"
+
+
+def _flat_indices(parent: torch.Tensor, view: torch.Tensor) -> torch.Tensor:
+    """Flat element indices into `parent` (contiguous) that `view` covers."""
+    idx = torch.arange(parent.numel(), device="cuda").view(parent.shape)
+    return idx.as_strided(view.shape, view.stride(), view.storage_offset() - parent.storage_offset()).reshape(-1)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("seq", [1, 7, 333, 4096])
+def test_qk_norm_rope_qwen3_heads_on_merged_qkv_views(kernels: ModuleType, dtype: torch.dtype, seq: int) -> None:
+    q, k, parent = _qkv_parent(1, seq, 32, 8, 128, dtype, seed=seq)
+    qw, kw = _randn(128, dtype=dtype, seed=1), _randn(128, dtype=dtype, seed=2)
+    cos, sin = _randn(1, seq, 128, dtype=dtype, seed=3), _randn(1, seq, 128, dtype=dtype, seed=4)
+    _check_qk_norm_rope(kernels, q, k, parent, qw, kw, cos, sin, dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize(
+    ("batch", "seq", "hq", "hk", "d", "cos_batch"),
+    [
+        (2, 33, 32, 8, 128, 2),  # cos/sin per batch entry
+        (3, 5, 4, 2, 128, 1),  # cos/sin broadcast over the batch
+        (2, 9, 5, 3, 64, 1),  # head_dim 64: fewer lanes per row
+        (1, 17, 2, 1, 256, 1),  # head_dim 256
+        (1, 11, 3, 1, 96, 1),  # half 48: not a power of two of packs -> scalar kernel
+        (1, 7, 3, 1, 6, 1),  # head_dim 6 -> scalar kernel
+        (2, 4, 0, 2, 128, 1),  # no q heads
+    ],
+)
+def test_qk_norm_rope_shapes(
+    kernels: ModuleType, dtype: torch.dtype, batch: int, seq: int, hq: int, hk: int, d: int, cos_batch: int
+) -> None:
+    q, k, parent = _qkv_parent(batch, seq, hq, hk, d, dtype, seed=seq + d)
+    qw, kw = _randn(d, dtype=dtype, seed=5), _randn(d, dtype=dtype, seed=6)
+    cos, sin = _randn(cos_batch, seq, d, dtype=dtype, seed=7), _randn(cos_batch, seq, d, dtype=dtype, seed=8)
+    _check_qk_norm_rope(kernels, q, k, parent, qw, kw, cos, sin, dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_qk_norm_rope_contiguous_misaligned_and_element_strided(kernels: ModuleType, dtype: torch.dtype) -> None:
+    qw, kw = _randn(128, dtype=dtype, seed=9), _randn(128, dtype=dtype, seed=10)
+    cos, sin = _randn(1, 50, 128, dtype=dtype, seed=11), _randn(1, 50, 128, dtype=dtype, seed=12)
+    # Packed q and k (what separate q_proj / k_proj outputs look like), both in one buffer.
+    packed = _randn(50 * 40 * 128, dtype=dtype, seed=13)
+    qc, kc = packed[: 50 * 32 * 128].view(1, 50, 32, 128), packed[50 * 32 * 128 :].view(1, 50, 8, 128)
+    _check_qk_norm_rope(kernels, qc, kc, packed, qw, kw, cos, sin, dtype)
+    # One element off 16-byte alignment: the scalar kernel.
+    flat = _randn(50 * 40 * 128 + 1, dtype=dtype, seed=15)
+    q = flat[1 : 1 + 50 * 32 * 128].view(1, 50, 32, 128)
+    k = flat[1 + 50 * 32 * 128 :].view(1, 50, 8, 128)
+    _check_qk_norm_rope(kernels, q, k, flat, qw, kw, cos, sin, dtype)
+    # Every other element of a wider tensor (last-dim stride 2) and misaligned cos.
+    wide = _randn(1, 50, 40, 256, dtype=dtype, seed=16)
+    q, k = wide[:, :, :32, ::2], wide[:, :, 32:, 1::2]
+    cos_flat = _randn(50 * 128 + 1, dtype=dtype, seed=17)
+    _check_qk_norm_rope(kernels, q, k, wide, qw, kw, cos_flat[1:].view(1, 50, 128), sin, dtype)
+
+
+def test_qk_norm_rope_eps_and_extreme_rows(kernels: ModuleType) -> None:
+    # eps dominates tiny rows; huge rows must not overflow in fp32 (sum of squares < 3.4e38).
+    q, k, parent = _qkv_parent(1, 6, 32, 8, 128, torch.bfloat16, seed=18)
+    with torch.no_grad():
+        q[0, 0] *= 1e-4
+        k[0, 1] *= 1e4
+    qw, kw = _randn(128, seed=19).to(torch.bfloat16), _randn(128, seed=20).to(torch.bfloat16)
+    cos, sin = _randn(1, 6, 128, seed=21).to(torch.bfloat16), _randn(1, 6, 128, seed=22).to(torch.bfloat16)
+    _check_qk_norm_rope(kernels, q, k, parent, qw, kw, cos, sin, torch.bfloat16, eps=1e-2)
+
+
+def test_qk_norm_rope_matches_transformers_qwen3(kernels: ModuleType) -> None:
+    qwen3 = pytest.importorskip("transformers.models.qwen3.modeling_qwen3")
+    q, k, _ = _qkv_parent(1, 64, 32, 8, 128, torch.bfloat16, seed=23)
+    q_norm = qwen3.Qwen3RMSNorm(128, eps=1e-6).to("cuda", torch.bfloat16)
+    k_norm = qwen3.Qwen3RMSNorm(128, eps=1e-6).to("cuda", torch.bfloat16)
+    with torch.no_grad():
+        q_norm.weight.copy_(_randn(128, seed=24))
+        k_norm.weight.copy_(_randn(128, seed=25))
+        inv_freq = 1.0 / (1e6 ** (torch.arange(0, 128, 2, device="cuda", dtype=torch.float32) / 128))
+        angles = torch.arange(64, device="cuda", dtype=torch.float32)[:, None] * inv_freq[None, :]
+        emb = torch.cat((angles, angles), dim=-1)[None]
+        cos, sin = emb.cos().to(torch.bfloat16), emb.sin().to(torch.bfloat16)
+        q_hf, k_hf = qwen3.apply_rotary_pos_emb(q_norm(q).transpose(1, 2), k_norm(k).transpose(1, 2), cos, sin)
+        q64 = ref_qk_norm_rope(q, q_norm.weight, cos, sin, 1e-6)
+        kernels.qk_norm_rope_(q, k, q_norm.weight, k_norm.weight, cos, sin, 1e-6)
+    # transformers rounds to bf16 after the norm, the weight, and each RoPE product; the
+    # kernel once: it must be no further from float64 than transformers is (plus an ulp).
+    err_kernel = float(((q.double() - q64).abs() / (q64.abs() + 1e-2)).max())
+    err_hf = float(((q_hf.transpose(1, 2).double() - q64).abs() / (q64.abs() + 1e-2)).max())
+    assert err_kernel <= err_hf + 2**-8, (err_kernel, err_hf)
+    torch.testing.assert_close(k, k_hf.transpose(1, 2), rtol=3e-2, atol=5e-2)
+
+
+def test_qk_norm_rope_empty_and_bad_input(kernels: ModuleType) -> None:
+    q = torch.empty(1, 0, 32, 128, device="cuda", dtype=torch.bfloat16)
+    k = torch.empty(1, 0, 8, 128, device="cuda", dtype=torch.bfloat16)
+    w = _randn(128)
+    cos = torch.empty(1, 0, 128, device="cuda", dtype=torch.bfloat16)
+    kernels.qk_norm_rope_(q, k, w, w, cos, cos, 1e-6)
+    torch.cuda.synchronize()
+    q, k, _ = _qkv_parent(1, 4, 4, 2, 128, torch.bfloat16, seed=26)
+    cos = _randn(1, 4, 128)
+    with pytest.raises(RuntimeError, match="q_weight and k_weight must have shape"):
+        kernels.ops.qk_norm_rope_(q, k, w[:64], w, cos, cos, 1e-6)
+    with pytest.raises(RuntimeError, match="head_dim must be even"):
+        kernels.ops.qk_norm_rope_(q[..., :127], k[..., :127], w[:127], w[:127], cos[..., :127], cos[..., :127], 1e-6)
+    with pytest.raises(RuntimeError, match="cos/sin shape"):
+        kernels.ops.qk_norm_rope_(q, k, w, w, cos[:, :3], cos[:, :3], 1e-6)
+    with pytest.raises(RuntimeError, match="different dtypes"):
+        kernels.ops.qk_norm_rope_(q, k, w.float(), w, cos, cos, 1e-6)
+
+
+def test_qk_norm_rope_under_torch_compile_fullgraph(kernels: ModuleType) -> None:
+    torch._dynamo.reset()
+
+    def prologue(x, wqkv, qw, kw, cos, sin):  # noqa: ANN001, ANN202
+        b, s, _ = x.shape
+        q, k, v = (x @ wqkv.t()).split([4 * 128, 2 * 128, 2 * 128], dim=-1)
+        q, k, v = q.view(b, s, 4, 128), k.view(b, s, 2, 128), v.view(b, s, 2, 128)
+        kernels.qk_norm_rope_(q, k, qw, kw, cos, sin, 1e-6)
+        return q.transpose(1, 2) * 2, k.transpose(1, 2) + 1, v.transpose(1, 2)
+
+    args = (_randn(2, 9, 256, seed=27), _randn(1024, 256, seed=28, scale=0.06), _randn(128, seed=29),
+            _randn(128, seed=30), _randn(1, 9, 128, seed=31), _randn(1, 9, 128, seed=32))
+    eager = prologue(*args)
+    compiled = torch.compile(prologue, fullgraph=True)(*args)
+    torch._dynamo.reset()
+    for i, (got, want) in enumerate(zip(compiled, eager)):
+        torch.testing.assert_close(got, want, rtol=1e-2, atol=1e-2, msg=lambda m, i=i: f"output {i}: {m}")
+
+
 # ------------------------------------------------------------------ > 2^31 elements (int64)
 
 
