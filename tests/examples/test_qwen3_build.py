@@ -81,7 +81,9 @@ def test_bench_ops_cpu_path_covers_every_op(qwen3_kernels: ModuleType, tmp_path:
                  str(_build_dir(qwen3_kernels)), "--out", str(out)])
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     data = json.loads(out.read_text())
-    assert {r["op"] for r in data["results"]} == {"rms_norm", "qk_norm", "fused_add_rms_norm", "swiglu", "rope"}
+    assert {r["op"] for r in data["results"]} == {
+        "rms_norm", "qk_norm", "fused_add_rms_norm", "swiglu", "rope", "qk_norm_rope"
+    }
     assert not data["errors"]
     md = tmp_path / "RESULTS.md"
     proc = _run([sys.executable, str(bench / "make_results.py"), str(out), "--md", str(md), "--summary"])

@@ -2,11 +2,13 @@
 """Micro-benchmark of every qwen3_8b_kernels op against its peers, in one process.
 
     python benchmarks/bench_ops.py --package-path BUILD_DIR --out results.json [--ops rms_norm,rope] [--quick]
+    python benchmarks/bench_ops.py --package-path BUILD_DIR --ops qk_norm_rope --out results_qk_norm_rope.json
 
 For each op and shape (bf16; the issue's RMSNorm shapes, q/k norm, and the fused ops at
 Qwen3-8B shapes up to >= 64 MB) it times:
   kernel      this package's CUDA op
-  eager       the transformers code (Qwen3RMSNorm.forward, act_fn(gate) * up, apply_rotary_pos_emb)
+  eager       the transformers code (Qwen3RMSNorm.forward, act_fn(gate) * up, apply_rotary_pos_emb;
+              for qk_norm_rope: q_norm, k_norm, then apply_rotary_pos_emb, as Qwen3Attention runs them)
   F.rms_norm  torch.nn.functional.rms_norm (norms only)
   compile     torch.compile of the eager code, torch._dynamo.reset() before every shape
   triton      a plain one-row-per-program Triton kernel (norms only; triton_peers.py)
@@ -242,8 +244,15 @@ def make_eager_peers() -> dict[str, Callable[..., Any]]:
     def swiglu(gate, up):  # noqa: ANN001, ANN202
         return F.silu(gate) * up  # Qwen3MLP: act_fn(gate_proj(x)) * up_proj(x), act_fn = SiLU
 
+    rope = peers["rope"]
+
+    def qk_norm_rope(q_norm, k_norm, q, k, cos, sin):  # noqa: ANN001, ANN202
+        # Qwen3Attention.forward's three steps on q, k viewed as [B, S, H, D].
+        return rope(q_norm(q).transpose(1, 2), k_norm(k).transpose(1, 2), cos, sin)
+
     peers["fused_add_rms_norm"] = fused
     peers["swiglu"] = swiglu
+    peers["qk_norm_rope"] = qk_norm_rope
     return peers
 
 
@@ -252,7 +261,7 @@ def make_eager_peers() -> dict[str, Callable[..., Any]]:
 
 @dataclass
 class Case:
-    op: str  # rms_norm | qk_norm | fused_add_rms_norm | swiglu | swiglu_fused_halves | rope
+    op: str  # rms_norm | qk_norm | fused_add_rms_norm | swiglu | swiglu_fused_halves | rope | qk_norm_rope
     label: str
     make: Callable[[int], tuple]  # seed -> inputs
     bytes: int
@@ -398,6 +407,40 @@ def build_cases(pkg: Any, device: str, ops: Sequence[str], quick: bool,
             }
             cases.append(Case("rope", f"1x{seq}, q {Q_HEADS}x{d}, k {KV_HEADS}x{d}", make,
                               2 * n * es + 2 * seq * d * es, prov, (cos, sin)))
+
+    if "qk_norm_rope" in ops:
+        seqs = [512, 4096, 16384] if device == "cuda" else [4]
+        if quick and device == "cuda":
+            seqs = [4096]
+        d = HEAD_DIM
+        qw, kw = randn(d, seed=3), randn(d, seed=4)
+        q_norm, k_norm = eager["rms_module"](qw), eager["rms_module"](kw)
+        for seq in seqs:
+            cos, sin = _rope_tables(seq, device, dt)
+
+            def make_qk(i: int, seq: int = seq) -> tuple:
+                # q and k as q_proj / k_proj return them, viewed as heads: [1, S, H, D], packed.
+                # (With q/k/v merged the kernel gets the same rows at token stride 48 x 128; the
+                # packed layout keeps the unfused and eager peers free of copies.)
+                return randn(1, seq, Q_HEADS, d, seed=1000 + i), randn(1, seq, KV_HEADS, d, seed=1100 + i)
+
+            def unfused(q, k, cos=cos, sin=sin):  # noqa: ANN001, ANN202
+                # This package's previous path: two rms_norm launches, then rope_ in place.
+                qn = pkg.rms_norm(q, qw, EPS).transpose(1, 2)
+                kn = pkg.rms_norm(k, kw, EPS).transpose(1, 2)
+                pkg.rope_(qn, kn, cos, sin)
+                return qn, kn
+
+            n = seq * (Q_HEADS + KV_HEADS) * d
+            prov = {
+                "kernel": lambda q, k, cos=cos, sin=sin: pkg.qk_norm_rope_(q, k, qw, kw, cos, sin, EPS),
+                "kernel (unfused)": unfused,
+                "eager": lambda q, k, cos=cos, sin=sin: eager["qk_norm_rope"](q_norm, k_norm, q, k, cos, sin),
+                "compile": ("compile:qk_norm_rope", cos, sin, q_norm, k_norm),
+            }
+            # q/k read and written once, cos/sin read once, the two weights.
+            cases.append(Case("qk_norm_rope", f"1x{seq}, q {Q_HEADS}x{d}, k {KV_HEADS}x{d}", make_qk,
+                              2 * n * es + 2 * seq * d * es + 2 * d * es, prov, (cos, sin)))
     return cases
 
 
@@ -423,6 +466,11 @@ def compiled_peer(spec: Any, eager: dict[str, Callable[..., Any]], case: Case) -
         _, cos, sin = spec
         fn = torch.compile(eager["rope"], fullgraph=True)
         return lambda q, k: fn(q, k, cos, sin)
+    if kind == "qk_norm_rope":
+        _, cos, sin, q_norm, k_norm = spec
+        step = eager["qk_norm_rope"]
+        fn = torch.compile(lambda q, k: step(q_norm, k_norm, q, k, cos, sin), fullgraph=True)
+        return fn
     raise ValueError(kind)
 
 
@@ -658,7 +706,7 @@ def environment(device: str) -> dict[str, Any]:
     return meta
 
 
-ALL_OPS = ("rms_norm", "qk_norm", "fused_add_rms_norm", "swiglu", "rope")
+ALL_OPS = ("rms_norm", "qk_norm", "fused_add_rms_norm", "swiglu", "rope", "qk_norm_rope")
 
 
 def _parser() -> argparse.ArgumentParser:
