@@ -22,18 +22,19 @@ What is replaced, per model instance (transformers 5.17.0):
   norm weight differing from the activations, cos/sin of another shape) run
   transformers' own sequence (q_norm, k_norm, apply_rotary_pos_emb) instead. Llama has
   no q/k norm and keeps transformers' attention.
-- RoPE (rope=True) of every attention module not fused above: the module-level
-  `apply_rotary_pos_emb` of the model's modeling file.
-  That is the narrowest point transformers 5.17.0 offers: `Qwen3Attention.forward`
-  looks the function up as a module global on every call (checked below through
-  `forward.__code__.co_names`), and no attribute of the attention module holds it (the
-  `_kernel_funcs` hook of `use_kernelized_func` exists only while transformers accepts
-  the installed `kernels` version, which 0.17.x is not). The alternative, replacing the
-  whole attention forward, would copy ~30 lines of transformers per version for no gain:
-  q and k must be read and written once either way. The global is process-wide, so the
-  replacement is written to be exactly equivalent for every caller (unsupported layouts
-  run the original function) and is reference-counted: the last `unpatch_qwen3`
-  restores the original.
+- RoPE (rope=True) of every attention module not fused above (Llama, or
+  fuse_qk_norm_rope=False): the module-level `apply_rotary_pos_emb` of the model's
+  modeling file, which `Qwen3Attention.forward` / `LlamaAttention.forward` look up as a
+  module global on every call (checked below through `forward.__code__.co_names`); no
+  attribute of the attention module holds it (the `_kernel_funcs` hook of
+  `use_kernelized_func` exists only while transformers accepts the installed `kernels`
+  version, which 0.17.x is not). The global is process-wide, so the replacement is
+  written to be exactly equivalent for every caller (unsupported layouts run the
+  original function), is installed only while a patched model has a module that calls
+  it, and is reference-counted: the last `unpatch_qwen3` restores the original.
+  Replacing the attention forward costs a copy of ~30 lines of transformers per version;
+  it is done only where it buys a fusion (q_norm + k_norm + RoPE), and only for a
+  forward that still uses every name the copy reproduces (`_ATTENTION_NAMES`).
 
 Nothing is matched by name. A module is patched only if its class *is* one of the
 transformers classes in `_FAMILIES`, that class still has transformers' own `forward`,
