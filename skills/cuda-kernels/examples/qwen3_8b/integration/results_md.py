@@ -126,8 +126,18 @@ def render(result: dict[str, Any], source: str, *, commit: str | None = None, no
         out.append(
             f"Patched modules: {report['rms_norm']} RMSNorm ({roles}); {report['fused_add_rms_norm']} residual add + "
             f"post-attention norm fused; {report['swiglu']} SwiGLU MLPs ({report['fused_gate_up']} with merged "
-            f"gate/up projections); RoPE in {report['rope_attention_modules']} attention modules via "
-            f"{', '.join('`' + p + '`' for p in report.get('rope_patch_points', []))}."
+            + (
+                # Runs before the attention fusion have no qk_norm_rope count (and render as they did).
+                f"gate/up projections); q_norm + k_norm + RoPE fused by `qk_norm_rope_` in {report['qk_norm_rope']} "
+                f"attention modules ({report.get('fused_qkv', 0)} with merged q/k/v projections); RoPE through the "
+                f"patched global in {report['rope_attention_modules']} more"
+                + (" via " + ", ".join("`" + p + "`" for p in report.get("rope_patch_points", []))
+                   if report.get("rope_patch_points") else "")
+                + "."
+                if "qk_norm_rope" in report
+                else f"gate/up projections); RoPE in {report['rope_attention_modules']} attention modules via "
+                f"{', '.join('`' + p + '`' for p in report.get('rope_patch_points', []))}."
+            )
         )
         out.append("")
     firsts = []
