@@ -606,6 +606,11 @@ def test_qk_norm_rope_empty_and_bad_input(kernels: ModuleType) -> None:
         kernels.ops.qk_norm_rope_(q, k, w, w, cos[:, :3], cos[:, :3], 1e-6)
     with pytest.raises(RuntimeError, match="different dtypes"):
         kernels.ops.qk_norm_rope_(q, k, w.float(), w, cos, cos, 1e-6)
+    # In place on aliased rows would read values another thread already wrote.
+    with pytest.raises(RuntimeError, match="memory location"):
+        kernels.ops.qk_norm_rope_(q, q, w, w, cos, cos, 1e-6)
+    with pytest.raises(RuntimeError, match="memory location"):
+        kernels.ops.qk_norm_rope_(q[:, :, :1].expand(1, 4, 4, 128), k, w, w, cos, cos, 1e-6)
 
 
 def test_qk_norm_rope_under_torch_compile_fullgraph(kernels: ModuleType) -> None:

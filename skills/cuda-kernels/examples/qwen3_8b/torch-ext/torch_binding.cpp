@@ -5,6 +5,7 @@
 // where the kernels can (row-strided views, transposed q/k), allocates outputs, and calls
 // the launchers in kernel_src/ on the current CUDA stream of the input's device.
 #include <ATen/ATen.h>
+#include <ATen/MemoryOverlap.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 #include <torch/library.h>
@@ -299,6 +300,11 @@ void qk_norm_rope_(at::Tensor& q, at::Tensor& k, const at::Tensor& q_weight, con
               ": cos/sin shape ", cos.sizes(), " does not match q ", q.sizes(), " (expected [", batch, " or 1, ", seq,
               ", ", head_dim, "])");
   TORCH_CHECK(eps >= 0.0, op, ": eps must be >= 0, got ", eps);
+  // In place: a row that aliases another row (expanded views) or q overlapping k would be
+  // read after another thread wrote it.
+  at::assert_no_internal_overlap(q);
+  at::assert_no_internal_overlap(k);
+  at::assert_no_overlap(q, k);
   const c10::cuda::OptionalCUDAGuard guard(q.device());
   if (q.numel() == 0 && k.numel() == 0) return;
   const at::Tensor qw = q_weight.contiguous();
