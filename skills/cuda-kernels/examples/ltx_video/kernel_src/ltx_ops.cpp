@@ -164,13 +164,17 @@ RowConfig choose_row_config(int64_t d, int n_per_chunk, int target) {
 
 // Chunks per thread the heuristic aims for, by the number of operand rows the
 // kernel holds in registers (16 bytes each per chunk, 4 registers):
-//   plain (x [, w]): 6 - bf16 2048 -> 64x4, 3072 -> 64x6: the fastest of the H200
-//     sweep (RESULTS.md, "RMSNorm launch configurations") on every shape >= 8 MB;
+//   plain (x [, w]): 4 - bf16 2048 -> 64x4, 3072 -> 96x4;
 //   modulate (x, scale, shift [, w]): 4 - 2048 -> 64x4, 3072 -> 96x4, at most 16
 //     chunks = 64 data registers per thread;
 //   fused add (x, residual, gate, scale, shift [, w]): 2 - 2048 -> 128x2,
 //     3072 -> 192x2, at most 12 chunks = 48 data registers.
-int norm_target_vpt(bool mod, bool add) { return add ? 2 : mod ? 4 : 6; }
+// Chosen on the H200 by benchmarks/sweep_norm_targets.sh + pick_norm_targets.py (run 4,
+// benchmarks/logs/h200_run4/target_sweep): of (plain, modulate, add) = (6,4,2), (4,2,1)
+// and (4,1,2), summed over the shapes >= 20 MB, plain 4 beat 6 by 2 % (3072 rows moved
+// from 64x6 to 96x4), modulate 4 beat 2 and 1 (by 9 % and 73 %), add 2 and 1: 2 tied
+// with itself and beat 1 by 32 %.
+int norm_target_vpt(bool mod, bool add) { return add ? 2 : mod ? 4 : 4; }
 
 // The largest chunk count with a rows kernel for this operand set (rms_norm.cu).
 int max_rows_vpt(bool mod, bool add) { return add ? kMaxVptAdd : mod ? kMaxVptMod : 16; }
