@@ -118,6 +118,21 @@ def test_committed_results_md_is_make_results_output_of_the_committed_json(tmp_p
     assert not data["errors"]
 
 
+def test_committed_qk_norm_rope_results_md_is_make_results_output_of_its_json(tmp_path: Path) -> None:
+    bench = EXAMPLE / "benchmarks"
+    committed = (bench / "RESULTS_qk_norm_rope.md").read_text()
+    measured = [line for line in committed.splitlines() if line.startswith("- Measured: ")]
+    assert len(measured) == 1, "RESULTS_qk_norm_rope.md must say which run and commit its JSON came from"
+    out = tmp_path / "RESULTS_qk_norm_rope.md"
+    proc = _run([sys.executable, str(bench / "make_results.py"), str(bench / "results_qk_norm_rope.json"),
+                 "--md", str(out), "--source", measured[0].removeprefix("- Measured: ")])
+    assert proc.returncode == 0, proc.stderr
+    assert out.read_text() == committed
+    data = json.loads((bench / "results_qk_norm_rope.json").read_text())
+    assert data["meta"]["source"].removeprefix("commit ") in measured[0]
+    assert {r["op"] for r in data["results"]} == {"qk_norm_rope"} and not data["errors"]
+
+
 def test_compare_runs_estimates_from_the_committed_runs() -> None:
     bench = EXAMPLE / "benchmarks"
     proc = _run([sys.executable, str(bench / "compare_runs.py"), str(bench / "logs" / "h200_run1" / "results.json"),

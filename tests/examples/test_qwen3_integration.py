@@ -705,13 +705,15 @@ def test_committed_results_md_is_results_md_output_of_the_committed_json(tmp_pat
     assert (tmp_path / "R.md").read_text() == committed
     result = json.loads((INTEGRATION / "results" / "e2e_h200.json").read_text())
     assert result["model"]["decoder_layers"] == 36 and result["model"]["rms_norm_modules"] == 145
+    assert result["environment"]["git_commit"].startswith(commit), "RESULTS.md must name the commit the run recorded"
 
 
 def test_results_md_does_not_print_a_commit_that_is_not_one(tmp_path):
     result = json.loads((INTEGRATION / "results" / "e2e_h200.json").read_text())
-    assert result["environment"]["git_commit"] == "HEAD"  # what rev-parse printed in a checkout without commits
-    proc = run_py([str(INTEGRATION / "results_md.py"), str(INTEGRATION / "results" / "e2e_h200.json")], timeout=60,
-                  block_torch=True)
+    result["environment"]["git_commit"] = "HEAD"  # what rev-parse printed in a checkout without commits (run 3)
+    no_commit = tmp_path / "e2e.json"
+    no_commit.write_text(json.dumps(result))
+    proc = run_py([str(INTEGRATION / "results_md.py"), str(no_commit)], timeout=60, block_torch=True)
     assert proc.returncode == 0, proc.stderr
     assert "commit `?`." in proc.stdout and "**Note.**" not in proc.stdout
 

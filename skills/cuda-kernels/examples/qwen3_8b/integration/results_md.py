@@ -129,11 +129,15 @@ def render(result: dict[str, Any], source: str, *, commit: str | None = None, no
             + (
                 # Runs before the attention fusion have no qk_norm_rope count (and render as they did).
                 f"gate/up projections); q_norm + k_norm + RoPE fused by `qk_norm_rope_` in {report['qk_norm_rope']} "
-                f"attention modules ({report.get('fused_qkv', 0)} with merged q/k/v projections); RoPE through the "
-                f"patched global in {report['rope_attention_modules']} more"
-                + (" via " + ", ".join("`" + p + "`" for p in report.get("rope_patch_points", []))
-                   if report.get("rope_patch_points") else "")
-                + "."
+                f"attention modules ({report.get('fused_qkv', 0)} with merged q/k/v projections); "
+                + (
+                    f"RoPE through the patched global in {report['rope_attention_modules']} more"
+                    + (" via " + ", ".join("`" + p + "`" for p in report.get("rope_patch_points", []))
+                       if report.get("rope_patch_points") else "")
+                    + "."
+                    if report["rope_attention_modules"]
+                    else "no other attention module runs RoPE through the patched global."
+                )
                 if "qk_norm_rope" in report
                 else f"gate/up projections); RoPE in {report['rope_attention_modules']} attention modules via "
                 f"{', '.join('`' + p + '`' for p in report.get('rope_patch_points', []))}."
