@@ -648,6 +648,10 @@ def test_results_md_renders_cuda_graph_rows_in_their_own_table_only_when_measure
     import make_results_md
 
     data = json.loads((INTEGRATION / "results" / "e2e_h200.json").read_text())
+    # start from the committed run without its +cudagraph rows (a run that did not measure them)
+    data["results"] = [r for r in data["results"] if not r["config"].endswith("+cudagraph")]
+    data.pop("goal_patched_compile_faster_than_compile_cudagraph", None)
+    data.get("settings", {}).pop("cudagraph", None)
     plain = make_results_md.render(data)
     assert "cudagraph" not in plain and "With CUDA graphs" not in plain
 

@@ -307,8 +307,9 @@ def render(data: dict[str, Any], json_name: str) -> str:
             "## RMSNorm launch configurations (threads per row × 16-byte chunks per thread)",
             "",
             "% of copy bandwidth of `rms_norm_with_config` (with weight), do_bench / graph timer, same copy"
-            " reference; the default heuristic is `choose_row_config` in kernel_src/ltx_ops.cpp"
-            " (2048 → 32x8, 3072 → 64x6). **Bold**: the fastest configuration by the graph timer.",
+            " reference. The default the kernel picks is `choose_row_config` in kernel_src/ltx_ops.cpp as it was"
+            " at the run's commit (the JSON does not record it). **Bold**: the fastest configuration by the"
+            " graph timer.",
             "",
             "| shape | " + " | ".join(configs) + " |",
             "|" + "---|" * (len(configs) + 1),
@@ -448,7 +449,8 @@ def sweep_table_v2(sweep: list[dict[str, Any]], copy_gbs: float) -> list[str]:
         "## RMSNorm launch configurations (threads per row × 16-byte chunks per thread)",
         "",
         "% of copy bandwidth of `rms_norm_with_config` (with weight), graph / do_bench timer, same copy reference"
-        " and input rotation as above; the default heuristic is `choose_row_config` in kernel_src/ltx_ops.cpp."
+        " and input rotation as above. The default the kernel picks is `choose_row_config` in kernel_src/ltx_ops.cpp"
+        " as it was at the run's commit."
         " **Bold**: the fastest configuration by the graph timer.",
         "",
         "| shape | " + " | ".join(configs) + " |",
