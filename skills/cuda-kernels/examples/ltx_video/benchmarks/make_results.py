@@ -302,34 +302,12 @@ def render(data: dict[str, Any], json_name: str) -> str:
         out.append("")
     sweep = data.get("rms_norm_config_sweep")
     if sweep:
-        configs = sorted({c for row in sweep for c in row["configs"]}, key=lambda c: tuple(int(v) for v in c.split("x")))
-        out += [
-            "## RMSNorm launch configurations (threads per row × 16-byte chunks per thread)",
-            "",
-            "% of copy bandwidth of `rms_norm_with_config` (with weight), do_bench / graph timer, same copy"
+        out += sweep_table(
+            sweep, copy_gbs, graph_first=False,
+            caption="% of copy bandwidth of `rms_norm_with_config` (with weight), do_bench / graph timer, same copy"
             " reference. The default the kernel picks is `choose_row_config` in kernel_src/ltx_ops.cpp as it was"
             " at the run's commit (the JSON does not record it). **Bold**: the fastest configuration by the"
-            " graph timer.",
-            "",
-            "| shape | " + " | ".join(configs) + " |",
-            "|" + "---|" * (len(configs) + 1),
-        ]
-        for row in sweep:
-            nbytes = row["bytes"]
-            graph_us = {c: e["graph_us"] for c, e in row["configs"].items() if e.get("graph_us")}
-            fastest = min(graph_us, key=graph_us.get) if graph_us else None
-            cells = []
-            for c in configs:
-                e = row["configs"].get(c)
-                if e is None:
-                    cells.append("-")
-                elif e.get("us") and e.get("graph_us"):
-                    text = f"{pct_of_copy(nbytes, e['us'], copy_gbs):.1f} / {pct_of_copy(nbytes, e['graph_us'], copy_gbs):.1f}"
-                    cells.append(f"**{text}**" if c == fastest else text)
-                else:
-                    cells.append("error")
-            out.append("| " + "×".join(str(s) for s in row["shape"]) + " | " + " | ".join(cells) + " |")
-        out.append("")
+            " graph timer.")
     return "\n".join(out)
 
 
@@ -443,15 +421,13 @@ def peer_summary_v2(by_op: dict[str, list[Row]]) -> list[str]:
     return lines
 
 
-def sweep_table_v2(sweep: list[dict[str, Any]], copy_gbs: float) -> list[str]:
+def sweep_table(sweep: list[dict[str, Any]], copy_gbs: float, graph_first: bool, caption: str) -> list[str]:
+    """The launch-configuration table; cells are the two timers' % of copy, in the order the format uses."""
     configs = sorted({c for row in sweep for c in row["configs"]}, key=lambda c: tuple(int(v) for v in c.split("x")))
     out = [
         "## RMSNorm launch configurations (threads per row × 16-byte chunks per thread)",
         "",
-        "% of copy bandwidth of `rms_norm_with_config` (with weight), graph / do_bench timer, same copy reference"
-        " and input rotation as above. The default the kernel picks is `choose_row_config` in kernel_src/ltx_ops.cpp"
-        " as it was at the run's commit."
-        " **Bold**: the fastest configuration by the graph timer.",
+        caption,
         "",
         "| shape | " + " | ".join(configs) + " |",
         "|" + "---|" * (len(configs) + 1),
@@ -466,7 +442,8 @@ def sweep_table_v2(sweep: list[dict[str, Any]], copy_gbs: float) -> list[str]:
             if e is None:
                 cells.append("-")
             elif e.get("us") and e.get("graph_us"):
-                text = f"{pct_of_copy(nbytes, e['graph_us'], copy_gbs):.1f} / {pct_of_copy(nbytes, e['us'], copy_gbs):.1f}"
+                pair = [pct_of_copy(nbytes, e["graph_us"], copy_gbs), pct_of_copy(nbytes, e["us"], copy_gbs)]
+                text = " / ".join(f"{v:.1f}" for v in (pair if graph_first else pair[::-1]))
                 cells.append(f"**{text}**" if c == fastest else text)
             else:
                 cells.append("error")
@@ -537,7 +514,12 @@ def render_v2(data: dict[str, Any], json_name: str) -> str:
             out += ["", f"Max |kernel - eager| / max|eager| over these shapes: {max(diffs):.2e}."]
         out.append("")
     if data.get("rms_norm_config_sweep"):
-        out += sweep_table_v2(data["rms_norm_config_sweep"], copy_gbs)
+        out += sweep_table(
+            data["rms_norm_config_sweep"], copy_gbs, graph_first=True,
+            caption="% of copy bandwidth of `rms_norm_with_config` (with weight), graph / do_bench timer, same copy"
+            " reference and input rotation as above. The default the kernel picks is `choose_row_config` in"
+            " kernel_src/ltx_ops.cpp as it was at the run's commit. **Bold**: the fastest configuration by the"
+            " graph timer.")
     return "\n".join(out)
 
 
