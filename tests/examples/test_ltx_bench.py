@@ -62,6 +62,27 @@ def test_the_sweep_is_opt_in_and_counted(bench_ops, tmp_path, capsys) -> None:
     assert plan["measurements"] == 198 + plan["sweep_measurements"]
 
 
+def test_the_adaln_sweep_is_opt_in_counted_and_covers_the_big_and_ltx_shapes(bench_ops, tmp_path, capsys) -> None:
+    out = str(tmp_path / "x.json")
+    assert bench_ops.main(["--plan", "--out", out, "--compile-workers", "7"]) == 0
+    assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["adaln_sweep_measurements"] == 0
+    ops = "rms_norm_modulate,add_rms_norm_modulate"
+    assert bench_ops.main(["--plan", "--sweep-adaln", "--ops", ops, "--out", out, "--compile-workers", "7"]) == 0
+    plan = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    shapes = bench_ops.adaln_sweep_shapes()
+    # x read + out written >= 64 MB, and both 2688-token LTX shapes
+    assert (1, 8192, 2048) in shapes and (4, 4096, 3072) in shapes and (1, 4096, 2048) not in shapes
+    assert (1, 2688, 2048) in shapes and (2, 2688, 2048) in shapes
+    per_op = sum(len(bench_ops.adaln_sweep_grid(s[-1])) + 1 for s in shapes)  # + the default op
+    assert plan["adaln_sweep_measurements"] == 2 * per_op
+    assert plan["measurements"] == plan["adaln_sweep_measurements"] + 3 * plan["cases"]  # kernel, eager, compile
+    # every (threads, chunks) gets the rows-kernel baseline and every rows_per_block x flags point
+    grid = bench_ops.adaln_sweep_grid(2048)
+    assert (64, 4, 0, 0) in grid and (64, 4, 16, 3) in grid
+    assert all(f == 0 for _, _, r, f in grid if r == 0)
+    assert plan["estimated_s"] <= 480
+
+
 @pytest.mark.parametrize("nbytes", [1 << 20, 8_392_704, 67_000_000, 201_000_000, 805_000_000, 4 << 30])
 def test_input_sets_move_four_l2s_and_a_replay_ends_on_a_full_cycle(bench_ops, nbytes: int) -> None:
     l2 = 60 * 1024 * 1024

@@ -31,7 +31,10 @@ and compile counts, estimated seconds) is printed first; --plan prints it and ex
 (no GPU needed).
 
     python bench_ops.py --out results.json [--package-path DIR] [--quick] [--ops rms_norm,...]
-                        [--max-seconds 600] [--compile-workers 8] [--sweep] [--plan]
+                        [--max-seconds 600] [--compile-workers 8] [--sweep] [--sweep-adaln] [--plan]
+
+--sweep-adaln times the opt-in AdaLN launch knobs (README "Next: the AdaLN sweep") and
+writes them under the JSON key "adaln_sweep"; make_results.py does not render it.
 
 The package comes from --package-path (a build_local.py output dir), else
 LTX_VIDEO_KERNELS_PATH, else an importable ltx_video_kernels. No diffusers needed.
@@ -87,6 +90,41 @@ SWEEP = {
     2048: [(32, 8), (64, 4), (128, 2), (256, 1), (16, 16)],
     3072: [(32, 12), (64, 6), (96, 4), (128, 3), (192, 2), (384, 1)],
 }
+
+# The AdaLN sweep (--sweep-adaln): rms_norm_modulate and add_rms_norm_modulate through their
+# *_with_config ops on the shapes that move >= 64 MB and the 2688-token LTX shapes. For
+# each (threads per row, chunks per thread): rows_per_block 0 (the default rows kernel at
+# that config) and the column-stationary kernel at every rows_per_block x flags below
+# (flags bit 0 = streaming cache hints, bit 1 = prefetch the next row). The default op
+# itself is timed in the same row.
+ADALN_SWEEP_TPR_VPT = {
+    2048: [(64, 4), (128, 2), (256, 1)],
+    3072: [(96, 4), (128, 3), (192, 2)],
+}
+ADALN_SWEEP_ROWS = [1, 4, 16, 64]
+ADALN_SWEEP_FLAGS = [0, 1, 2, 3]
+ADALN_SWEEP_OPS = ("rms_norm_modulate", "add_rms_norm_modulate")
+
+
+def adaln_sweep_shapes() -> list[tuple[int, int, int]]:
+    big = [s for s in ISSUE_SHAPES if 2 * math.prod(s) * 2 >= 64_000_000]  # x read + out written, bf16
+    return big + LTX_SHAPES
+
+
+def adaln_sweep_grid(d: int) -> list[tuple[int, int, int, int]]:
+    """(threads_per_row, chunks_per_thread, rows_per_block, flags) timed for hidden size d."""
+    grid = []
+    for tpr, vpt in ADALN_SWEEP_TPR_VPT.get(d, []):
+        grid.append((tpr, vpt, 0, 0))
+        grid += [(tpr, vpt, r, f) for r in ADALN_SWEEP_ROWS for f in ADALN_SWEEP_FLAGS]
+    return grid
+
+
+def adaln_sweep_count(ops: set[str]) -> int:
+    """Measurements of --sweep-adaln: every grid point plus the default op, per op and shape."""
+    n_ops = sum(1 for op in ADALN_SWEEP_OPS if not ops or op in ops)
+    return n_ops * sum(len(adaln_sweep_grid(s[-1])) + 1 for s in adaln_sweep_shapes() if s[-1] in ADALN_SWEEP_TPR_VPT)
+
 
 # Seconds per item for the printed estimate (H200, 16 cores; from earlier runs).
 EST_MEASURE_S = 0.35  # one implementation on one shape: do_bench + graph capture and replays
@@ -516,15 +554,85 @@ def run_sweep(pkg, runner: Runner, shapes: list[tuple[int, int, int]]) -> list[d
     return rows
 
 
+def run_adaln_sweep(pkg, runner: Runner, ops: set[str]) -> list[dict]:
+    """Times every adaln_sweep_grid point of each AdaLN op against the default op, per shape;
+    each point's output on input set 0 is compared with the default op's (max_rel_diff)."""
+    rows = []
+    for op in ADALN_SWEEP_OPS:
+        if ops and op not in ops:
+            continue
+        for shape in adaln_sweep_shapes():
+            b, _, d = shape
+            if d not in ADALN_SWEEP_TPR_VPT:
+                continue
+            n = math.prod(shape)
+            if op == "rms_norm_modulate":
+                nbytes = 2 * n * 2 + 2 * b * d * 2
+
+                def make(i, shape=shape, b=b, d=d):
+                    table = randn((b, 1, 6, d), seed=1000 + i, scale=0.3)
+                    return randn(shape, seed=i, scale=2.0), table[:, :, 1], table[:, :, 0]
+
+                default = lambda x, s, h: pkg.rms_norm_modulate(x, None, s, h, 1e-6)  # noqa: E731
+
+                def configured(t, v, r, f):
+                    return lambda x, s, h: pkg.rms_norm_modulate_with_config(x, None, s, h, 1e-6, t, v, r, f)
+            else:
+                nbytes = 4 * n * 2 + 3 * b * d * 2
+
+                def make(i, shape=shape, b=b, d=d):
+                    table = randn((b, 1, 6, d), seed=2000 + i, scale=0.3)
+                    return (randn(shape, seed=i, scale=0.7), randn(shape, seed=500 + i, scale=2.0),
+                            table[:, :, 5], table[:, :, 4], table[:, :, 3])
+
+                default = lambda x, r, g, s, h: pkg.add_rms_norm_modulate(x, r, g, None, s, h, 1e-6)  # noqa: E731
+
+                def configured(t, v, r, f):
+                    return lambda x, res, g, s, h: pkg.add_rms_norm_modulate_with_config(
+                        x, res, g, None, s, h, 1e-6, t, v, r, f)
+
+            sets = runner.inputs({"bytes": nbytes, "make": make})
+            keep = ("us", "pct_copy", "graph_us", "graph_pct_copy", "graph_spread", "error", "graph_error")
+            row: dict[str, Any] = {"op": op, "shape": list(shape), "dtype": "bfloat16", "bytes": nbytes,
+                                   "input_sets": len(sets), "configs": {}}
+            row["default"] = {k: v for k, v in runner.measure(default, sets, nbytes).items() if k in keep}
+            want = default(*sets[0])
+            want = want if isinstance(want, tuple) else (want,)
+            for tpr, vpt, rpb, flags in adaln_sweep_grid(d):
+                fn = configured(tpr, vpt, rpb, flags)
+                entry: dict[str, Any] = {"threads_per_row": tpr, "chunks_per_thread": vpt, "rows_per_block": rpb,
+                                         "flags": flags}
+                try:
+                    got = fn(*sets[0])
+                    got = got if isinstance(got, tuple) else (got,)
+                    entry["max_rel_diff_vs_default"] = max(max_rel_diff(g, w) for g, w in zip(got, want))
+                except Exception as exc:  # noqa: BLE001 - recorded, the sweep goes on
+                    entry["check_error"] = f"{type(exc).__name__}: {exc}".splitlines()[0][:300]
+                entry.update({k: v for k, v in runner.measure(fn, sets, nbytes).items() if k in keep})
+                row["configs"][f"{tpr}x{vpt}/r{rpb}/f{flags}"] = entry
+            best = min(((k, e["graph_us"]) for k, e in row["configs"].items() if e.get("graph_us")),
+                       key=lambda kv: kv[1], default=None)
+            if best and row["default"].get("graph_us"):
+                row["best_graph"] = best[0]
+                row["best_graph_speedup_vs_default"] = round(row["default"]["graph_us"] / best[1], 3)
+            print(f"adaln sweep {op:<22} {str(shape):<18} default graph {row['default'].get('graph_us', float('nan')):8.2f} us"
+                  f" {row['default'].get('graph_pct_copy', float('nan')):5.1f}%  best {row.get('best_graph')}"
+                  f" x{row.get('best_graph_speedup_vs_default', float('nan')):.3f}", flush=True)
+            rows.append(row)
+            del sets
+            torch.cuda.empty_cache()
+    return rows
+
+
 # ------------------------------------------------------------------------------ plan
 
 
-def plan(selected: list[dict], workers: int, sweep: bool) -> dict[str, Any]:
+def plan(selected: list[dict], workers: int, sweep: bool, adaln_sweep_n: int = 0) -> dict[str, Any]:
     """Counts of measurements and compiles, and the seconds they should take (EST_* rates)."""
     plain = sum(1 for c in selected for impl in c["impls"].values() if not is_compiled(impl))
     compiles = sum(1 for c in selected for impl in c["impls"].values() if is_compiled(impl))
     sweep_n = sum(len(SWEEP[s[-1]]) for s in ISSUE_SHAPES + LTX_SHAPES if s[-1] in SWEEP) if sweep else 0
-    phase1 = (plain + sweep_n) * EST_MEASURE_S
+    phase1 = (plain + sweep_n + adaln_sweep_n) * EST_MEASURE_S
     if workers > 0:
         # workers fill the caches while phase 1 runs; phase 2 waits for whatever is left
         warm_ready = EST_FIXED_S + compiles * EST_COMPILE_COLD_S / workers
@@ -532,15 +640,16 @@ def plan(selected: list[dict], workers: int, sweep: bool) -> dict[str, Any]:
     else:
         phase2 = compiles * (EST_COMPILE_COLD_S + EST_MEASURE_S)
     return {
-        "cases": len(selected), "measurements": plain + compiles + sweep_n, "compiles": compiles,
-        "compile_workers": workers, "sweep_measurements": sweep_n,
+        "cases": len(selected), "measurements": plain + compiles + sweep_n + adaln_sweep_n, "compiles": compiles,
+        "compile_workers": workers, "sweep_measurements": sweep_n, "adaln_sweep_measurements": adaln_sweep_n,
         "timers_per_measurement": 2, "estimated_s": round(EST_FIXED_S + phase1 + phase2),
     }
 
 
 def plan_text(p: dict[str, Any]) -> str:
     return (f"plan: {p['cases']} op x shape cases, {p['measurements']} measurements x {p['timers_per_measurement']} timers"
-            f" (incl. {p['sweep_measurements']} sweep), {p['compiles']} torch.compile peers"
+            f" (incl. {p['sweep_measurements']} sweep, {p['adaln_sweep_measurements']} AdaLN sweep),"
+            f" {p['compiles']} torch.compile peers"
             f" ({p['compile_workers']} warm-up workers); estimated ~{p['estimated_s']} s on an H200")
 
 
@@ -635,6 +744,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--compile-workers", type=int, default=min(8, max(0, (os.cpu_count() or 2) // 2 - 1)),
                         help="subprocesses that pre-compile the torch.compile peers (default: cores/2 - 1, at most 8)")
     parser.add_argument("--sweep", action="store_true", help="also time RMSNorm launch configurations")
+    parser.add_argument("--sweep-adaln", action="store_true",
+                        help="also time the AdaLN *_with_config grid (rows kernel vs column-stationary kernel:"
+                             " threads x chunks, rows per block, cache-hint/prefetch flags) on the >= 64 MB and"
+                             " 2688-token shapes; written under 'adaln_sweep'")
     parser.add_argument("--plan", action="store_true", help="print the measurement plan and estimate, then exit")
     parser.add_argument("--compile-worker", help=argparse.SUPPRESS)  # k/n, internal
     parser.add_argument("--warm-dir", type=Path, help=argparse.SUPPRESS)
@@ -646,7 +759,8 @@ def main(argv: list[str] | None = None) -> int:
             pkg = load_package(args.package_path)
         except (ImportError, OSError):  # the plan only counts cases: no package or GPU needed
             pkg = types.SimpleNamespace(reference=None)
-        p = plan(select_cases(pkg, args.quick, ops), max(0, args.compile_workers), args.sweep)
+        p = plan(select_cases(pkg, args.quick, ops), max(0, args.compile_workers), args.sweep,
+                 adaln_sweep_count(ops) if args.sweep_adaln else 0)
         print(plan_text(p))
         print(json.dumps(p))
         return 0
@@ -663,7 +777,7 @@ def main(argv: list[str] | None = None) -> int:
     n_workers = max(0, args.compile_workers)
     if not any(is_compiled(i) for c in selected for i in c["impls"].values()):
         n_workers = 0
-    p = plan(selected, n_workers, args.sweep)
+    p = plan(selected, n_workers, args.sweep, adaln_sweep_count(ops) if args.sweep_adaln else 0)
     print(plan_text(p), flush=True)
     # a `timeout` SIGTERM must still run the finally below, which ends the worker processes
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(124))
@@ -734,6 +848,17 @@ def main(argv: list[str] | None = None) -> int:
             save()
         if args.sweep and (not ops or "rms_norm" in ops):
             result["rms_norm_config_sweep"] = run_sweep(pkg, runner, ISSUE_SHAPES + LTX_SHAPES)
+        if args.sweep_adaln:
+            result["adaln_sweep_method"] = (
+                "bf16, scale/shift (and gate) [B,1,D] slices of a [B,1,6,D] table, no weight; per shape the"
+                " default op and every threads x chunks / rows_per_block / flags point of the *_with_config op,"
+                " same rotated graph timer and do_bench as the main table; rows_per_block 0 = the default rows"
+                " kernel at that config, >= 1 = the column-stationary kernel; flags 1 = streaming cache hints,"
+                " 2 = prefetch the next row")
+            result["adaln_sweep"] = []
+            for row in run_adaln_sweep(pkg, runner, ops):
+                result["adaln_sweep"].append(row)
+                save()
     finally:
         if warmers is not None:
             problems = warmers.close()

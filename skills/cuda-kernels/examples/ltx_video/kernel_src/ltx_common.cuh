@@ -201,6 +201,43 @@ __device__ __forceinline__ void store_pack16(T* __restrict__ p, const Pack<T, N>
 #endif
 }
 
+// Streaming (evict-first) 16-byte accesses, ld.global.cs / st.global.cs: for data touched
+// once (x, the residual, the outputs), so that it does not push the operands every row
+// re-reads out of L1/L2. Used only by the opt-in column-stationary kernel (flag bit 0).
+template <typename T, int N>
+__device__ __forceinline__ void load_pack16_cs(Pack<T, N>& dst, const T* __restrict__ p) {
+  static_assert(sizeof(Pack<T, N>) == 16, "one 16-byte word");
+  uint4 raw;
+#if defined(__CUDA_ARCH__)
+  asm("ld.global.cs.v4.b32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(raw.x), "=r"(raw.y), "=r"(raw.z), "=r"(raw.w)
+               : "l"(p));
+#else
+#if defined(LTX_CPU_EMULATION)
+  emu_check_align(p);
+#endif
+  memcpy(&raw, static_cast<const void*>(p), 16);
+#endif
+  memcpy(&dst, &raw, 16);
+}
+
+template <typename T, int N>
+__device__ __forceinline__ void store_pack16_cs(T* __restrict__ p, const Pack<T, N>& src) {
+  static_assert(sizeof(Pack<T, N>) == 16, "one 16-byte word");
+  uint4 raw;
+  memcpy(&raw, &src, 16);
+#if defined(__CUDA_ARCH__)
+  asm volatile("st.global.cs.v4.b32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(raw.x), "r"(raw.y), "r"(raw.z),
+               "r"(raw.w)
+               : "memory");
+#else
+#if defined(LTX_CPU_EMULATION)
+  emu_check_align(p);
+#endif
+  memcpy(static_cast<void*>(p), &raw, 16);
+#endif
+}
+
 // ------------------------------------------------------------------ reduction
 // Sums v[0..K) over the `tpr` threads that share a row. Rows occupy
 // consecutive threads: tpr is a power of two <= 32 (rows inside a warp) or a

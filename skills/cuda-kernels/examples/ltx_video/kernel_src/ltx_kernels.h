@@ -95,6 +95,16 @@ constexpr int kMaxThreadsPerRow = 512;
 void launch_rms_norm_rows(DType dt, const NormArgs& a, int vpt, cudaStream_t stream);
 // One block of `block` threads per row, two reads of x; vec = 16-byte path.
 void launch_rms_norm_loop(DType dt, const NormArgs& a, int block, bool vec, cudaStream_t stream);
+// Opt-in column-stationary AdaLN kernel (rms_norm_kernels.cuh): 16-byte path, scale and
+// shift (and gate) per batch, vpt <= kMaxVptColstat, blocks of at most
+// kMaxColstatBlock threads; `strip_rows` consecutive rows of one batch per slot of tpr
+// threads; flags: kColstatStream | kColstatPrefetch. Only the *_with_config ops call it.
+constexpr int kMaxVptColstat = 4;
+constexpr int kMaxColstatBlock = 256;
+constexpr int kMaxStripRows = 1024;
+constexpr int kColstatStream = 1;
+constexpr int kColstatPrefetch = 2;
+void launch_rms_norm_colstat(DType dt, const NormArgs& a, int vpt, int strip_rows, int flags, cudaStream_t stream);
 void launch_rope(DType dt, const RopeArgs& a, bool vec, cudaStream_t stream);
 void launch_rms_norm_rope(DType dt, const RopeArgs& a, int vpt, cudaStream_t stream);
 void launch_gelu_tanh(DType dt, const void* x, void* y, int64_t n, bool vec, cudaStream_t stream);

@@ -202,7 +202,16 @@ struct NormRequest {
   double eps;
   int tpr = 0;  // > 0: forced configuration (tuning, tests); vpt 0 = loop kernel
   int vpt = -1;
+  int strip_rows = 0;  // > 0: the opt-in column-stationary kernel (the *_with_config ops)
+  int colstat_flags = 0;
 };
+
+// The column-stationary kernel keeps one batch's scale/shift/gate rows in registers while
+// it walks that batch's rows: it needs them constant over x's second-to-last dim (per
+// batch, [B, 1, D]); per-token tables ([B, S, D]) take the rows kernel.
+bool per_batch(const at::Tensor& t, const RowIndex& r, const RowIndex& xi) {
+  return !t.defined() || xi.inner == 1 || r.s_inner == 0;
+}
 
 std::tuple<at::Tensor, at::Tensor> norm_forward(const NormRequest& q) {
   const char* op = q.op;
@@ -250,6 +259,12 @@ std::tuple<at::Tensor, at::Tensor> norm_forward(const NormRequest& q) {
   if (gate.defined()) vec = vec && rows_aligned16(gate, gi);
 
   const bool mod = scale.defined(), add = residual.defined();
+  // The opt-in column-stationary kernel (the *_with_config ops validated its config) has
+  // only the 16-byte path: refuse rather than time a different kernel.
+  TORCH_CHECK(q.strip_rows == 0 || vec, op,
+              ": rows_per_block >= 1 runs the column-stationary kernel, which has only the 16-byte path: the last",
+              " dim (", d64, ") must be a multiple of ", n,
+              " and every operand 16-byte aligned with 16-byte row strides; use rows_per_block=0");
   int tpr = q.tpr, vpt = q.vpt;
   if (tpr <= 0) {
     const RowConfig cfg = choose_row_config(d64, n, norm_target_vpt(mod, add));
@@ -294,6 +309,14 @@ std::tuple<at::Tensor, at::Tensor> norm_forward(const NormRequest& q) {
   a.d = d;
   a.tpr = tpr;
   a.eps = static_cast<float>(q.eps);
+  if (q.strip_rows > 0) {
+    // Opt-in sweep path (never taken by the default ops); vec was checked above.
+    if (per_batch(scale, si, xi) && per_batch(shift, hi, xi) && per_batch(gate, gi, xi)) {
+      launch_rms_norm_colstat(dtype_of(x), a, vpt, q.strip_rows, q.colstat_flags, stream);
+      return {out, residual_out};
+    }
+    // per-token modulation: the rows kernel with the same threads and chunks
+  }
   if (vpt == 0)
     launch_rms_norm_loop(dtype_of(x), a, tpr, vec, stream);
   else
@@ -470,6 +493,69 @@ at::Tensor rms_norm_with_config(const at::Tensor& x, const std::optional<at::Ten
   q.tpr = static_cast<int>(threads_per_row);
   q.vpt = static_cast<int>(chunks_per_thread);
   return std::get<0>(ltx::norm_forward(q));
+}
+
+namespace ltx {
+namespace {
+
+// Checks the launch configuration of the AdaLN *_with_config ops (see torch_binding.h).
+void check_adaln_config(const char* op, const at::Tensor& x, int64_t tpr, int64_t vpt, int64_t strip_rows,
+                        int64_t flags) {
+  TORCH_CHECK(valid_tpr(tpr), op, ": threads_per_row must be a power of two <= 32 or a multiple of 32 <= ",
+              kMaxThreadsPerRow, ", got ", tpr);
+  TORCH_CHECK(strip_rows >= 0 && strip_rows <= kMaxStripRows, op, ": rows_per_block must be 0 (the default rows",
+              " kernel) or 1..", kMaxStripRows, " (the column-stationary kernel), got ", strip_rows);
+  TORCH_CHECK(flags >= 0 && flags <= (kColstatStream | kColstatPrefetch), op,
+              ": flags is a bit set (1 = streaming cache hints, 2 = prefetch the next row), got ", flags);
+  TORCH_CHECK(strip_rows > 0 || flags == 0, op, ": flags need the column-stationary kernel (rows_per_block >= 1)");
+  const int64_t n = 16 / x.element_size();
+  const int64_t d = x.dim() >= 1 ? x.size(-1) : 0;
+  if (strip_rows == 0) {
+    TORCH_CHECK(vpt >= 0 && vpt <= kMaxVptMod && valid_vpt(vpt == 0 ? 1 : vpt), op,
+                ": chunks_per_thread must be 0 (looping kernel) or 1..", kMaxVptMod, ", got ", vpt);
+    if (vpt == 0) TORCH_CHECK(tpr % 32 == 0, op, ": the looping kernel (chunks_per_thread=0) needs whole warps");
+  } else {
+    TORCH_CHECK(vpt >= 1 && vpt <= kMaxVptColstat, op, ": the column-stationary kernel takes chunks_per_thread 1..",
+                kMaxVptColstat, ", got ", vpt);
+    TORCH_CHECK(tpr <= kMaxColstatBlock, op, ": the column-stationary kernel takes at most ", kMaxColstatBlock,
+                " threads per row, got ", tpr);
+  }
+  if (vpt > 0)
+    TORCH_CHECK(tpr * vpt * n >= d, op, ": ", tpr, " threads x ", vpt, " chunks of ", n,
+                " elements do not cover a row of ", d);
+}
+
+}  // namespace
+}  // namespace ltx
+
+at::Tensor rms_norm_modulate_with_config(const at::Tensor& x, const std::optional<at::Tensor>& weight,
+                                         const at::Tensor& scale, const at::Tensor& shift, double eps,
+                                         int64_t threads_per_row, int64_t chunks_per_thread, int64_t rows_per_block,
+                                         int64_t flags) {
+  const char* op = "rms_norm_modulate_with_config";
+  ltx::check_float_cuda(x, op, "x");
+  ltx::check_adaln_config(op, x, threads_per_row, chunks_per_thread, rows_per_block, flags);
+  ltx::NormRequest q{op, x, weight, scale, shift, std::nullopt, std::nullopt, eps};
+  q.tpr = static_cast<int>(threads_per_row);
+  q.vpt = static_cast<int>(chunks_per_thread);
+  q.strip_rows = static_cast<int>(rows_per_block);
+  q.colstat_flags = static_cast<int>(flags);
+  return std::get<0>(ltx::norm_forward(q));
+}
+
+std::tuple<at::Tensor, at::Tensor> add_rms_norm_modulate_with_config(
+    const at::Tensor& x, const at::Tensor& residual, const std::optional<at::Tensor>& gate,
+    const std::optional<at::Tensor>& weight, const at::Tensor& scale, const at::Tensor& shift, double eps,
+    int64_t threads_per_row, int64_t chunks_per_thread, int64_t rows_per_block, int64_t flags) {
+  const char* op = "add_rms_norm_modulate_with_config";
+  ltx::check_float_cuda(x, op, "x");
+  ltx::check_adaln_config(op, x, threads_per_row, chunks_per_thread, rows_per_block, flags);
+  ltx::NormRequest q{op, x, weight, scale, shift, residual, gate, eps};
+  q.tpr = static_cast<int>(threads_per_row);
+  q.vpt = static_cast<int>(chunks_per_thread);
+  q.strip_rows = static_cast<int>(rows_per_block);
+  q.colstat_flags = static_cast<int>(flags);
+  return ltx::norm_forward(q);
 }
 
 at::Tensor gelu_tanh(const at::Tensor& x_in) {

@@ -92,6 +92,49 @@ void launch_rows_ops(const NormArgs& a, int vpt, cudaStream_t stream) {
   }
 }
 
+// Column-stationary kernel: every (chunks, weight, add, stream, prefetch) combination,
+// 4 x 2 x 2 x 2 x 2 = 64 kernels per dtype, all reachable from the *_with_config ops.
+template <typename T, int VPT, bool HAS_W, bool ADD>
+void launch_colstat_flags(const NormArgs& a, int strip_rows, int flags, cudaStream_t stream) {
+  const int slots = norm_rows_per_block(a.tpr);
+  const int64_t strips = (a.rows / a.xi.inner) * ceil_div(a.xi.inner, strip_rows);
+  const dim3 grid(grid_for(strips, slots));
+  const dim3 block(static_cast<unsigned>(slots * a.tpr));
+  switch (flags) {
+    case 0:
+      rms_norm_mod_colstat_kernel<T, VPT, HAS_W, ADD, false, false><<<grid, block, 0, stream>>>(a, strip_rows);
+      break;
+    case kColstatStream:
+      rms_norm_mod_colstat_kernel<T, VPT, HAS_W, ADD, true, false><<<grid, block, 0, stream>>>(a, strip_rows);
+      break;
+    case kColstatPrefetch:
+      rms_norm_mod_colstat_kernel<T, VPT, HAS_W, ADD, false, true><<<grid, block, 0, stream>>>(a, strip_rows);
+      break;
+    default:
+      rms_norm_mod_colstat_kernel<T, VPT, HAS_W, ADD, true, true><<<grid, block, 0, stream>>>(a, strip_rows);
+      break;
+  }
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
+template <typename T, bool HAS_W, bool ADD>
+void launch_colstat_vpt(const NormArgs& a, int vpt, int strip_rows, int flags, cudaStream_t stream) {
+  switch (vpt) {
+    case 1:
+      return launch_colstat_flags<T, 1, HAS_W, ADD>(a, strip_rows, flags, stream);
+    case 2:
+      return launch_colstat_flags<T, 2, HAS_W, ADD>(a, strip_rows, flags, stream);
+    case 3:
+      return launch_colstat_flags<T, 3, HAS_W, ADD>(a, strip_rows, flags, stream);
+    case 4:
+      return launch_colstat_flags<T, 4, HAS_W, ADD>(a, strip_rows, flags, stream);
+    default:
+      break;
+  }
+  fprintf(stderr, "ltx rms_norm: no column-stationary kernel with %d chunks per thread\n", vpt);
+  abort();
+}
+
 }  // namespace
 
 void launch_rms_norm_rows(DType dt, const NormArgs& a, int vpt, cudaStream_t stream) {
@@ -113,6 +156,23 @@ void launch_rms_norm_loop(DType dt, const NormArgs& a, int block, bool vec, cuda
     else
       rms_norm_loop_kernel<T, false><<<grid, dim3(static_cast<unsigned>(block)), 0, stream>>>(a);
     C10_CUDA_KERNEL_LAUNCH_CHECK();
+  });
+}
+
+void launch_rms_norm_colstat(DType dt, const NormArgs& a, int vpt, int strip_rows, int flags, cudaStream_t stream) {
+  dispatch_dtype(dt, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const bool add = a.residual != nullptr;
+    if (a.weight != nullptr) {
+      if (add)
+        launch_colstat_vpt<T, true, true>(a, vpt, strip_rows, flags, stream);
+      else
+        launch_colstat_vpt<T, true, false>(a, vpt, strip_rows, flags, stream);
+    } else if (add) {
+      launch_colstat_vpt<T, false, true>(a, vpt, strip_rows, flags, stream);
+    } else {
+      launch_colstat_vpt<T, false, false>(a, vpt, strip_rows, flags, stream);
+    }
   });
 }
 

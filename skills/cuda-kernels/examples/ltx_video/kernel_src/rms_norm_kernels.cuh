@@ -183,6 +183,208 @@ __global__ void __launch_bounds__(512) rms_norm_rows_kernel(const NormArgs a) {
   }
 }
 
+// Column-stationary AdaLN kernel (opt-in: rms_norm_modulate_with_config /
+// add_rms_norm_modulate_with_config with rows_per_block >= 1; the default ops never launch
+// it). Tests a hypothesis (README "Next: the AdaLN sweep"): that the rows kernel above is
+// held back by re-reading scale, shift (and weight, gate) from L2 for every row, which
+// adds 4-8 bytes of L2->SM traffic per element to the 4 bytes of DRAM traffic. Here `tpr`
+// consecutive threads own a "strip" of up to `strip_rows` consecutive rows of ONE batch
+// (the host guarantees that scale/shift/gate are per batch: constant over x's
+// second-to-last dim). The strip's weight, scale, shift and gate chunks are loaded once
+// and stay in registers while the threads walk the strip's rows. Strips never cross a
+// batch, so a block's slots may hold different batches but a slot never switches within
+// a strip. Every slot runs the same number of row iterations (strip_rows), active or
+// not, because row_sum may __syncthreads.
+//   STREAM (flag bit 0): x / residual loads and both outputs use ld.global.cs /
+//     st.global.cs (touched once: evict first).
+//   PREFETCH (flag bit 1): the next row's x (and residual) are requested before this
+//     row's reduction, so one row's DRAM latency overlaps the previous row's reduction
+//     and stores (twice the registers for x).
+// 16-byte path only: the host checked alignment and divisibility.
+template <bool STREAM, typename T, int N>
+__device__ __forceinline__ void load_once(Pack<T, N>& dst, const T* __restrict__ p) {
+  if constexpr (STREAM)
+    load_pack16_cs(dst, p);
+  else
+    load_pack<true>(dst, p, N);
+}
+
+template <bool STREAM, typename T, int N>
+__device__ __forceinline__ void store_once(T* __restrict__ p, const Pack<T, N>& v) {
+  if constexpr (STREAM)
+    store_pack16_cs(p, v);
+  else
+    store_pack16(p, v);
+}
+
+template <typename T, int VPT, bool HAS_W, bool ADD, bool STREAM, bool PREFETCH>
+__global__ void __launch_bounds__(256) rms_norm_mod_colstat_kernel(const NormArgs a, const int strip_rows) {
+  constexpr int N = VecWidth<T>::value;
+  using P = Pack<T, N>;
+  __shared__ float red[32];
+  const int tpr = a.tpr;
+  const int slots = static_cast<int>(blockDim.x) / tpr;
+  const int slot = static_cast<int>(threadIdx.x) / tpr;
+  const int lane = static_cast<int>(threadIdx.x) - slot * tpr;
+  const int d = a.d;
+  const T* __restrict__ x = static_cast<const T*>(a.x);
+  const T* __restrict__ w = static_cast<const T*>(a.weight);
+  T* __restrict__ out = static_cast<T*>(a.out);
+  const float inv_d = 1.0f / static_cast<float>(d);
+  const int64_t inner = a.xi.inner;  // rows per batch
+  const int64_t strips_per_batch = (inner + strip_rows - 1) / strip_rows;
+  const int64_t strips = (a.rows / inner) * strips_per_batch;
+  const bool gated = ADD && a.gate != nullptr;
+
+  for (int64_t first = static_cast<int64_t>(blockIdx.x) * slots; first < strips;
+       first += static_cast<int64_t>(gridDim.x) * slots) {
+    const int64_t strip = first + slot;
+    const bool live = strip < strips;
+    int64_t start = 0;
+    int len = 0;
+    P wv[HAS_W ? VPT : 1], sv[VPT], hv[VPT], gv[ADD ? VPT : 1];
+    P v[VPT], rv[ADD ? VPT : 1];
+    if (live) {
+      const int64_t batch = strip / strips_per_batch;
+      const int64_t j = (strip - batch * strips_per_batch) * strip_rows;
+      start = batch * inner + j;
+      len = static_cast<int>(inner - j < strip_rows ? inner - j : strip_rows);
+      // The strip's first x row goes out first (DRAM, the long wait), then the stationary
+      // operands, which every later row of the strip reuses from registers.
+      const T* __restrict__ xr = x + a.xi(start);
+      const T* __restrict__ rr = ADD ? static_cast<const T*>(a.residual) + a.ri(start) : nullptr;
+      const T* __restrict__ srow = static_cast<const T*>(a.scale) + a.si(start);
+      const T* __restrict__ hrow = static_cast<const T*>(a.shift) + a.hi(start);
+      const T* __restrict__ grow = gated ? static_cast<const T*>(a.gate) + a.gi(start) : nullptr;
+#pragma unroll
+      for (int k = 0; k < VPT; ++k) {
+        const int e = (lane + k * tpr) * N;
+        if (e < d) {
+          load_once<STREAM>(v[k], xr + e);
+          if constexpr (ADD) load_once<STREAM>(rv[k], rr + e);
+        }
+      }
+#pragma unroll
+      for (int k = 0; k < VPT; ++k) {
+        const int e = (lane + k * tpr) * N;
+        if (e < d) {
+          if constexpr (HAS_W) load_pack<true>(wv[k], w + e, N);
+          load_pack<true>(sv[k], srow + e, N);
+          load_pack<true>(hv[k], hrow + e, N);
+          if constexpr (ADD) {
+            if (gated) load_pack<true>(gv[k], grow + e, N);
+          }
+        }
+      }
+    }
+    for (int r = 0; r < strip_rows; ++r) {
+      const bool active = r < len;  // len is 0 for a slot past the last strip
+      const bool more = r + 1 < len;
+      const int64_t row = start + r;
+      float ss[1] = {0.0f};
+      if (active) {
+        if constexpr (ADD) {
+          // h = residual + x [* gate], stored in T and normalized as stored.
+          T* __restrict__ ro = static_cast<T*>(a.residual_out) + row * d;
+#pragma unroll
+          for (int k = 0; k < VPT; ++k) {
+            const int e = (lane + k * tpr) * N;
+            if (e < d) {
+              float xf[N], rf[N];
+              unpack(v[k], xf);
+              unpack(rv[k], rf);
+              if (gated) {
+                float gf[N];
+                unpack(gv[k], gf);
+#pragma unroll
+                for (int i = 0; i < N; ++i) xf[i] = fmaf(xf[i], gf[i], rf[i]);
+              } else {
+#pragma unroll
+                for (int i = 0; i < N; ++i) xf[i] = rf[i] + xf[i];
+              }
+              pack_floats(v[k], xf);
+              store_once<STREAM>(ro + e, v[k]);
+            }
+          }
+        }
+#pragma unroll
+        for (int k = 0; k < VPT; ++k) {
+          const int e = (lane + k * tpr) * N;
+          if (e < d) {
+            float f[N];
+            unpack(v[k], f);
+#pragma unroll
+            for (int i = 0; i < N; ++i) ss[0] = fmaf(f[i], f[i], ss[0]);
+          }
+        }
+      }
+      P nv[PREFETCH ? VPT : 1], nr[PREFETCH && ADD ? VPT : 1];
+      if constexpr (PREFETCH) {
+        if (more) {
+          const T* __restrict__ xr = x + a.xi(row + 1);
+          const T* __restrict__ rr = ADD ? static_cast<const T*>(a.residual) + a.ri(row + 1) : nullptr;
+#pragma unroll
+          for (int k = 0; k < VPT; ++k) {
+            const int e = (lane + k * tpr) * N;
+            if (e < d) {
+              load_once<STREAM>(nv[k], xr + e);
+              if constexpr (ADD) load_once<STREAM>(nr[k], rr + e);
+            }
+          }
+        }
+      }
+      row_sum<1>(ss, tpr, red);
+      if (active) {
+        const float rstd = rsqrtf(ss[0] * inv_d + a.eps);
+        T* __restrict__ orow = out + row * d;
+#pragma unroll
+        for (int k = 0; k < VPT; ++k) {
+          const int e = (lane + k * tpr) * N;
+          if (e < d) {
+            float y[N], sf[N], hf[N];
+            unpack(v[k], y);
+#pragma unroll
+            for (int i = 0; i < N; ++i) y[i] *= rstd;
+            if constexpr (HAS_W) {
+              float wf[N];
+              unpack(wv[k], wf);
+#pragma unroll
+              for (int i = 0; i < N; ++i) y[i] *= wf[i];
+            }
+            unpack(sv[k], sf);
+            unpack(hv[k], hf);
+#pragma unroll
+            for (int i = 0; i < N; ++i) y[i] = fmaf(y[i], 1.0f + sf[i], hf[i]);
+            P o;
+            pack_floats(o, y);
+            store_once<STREAM>(orow + e, o);
+          }
+        }
+      }
+      if (more) {
+        if constexpr (PREFETCH) {
+#pragma unroll
+          for (int k = 0; k < VPT; ++k) {
+            v[k] = nv[k];
+            if constexpr (ADD) rv[k] = nr[k];
+          }
+        } else {
+          const T* __restrict__ xr = x + a.xi(row + 1);
+          const T* __restrict__ rr = ADD ? static_cast<const T*>(a.residual) + a.ri(row + 1) : nullptr;
+#pragma unroll
+          for (int k = 0; k < VPT; ++k) {
+            const int e = (lane + k * tpr) * N;
+            if (e < d) {
+              load_once<STREAM>(v[k], xr + e);
+              if constexpr (ADD) load_once<STREAM>(rv[k], rr + e);
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
 // One block per row, two passes over global memory (the second mostly hits L2).
 template <typename T, bool VEC>
 __global__ void __launch_bounds__(512) rms_norm_loop_kernel(const NormArgs a) {

@@ -181,6 +181,9 @@ def _fake_cases(kernels: ModuleType, dtype: torch.dtype):
         "rms_norm_modulate": lambda: [kernels.rms_norm_modulate(x, None, s, s, 1e-6)],
         "add_rms_norm_modulate": lambda: list(kernels.add_rms_norm_modulate(xt, x, s, None, s, s, 1e-6)),
         "rms_norm_with_config": lambda: [kernels.rms_norm_with_config(x, w, 1e-6, 8, 1)],
+        "rms_norm_modulate_with_config": lambda: [kernels.rms_norm_modulate_with_config(x, w, s, s, 1e-6, 8, 1, 4, 3)],
+        "add_rms_norm_modulate_with_config": lambda: list(
+            kernels.add_rms_norm_modulate_with_config(xt, x, s, None, s, s, 1e-6, 8, 1, 4, 1)),
         "gelu_tanh": lambda: [kernels.gelu_tanh(xt)],
         "rope_interleaved": lambda: [kernels.rope_interleaved(xt, cos, cos)],
         "rms_norm_rope": lambda: [kernels.rms_norm_rope(x, w, cos, cos, 1e-5)],

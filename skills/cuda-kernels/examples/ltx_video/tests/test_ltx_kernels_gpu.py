@@ -290,6 +290,103 @@ def test_norm_family_where_the_launch_path_switches(kernels: ModuleType, dtype, 
         assert_close(out, expected, dtype)
 
 
+# ------------------------------------------- AdaLN *_with_config (the opt-in sweep ops)
+# rows_per_block 0 forces the default rows kernel; >= 1 runs the column-stationary kernel
+# (one batch's scale/shift/gate/weight held in registers over rows_per_block rows).
+ADALN_FLAGS = [0, 1, 2, 3]  # bit 0: streaming cache hints, bit 1: prefetch the next row
+
+
+def _adaln_configs(d: int, n: int) -> list[tuple[int, int]]:
+    tprs = [1, 2, 4, 8, 16, 32, 64, 96, 128, 192, 256]
+    return [(t, v) for t, v in itertools.product(tprs, [1, 2, 3, 4]) if t * v * n >= d and t * (v - 1) * n < d]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("d", [2048, 3072, 64])
+@pytest.mark.parametrize("rows_per_block", [0, 1, 3, 8, 64])
+def test_adaln_with_config_matches_float64_and_the_rows_kernel(kernels: ModuleType, dtype, d, rows_per_block) -> None:
+    # 3 batches of 13 rows: 13 % 3 and 13 % 8 leave short last strips; 64 > 13: one strip
+    # per batch. Every flag, weight or not, gated and ungated add.
+    b, s = 3, 13
+    n = 16 // torch.empty((), dtype=dtype).element_size()
+    x = randn(b, s, d, dtype=dtype, scale=2.0)
+    residual = randn(b, s, d, dtype=dtype, seed=1, scale=1.5)
+    w = randn(d, dtype=dtype, seed=4, scale=0.4, shift=1.0)
+    table = _ada_table(b, 1, d, dtype)
+    shift, scale, gate = table[:, :, 0], table[:, :, 1], table[:, :, 2]
+    flags = ADALN_FLAGS if rows_per_block else [0]
+    for (tpr, vpt), weight, fl in itertools.product(_adaln_configs(d, n), (None, w), flags):
+        poison(((b, s, d), dtype))
+        out = kernels.rms_norm_modulate_with_config(x, weight, scale, shift, 1e-6, tpr, vpt, rows_per_block, fl)
+        assert_close(out, exact.modulate(exact.rms_norm(x, weight, 1e-6), scale, shift), dtype)
+        # bit for bit the rows kernel at the same threads x chunks (same summation order)
+        same = kernels.rms_norm_modulate_with_config(x, weight, scale, shift, 1e-6, tpr, vpt, 0, 0)
+        assert torch.equal(out, same)
+        for g in (gate, None):
+            poison(((b, s, d), dtype), ((b, s, d), dtype))
+            out, h = kernels.add_rms_norm_modulate_with_config(
+                x, residual, g, weight, scale, shift, 1e-6, tpr, vpt, rows_per_block, fl)
+            h_exact = residual.double() + x.double() * (g.double() if g is not None else 1.0)
+            assert_close(h, h_exact, dtype)
+            assert_close(out, exact.modulate(exact.rms_norm(h_exact.to(dtype), weight, 1e-6), scale, shift), dtype)
+            d_out, d_h = kernels.add_rms_norm_modulate_with_config(
+                x, residual, g, weight, scale, shift, 1e-6, tpr, vpt, 0, 0)
+            assert torch.equal(h, d_h) and torch.equal(out, d_out)
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32])
+def test_adaln_with_config_per_token_tables_and_strided_rows(kernels: ModuleType, dtype) -> None:
+    # Per-token scale/shift fall back to the rows kernel; strided x rows (a slice of a wider
+    # tensor) and a 4-d x whose leading dims collapse stay on the column-stationary kernel.
+    d = 2048
+    n = 16 // torch.empty((), dtype=dtype).element_size()
+    tpr, vpt = (64, 4) if n == 8 else (128, 4)
+    x = row_strided(randn(2, 9, d, dtype=dtype, scale=2.0))
+    per_tok = _ada_table(2, 9, d, dtype)
+    for table in (per_tok, _ada_table(2, 1, d, dtype, seed=8)):
+        shift, scale = table[:, :, 0], table[:, :, 1]
+        out = kernels.rms_norm_modulate_with_config(x, None, scale, shift, 1e-6, tpr, vpt, 4, 3)
+        assert_close(out, exact.modulate(exact.rms_norm(x, None, 1e-6), scale, shift), dtype)
+    x4 = randn(2, 3, 5, d, dtype=dtype, scale=2.0)
+    t4 = randn(2, 3, 1, 6, d, dtype=dtype, seed=9, scale=0.3)
+    out = kernels.rms_norm_modulate_with_config(x4, None, t4[:, :, :, 1], t4[:, :, :, 0], 1e-6, tpr, vpt, 2, 1)
+    assert_close(out, exact.modulate(exact.rms_norm(x4, None, 1e-6), t4[:, :, :, 1], t4[:, :, :, 0]), dtype)
+    empty = randn(0, 7, d, dtype=dtype)
+    assert kernels.rms_norm_modulate_with_config(empty, None, randn(0, 1, d, dtype=dtype),
+                                                 randn(0, 1, d, dtype=dtype), 1e-6, tpr, vpt, 8, 0).shape == empty.shape
+
+
+def test_adaln_with_config_refuses_what_it_cannot_run(kernels: ModuleType) -> None:
+    x = randn(2, 5, 2048)
+    t = _ada_table(2, 1, 2048, torch.bfloat16)
+    s, h = t[:, :, 1], t[:, :, 0]
+    f = kernels.rms_norm_modulate_with_config
+    with pytest.raises(RuntimeError, match="threads_per_row"):
+        f(x, None, s, h, 1e-6, 48, 4, 4, 0)
+    with pytest.raises(RuntimeError, match="at most 256 threads per row"):
+        f(x, None, s, h, 1e-6, 512, 1, 4, 0)
+    with pytest.raises(RuntimeError, match="chunks_per_thread 1..4"):
+        f(x, None, s, h, 1e-6, 32, 8, 4, 0)
+    with pytest.raises(RuntimeError, match="do not cover"):
+        f(x, None, s, h, 1e-6, 32, 4, 4, 0)
+    with pytest.raises(RuntimeError, match="rows_per_block"):
+        f(x, None, s, h, 1e-6, 64, 4, -1, 0)
+    with pytest.raises(RuntimeError, match="flags need"):
+        f(x, None, s, h, 1e-6, 64, 4, 0, 1)
+    with pytest.raises(RuntimeError, match="bit set"):
+        f(x, None, s, h, 1e-6, 64, 4, 4, 4)
+    # awkward widths and misaligned views: only the 16-byte path exists, so refused, not rerouted
+    odd = randn(2, 5, 1001)
+    to = _ada_table(2, 1, 1001, torch.bfloat16)
+    with pytest.raises(RuntimeError, match="16-byte path"):
+        f(odd, None, to[:, :, 1], to[:, :, 0], 1e-6, 128, 1, 4, 0)
+    with pytest.raises(RuntimeError, match="16-byte path"):
+        kernels.add_rms_norm_modulate_with_config(misaligned(x), x, None, None, s, h, 1e-6, 64, 4, 4, 0)
+    # rows_per_block 0 takes them (the default kernels' scalar path)
+    out = f(odd, None, to[:, :, 1], to[:, :, 0], 1e-6, 128, 0, 0, 0)
+    assert_close(out, exact.modulate(exact.rms_norm(odd, None, 1e-6), to[:, :, 1], to[:, :, 0]), torch.bfloat16)
+
+
 # -------------------------------------------------------------------------------- GELU
 
 GELU_SIZES = [0, 1, 7, 8, 1000, 1_000_003, 3 * 2688 * 8]
@@ -475,13 +572,19 @@ def _api_calls(kernels: ModuleType) -> dict[str, tuple[Callable, tuple]]:
         "rope_interleaved": (kernels.rope_interleaved, (x, cos, sin)),
         "rms_norm_rope": (kernels.rms_norm_rope, (x, w, cos, sin, 1e-5)),
         "rms_norm_rope_qk": (kernels.rms_norm_rope_qk, (x, x * 0.5, w, w, cos, sin, 1e-5)),
+        "rms_norm_modulate_with_config": (
+            kernels.rms_norm_modulate_with_config, (x, w, table[:, :, 1], table[:, :, 0], 1e-6, 64, 4, 8, 3)),
+        "add_rms_norm_modulate_with_config": (
+            kernels.add_rms_norm_modulate_with_config,
+            (x, x * 0.5, table[:, :, 2], w, table[:, :, 4], table[:, :, 3], 1e-6, 64, 4, 8, 3),
+        ),
     }
 
 
 @pytest.mark.parametrize(
     "name",
     ["rms_norm", "rms_norm_modulate", "add_rms_norm_modulate", "gelu_tanh", "rope_interleaved", "rms_norm_rope",
-     "rms_norm_rope_qk"],
+     "rms_norm_rope_qk", "rms_norm_modulate_with_config", "add_rms_norm_modulate_with_config"],
 )
 def test_torch_compile_fullgraph(kernels: ModuleType, name: str) -> None:
     fn, args = _api_calls(kernels)[name]
@@ -498,7 +601,7 @@ def test_torch_compile_fullgraph(kernels: ModuleType, name: str) -> None:
 @pytest.mark.parametrize(
     "name",
     ["rms_norm", "rms_norm_modulate", "add_rms_norm_modulate", "gelu_tanh", "rope_interleaved", "rms_norm_rope",
-     "rms_norm_rope_qk"],
+     "rms_norm_rope_qk", "rms_norm_modulate_with_config", "add_rms_norm_modulate_with_config"],
 )
 def test_opcheck(kernels: ModuleType, name: str) -> None:
     _, args = _api_calls(kernels)[name]

@@ -25,6 +25,17 @@ TORCH_LIBRARY_EXPAND(TORCH_EXTENSION_NAME, ops) {
       "-> Tensor");
   ops.impl("rms_norm_with_config", c10::kCUDA, &rms_norm_with_config);
 
+  ops.def(
+      "rms_norm_modulate_with_config(Tensor x, Tensor? weight, Tensor scale, Tensor shift, float eps, "
+      "int threads_per_row, int chunks_per_thread, int rows_per_block, int flags) -> Tensor");
+  ops.impl("rms_norm_modulate_with_config", c10::kCUDA, &rms_norm_modulate_with_config);
+
+  ops.def(
+      "add_rms_norm_modulate_with_config(Tensor x, Tensor residual, Tensor? gate, Tensor? weight, Tensor scale, "
+      "Tensor shift, float eps, int threads_per_row, int chunks_per_thread, int rows_per_block, int flags) "
+      "-> (Tensor, Tensor)");
+  ops.impl("add_rms_norm_modulate_with_config", c10::kCUDA, &add_rms_norm_modulate_with_config);
+
   ops.def("gelu_tanh(Tensor x) -> Tensor");
   ops.impl("gelu_tanh", c10::kCUDA, &gelu_tanh);
 

@@ -27,6 +27,23 @@ std::tuple<at::Tensor, at::Tensor> add_rms_norm_modulate(const at::Tensor& x, co
 at::Tensor rms_norm_with_config(const at::Tensor& x, const std::optional<at::Tensor>& weight, double eps,
                                 int64_t threads_per_row, int64_t chunks_per_thread);
 
+// The AdaLN norms with an explicit launch configuration, for the opt-in sweep
+// (benchmarks/bench_ops.py --sweep-adaln) and tests. rows_per_block 0: the default rows
+// kernel forced to threads_per_row x chunks_per_thread (0 chunks = looping kernel), flags
+// must be 0. rows_per_block >= 1: the column-stationary kernel - each group of
+// threads_per_row threads keeps one batch's weight/scale/shift/gate chunks in registers
+// and normalizes up to rows_per_block consecutive rows of that batch; flags bit 0 =
+// streaming cache hints on x/residual/outputs, bit 1 = prefetch the next row's x.
+// 16-byte path only (refused otherwise); per-token scale/shift fall back to the rows kernel.
+at::Tensor rms_norm_modulate_with_config(const at::Tensor& x, const std::optional<at::Tensor>& weight,
+                                         const at::Tensor& scale, const at::Tensor& shift, double eps,
+                                         int64_t threads_per_row, int64_t chunks_per_thread, int64_t rows_per_block,
+                                         int64_t flags);
+std::tuple<at::Tensor, at::Tensor> add_rms_norm_modulate_with_config(
+    const at::Tensor& x, const at::Tensor& residual, const std::optional<at::Tensor>& gate,
+    const std::optional<at::Tensor>& weight, const at::Tensor& scale, const at::Tensor& shift, double eps,
+    int64_t threads_per_row, int64_t chunks_per_thread, int64_t rows_per_block, int64_t flags);
+
 // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
 at::Tensor gelu_tanh(const at::Tensor& x);
 

@@ -133,6 +133,81 @@ void test_norm(int B, int S, int D, int tpr, int vpt, bool weight, bool mod, boo
   if (add) check((what + " residual").c_str(), rout, href);
 }
 
+// The opt-in column-stationary AdaLN kernel: x [B, S, D] with row stride D + pad, per-batch
+// scale/shift/gate slices of a [B, 1, 6, D] table. R = rows per strip (S % R != 0 in most
+// calls: short last strips), several batches (a block's slots hold strips of different
+// batches), a forced small grid (the grid-stride loop over strip groups), every flag.
+template <typename T>
+void test_colstat(int B, int S, int D, int tpr, int vpt, int R, int flags, bool weight, bool add, bool gate, int pad,
+                  unsigned max_grid = 0) {
+  int64_t rows = (int64_t)B * S, rs = D + pad;
+  auto xs = rand_vec<T>(rows * rs, 2.0f), rsd = rand_vec<T>(rows * rs, 1.5f);
+  auto w = rand_vec<T>(D, 0.4f, 1.0f);
+  auto table = rand_vec<T>((size_t)B * 6 * D, 0.3f);
+  const RowIndex ti{S, 6LL * D, 0};
+  std::vector<T> out(rows * D, ff<T>(NAN)), rout(rows * D, ff<T>(NAN));
+  NormArgs a{};
+  a.x = xs.data(); a.xi = RowIndex{S, (int64_t)S * rs, rs};
+  if (add) { a.residual = rsd.data(); a.ri = a.xi; a.residual_out = rout.data();
+             if (gate) { a.gate = table.data() + 2 * D; a.gi = ti; } }
+  if (weight) a.weight = w.data();
+  a.scale = table.data() + D; a.si = ti; a.shift = table.data(); a.hi = ti;
+  a.out = out.data(); a.rows = rows; a.d = D; a.tpr = tpr; a.eps = 1e-6f;
+  const int slots = norm_rows_per_block(tpr);
+  const int64_t strips = (int64_t)B * ((S + R - 1) / R);
+  unsigned grid = (unsigned)((strips + slots - 1) / slots);
+  if (max_grid && grid > max_grid) grid = max_grid;
+  auto run = [&](auto vptc, auto wc, auto ac) {
+    constexpr int V = decltype(vptc)::value;
+    constexpr bool W = decltype(wc)::value, A = decltype(ac)::value;
+    auto go = [&](auto sc, auto pc) {
+      constexpr bool ST = decltype(sc)::value, PF = decltype(pc)::value;
+      emu_launch(grid, slots * tpr, [&] { rms_norm_mod_colstat_kernel<T, V, W, A, ST, PF>(a, R); });
+    };
+    using F = std::false_type; using Tr = std::true_type;
+    switch (flags) { case 0: go(F{}, F{}); break; case 1: go(Tr{}, F{}); break; case 2: go(F{}, Tr{}); break; default: go(Tr{}, Tr{}); }
+  };
+  auto pick = [&](auto vptc) {
+    using F = std::false_type; using Tr = std::true_type;
+    if (weight) { if (add) run(vptc, Tr{}, Tr{}); else run(vptc, Tr{}, F{}); }
+    else { if (add) run(vptc, F{}, Tr{}); else run(vptc, F{}, F{}); }
+  };
+  switch (vpt) {
+    case 1: pick(std::integral_constant<int, 1>{}); break;
+    case 2: pick(std::integral_constant<int, 2>{}); break;
+    case 3: pick(std::integral_constant<int, 3>{}); break;
+    case 4: pick(std::integral_constant<int, 4>{}); break;
+    default: std::abort();
+  }
+  std::vector<double> ref(rows * D), href(rows * D);
+  for (int64_t r = 0; r < rows; ++r) {
+    const size_t tb = (size_t)(r / S) * 6 * D;
+    std::vector<double> h(D);
+    for (int i = 0; i < D; ++i) {
+      double xv = tf(xs[r * rs + i]);
+      if (add) {
+        double g = gate ? tf(table[tb + 2 * D + i]) : 1.0;
+        double hv = tf(rsd[r * rs + i]) + xv * g;
+        href[r * D + i] = hv;
+        h[i] = tf(ff<T>((float)hv));
+      } else h[i] = xv;
+    }
+    double ss = 0; for (double v : h) ss += v * v;
+    double rstd = 1.0 / std::sqrt(ss / D + 1e-6);
+    for (int i = 0; i < D; ++i) {
+      double y = h[i] * rstd;
+      if (weight) y *= tf(w[i]);
+      ref[r * D + i] = y * (1 + tf(table[tb + D + i])) + tf(table[tb + i]);
+    }
+  }
+  std::string what = std::string("colstat ") + tn<T>() + " B=" + std::to_string(B) + " S=" + std::to_string(S) +
+      " D=" + std::to_string(D) + " tpr=" + std::to_string(tpr) + " vpt=" + std::to_string(vpt) + " R=" + std::to_string(R) +
+      " flags=" + std::to_string(flags) + (weight ? " w" : "") + (add ? " add" : "") + (gate ? " gate" : "") +
+      " pad=" + std::to_string(pad) + " grid=" + std::to_string(grid);
+  check(what.c_str(), out, ref);
+  if (add) check((what + " residual").c_str(), rout, href);
+}
+
 template <typename T>
 void test_rope(int B, int S, int D, bool vec_ok, bool bcast, int tpr) {
   int64_t rows = (int64_t)B * S;
@@ -252,6 +327,33 @@ template <typename T> void all() {
       test_norm<T>(1, 3, D, tpr, vpt, true, false, true, false, 8);
       test_norm<T>(1, 3, D, tpr, vpt, false, false, true, true, 0, true);
     }
+  }
+  // column-stationary AdaLN kernel (opt-in sweep ops): every flag, with and without the
+  // weight, modulate and fused (gated / ungated) add; short, whole-warp and multi-warp rows
+  // (tpr 64: two slots share row_sum's barriers while their strips have different lengths);
+  // rows that do not fill the last chunk round (D = 5 chunks on 8 x 1 threads); a row count
+  // not divisible by R; R = 1 and R >= S (one strip per batch)
+  {
+    struct Cfg { int D, tpr, vpt; };
+    std::vector<Cfg> cfgs = {{2048, 64, 2048 / N / 64},
+                             {5 * N, 8, 1}, {24 * N, 8, 3}, {64 * N, 32, 2}};
+    if (full || std::is_same_v<T, __nv_bfloat16>) cfgs.push_back({3072, 96, 3072 / N / 96});
+    for (const Cfg& c : cfgs) {
+      if (c.vpt < 1 || c.vpt > kMaxVptColstat) continue;  // fp32 2048 on 64 threads is 8 chunks
+      for (int R : {1, 3, 8}) for (int flags = 0; flags < 4; ++flags) {
+        // quick: every flag with both the modulate and the add kernel, half the layouts
+        auto want = [&](int i) { return full || (flags + i) % 2 == 0; };
+        if (want(0)) test_colstat<T>(3, 7, c.D, c.tpr, c.vpt, R, flags, true, false, false, 8);
+        if (want(1)) test_colstat<T>(2, 5, c.D, c.tpr, c.vpt, R, flags, false, false, false, 0, 2);
+        if (want(2)) test_colstat<T>(3, 7, c.D, c.tpr, c.vpt, R, flags, false, true, true, 0, 1);
+        if (want(3)) test_colstat<T>(2, 6, c.D, c.tpr, c.vpt, R, flags, true, true, true, 8);
+        if (want(4)) test_colstat<T>(1, 4, c.D, c.tpr, c.vpt, R, flags, true, true, false, 0);
+      }
+    }
+    // fp32 needs 4 chunks per thread at 2048 on 128 threads; strips longer than a batch
+    if constexpr (sizeof(T) == 4) test_colstat<T>(2, 5, 2048, 128, 4, 8, 3, true, true, true, 4, 1);
+    test_colstat<T>(4, 3, 16 * N, 16, 1, 64, 3, true, false, false, 0);
+    test_colstat<T>(4, 3, 16 * N, 16, 1, 64, 2, false, true, true, 0);
   }
   // loop kernel: vector and scalar, odd sizes
   for (int D : {2048, 1001, 7, 3072}) for (int tpr : {32, 96, 256}) {

@@ -28,11 +28,13 @@ from ._ops import add_op_namespace_prefix, ops
 
 __all__ = [
     "add_rms_norm_modulate",
+    "add_rms_norm_modulate_with_config",
     "gelu_tanh",
     "layers",
     "reference",
     "rms_norm",
     "rms_norm_modulate",
+    "rms_norm_modulate_with_config",
     "rms_norm_rope",
     "rms_norm_rope_qk",
     "rms_norm_with_config",
@@ -189,6 +191,62 @@ def rms_norm_with_config(
     return ops.rms_norm_with_config(x, weight, float(eps), int(threads_per_row), int(chunks_per_thread))
 
 
+# AdaLN launch knobs of the *_with_config ops (flags bits).
+ADALN_STREAM = 1  # ld.global.cs / st.global.cs on x, residual and the outputs
+ADALN_PREFETCH = 2  # request the next row's x before reducing this one
+
+
+def rms_norm_modulate_with_config(
+    x: torch.Tensor,
+    weight: torch.Tensor | None,
+    scale: torch.Tensor,
+    shift: torch.Tensor,
+    eps: float,
+    threads_per_row: int,
+    chunks_per_thread: int,
+    rows_per_block: int = 0,
+    flags: int = 0,
+) -> torch.Tensor:
+    """rms_norm_modulate with a forced launch configuration, for the AdaLN sweep (CUDA only).
+
+    ``rows_per_block=0``: the default rows kernel at ``threads_per_row`` x
+    ``chunks_per_thread`` (0 chunks = the looping kernel); ``flags`` must be 0.
+    ``rows_per_block >= 1``: the column-stationary kernel - each group of threads_per_row
+    threads (<= 256) loads one batch's weight/scale/shift chunks once and normalizes up to
+    rows_per_block consecutive rows of that batch with them (chunks_per_thread 1-4);
+    ``flags`` = ADALN_STREAM | ADALN_PREFETCH. It needs the 16-byte path (last dim a
+    multiple of 16 bytes, aligned operands) and refuses other inputs; per-token scale/shift
+    ([B, S, D]) run the rows kernel instead.
+    """
+    return ops.rms_norm_modulate_with_config(
+        x, weight, scale, shift, float(eps), int(threads_per_row), int(chunks_per_thread), int(rows_per_block),
+        int(flags),
+    )
+
+
+def add_rms_norm_modulate_with_config(
+    x: torch.Tensor,
+    residual: torch.Tensor,
+    gate: torch.Tensor | None,
+    weight: torch.Tensor | None,
+    scale: torch.Tensor,
+    shift: torch.Tensor,
+    eps: float,
+    threads_per_row: int,
+    chunks_per_thread: int,
+    rows_per_block: int = 0,
+    flags: int = 0,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """add_rms_norm_modulate with a forced launch configuration (CUDA only; scale and shift
+    required). The knobs are those of :func:`rms_norm_modulate_with_config`; the gate, like
+    scale and shift, stays in registers when it is per batch."""
+    out, h = ops.add_rms_norm_modulate_with_config(
+        x, residual, gate, weight, scale, shift, float(eps), int(threads_per_row), int(chunks_per_thread),
+        int(rows_per_block), int(flags),
+    )
+    return out, h
+
+
 # ---------------------------------------------------------------------------------------
 # Fake (meta) kernels: shapes, dtypes and strides of the outputs, so torch.compile and
 # FakeTensorMode can trace through the ops without running them. They must match the
@@ -254,6 +312,38 @@ def _rms_norm_with_config_fake(
     x: torch.Tensor, weight: torch.Tensor | None, eps: float, threads_per_row: int, chunks_per_thread: int
 ) -> torch.Tensor:
     return _like(x)
+
+
+@_register_fake("rms_norm_modulate_with_config")
+def _rms_norm_modulate_with_config_fake(
+    x: torch.Tensor,
+    weight: torch.Tensor | None,
+    scale: torch.Tensor,
+    shift: torch.Tensor,
+    eps: float,
+    threads_per_row: int,
+    chunks_per_thread: int,
+    rows_per_block: int,
+    flags: int,
+) -> torch.Tensor:
+    return _like(x)
+
+
+@_register_fake("add_rms_norm_modulate_with_config")
+def _add_rms_norm_modulate_with_config_fake(
+    x: torch.Tensor,
+    residual: torch.Tensor,
+    gate: torch.Tensor | None,
+    weight: torch.Tensor | None,
+    scale: torch.Tensor,
+    shift: torch.Tensor,
+    eps: float,
+    threads_per_row: int,
+    chunks_per_thread: int,
+    rows_per_block: int,
+    flags: int,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    return _like(x), _like(x)
 
 
 @_register_fake("gelu_tanh")
