@@ -15,6 +15,9 @@
 //    output is written from registers - one read and one write of x.
 //  * loop_kernel: rows too long for registers (> 512 threads x 16 chunks) are
 //    read twice by one block, the second read mostly from L2.
+//  * colstat_kernel (opt-in, only the *_with_config ops): the AdaLN norms with one
+//    batch's scale/shift/gate/weight chunks held in registers over several rows of that
+//    batch, for the sweep in README.md "Next: the AdaLN sweep".
 //  * VEC = 16-byte accesses, used only when every pointer and row offset is
 //    16-byte aligned and D is a multiple of the chunk width (checked in
 //    ltx_ops.cpp). Otherwise the loop kernel runs element by element with

@@ -201,6 +201,11 @@ __global__ void __launch_bounds__(512) rms_norm_rows_kernel(const NormArgs a) {
 //     row's reduction, so one row's DRAM latency overlaps the previous row's reduction
 //     and stores (twice the registers for x).
 // 16-byte path only: the host checked alignment and divisibility.
+// __launch_bounds__(256, 1): with (256) alone, ptxas held some instantiations to 64, 80 or
+// 128 registers and spilled 8-44 bytes to local memory (ptxas -v, sm_90) - L1 traffic the
+// kernel exists to remove; with a minimum of one block it allocates what the stationary
+// operands need and spills nothing. The occupancy this costs is what chunks_per_thread
+// (fewer chunks, fewer registers) trades in the sweep.
 template <bool STREAM, typename T, int N>
 __device__ __forceinline__ void load_once(Pack<T, N>& dst, const T* __restrict__ p) {
   if constexpr (STREAM)
@@ -218,7 +223,7 @@ __device__ __forceinline__ void store_once(T* __restrict__ p, const Pack<T, N>& 
 }
 
 template <typename T, int VPT, bool HAS_W, bool ADD, bool STREAM, bool PREFETCH>
-__global__ void __launch_bounds__(256) rms_norm_mod_colstat_kernel(const NormArgs a, const int strip_rows) {
+__global__ void __launch_bounds__(256, 1) rms_norm_mod_colstat_kernel(const NormArgs a, const int strip_rows) {
   constexpr int N = VecWidth<T>::value;
   using P = Pack<T, N>;
   __shared__ float red[32];

@@ -9,6 +9,8 @@
 - ``rope_interleaved``: ``transformer_ltx.apply_rotary_emb`` (interleaved pairs, fp32 cos/sin)
 - ``rms_norm_rope`` / ``rms_norm_rope_qk``: norm_q/norm_k fused with the rotary embedding;
   the q/k form reads cos/sin once for both
+- ``rms_norm_with_config``, ``rms_norm_modulate_with_config``,
+  ``add_rms_norm_modulate_with_config``: forced launch configurations for tuning sweeps
 
 Every function takes any leading dimensions (feature dimension last) and float32, float16
 or bfloat16. CUDA tensors run the kernels; CPU tensors, mixed dtypes (e.g. an fp32 scale
