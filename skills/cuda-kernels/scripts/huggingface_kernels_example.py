@@ -22,8 +22,18 @@ The model is a random-weight Qwen3 built from a config (tiny by default; --real-
 Qwen3-8B shapes), never downloaded. The kernel must provide `layers.<--layer>` (default
 RMSNorm) usable for transformers' "RMSNorm" layer name. Output: relative L2 error of the
 logits (fp32: against the unpatched model, bound 1e-5; bf16: against an fp32 run of the same
-weights, bound 1.25x the unpatched bf16 model's own error + 1e-3), patched-module count, and on
-CUDA the median forward time before and after; --out writes them as JSON. Needs torch, transformers and kernels (--help needs none of them).
+weights, bound 1.25x the unpatched bf16 model's own error + 1e-3), patched-module count, and
+the median forward time of the unpatched model eager, the same model under torch.compile
+(compiled after the accuracy reference and dropped before kernelize, so it never sees the
+kernel; inductor on CUDA, "aot_eager" on CPU where it only exercises the path; --no-compile
+skips it) and the kernelized model, with the speedups against eager and compile. Every
+variant gets attention_mask={"full_attention": None}, the mapping transformers computes
+itself for an unpadded eager prefill (under dynamo it would build an [S, S] mask and compile
+would time a slower attention). Roofline context from the same run: the bandwidth of 1 GiB
+device-to-device copies (CUDA only) and each variant's weight traffic as GB/s and % of it; a
+prefill is matmul-bound, so that % is context, not a target. CUDA events on a GPU, wall clock
+on CPU (which checks the path, not speed). --out writes all of it as JSON. Needs torch,
+transformers and kernels (--help needs none of them).
 Exit codes: 0 ok, 1 check failed, 2 usage error.
 """
 
@@ -34,11 +44,13 @@ import inspect
 import json
 import platform
 import shutil
+import statistics
 import sys
 import tempfile
 import textwrap
+import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 SKILL = Path(__file__).resolve().parent.parent
 EXAMPLE_LAYER_NAMES = {"qwen3_8b": "RMSNorm"}
@@ -194,7 +206,115 @@ def check_api_signatures() -> list[str]:
     return bound
 
 
-def kernelize_and_compare(kernel_root: Path, layer: str, device: str, real_size: bool, timing: bool) -> dict[str, Any]:
+def copy_bandwidth_gbps(torch: Any, device: str) -> float | None:
+    """Achievable memory bandwidth: median of 1 GiB device-to-device copies (read + write)."""
+    if device != "cuda":
+        return None
+    src = torch.empty(2**30, dtype=torch.uint8, device="cuda")
+    dst = torch.empty_like(src)
+    for _ in range(3):
+        dst.copy_(src)
+    samples = []
+    for _ in range(10):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        dst.copy_(src)
+        end.record()
+        end.synchronize()
+        samples.append(start.elapsed_time(end))
+    del src, dst
+    return 2 * 2**30 / (statistics.median(samples) * 1e-3) / 1e9
+
+
+def weight_bytes_per_forward(torch: Any, model: Any, tokens: int) -> int:
+    """Bytes of weights one forward must read: every parameter in full, except an embedding
+    table that no matmul shares (a lookup reads only the prompt's rows). Activations and
+    re-reads are not counted, so this is a lower bound of the traffic."""
+    nn = torch.nn
+    linear = {id(m.weight) for m in model.modules() if isinstance(m, nn.Linear)}
+    lookup_only = {id(m.weight): m.weight for m in model.modules()
+                   if isinstance(m, nn.Embedding) and id(m.weight) not in linear}
+    total = sum(p.numel() * p.element_size() for p in model.parameters() if id(p) not in lookup_only)
+    return total + sum(tokens * w.shape[1] * w.element_size() for w in lookup_only.values())
+
+
+def median_ms(torch: Any, fn: Callable[[], Any], device: str) -> float:
+    """CUDA events on a GPU (median of 10 after 3 warm-ups), wall clock on CPU (median of 3)."""
+    warmup, repeats = (3, 10) if device == "cuda" else (3, 3)
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(repeats):
+        if device == "cuda":
+            torch.cuda.synchronize()
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            fn()
+            end.record()
+            end.synchronize()
+            times.append(start.elapsed_time(end))
+        else:
+            t0 = time.perf_counter()
+            fn()
+            times.append((time.perf_counter() - t0) * 1e3)
+    return statistics.median(times)
+
+
+def performance_report(variants: dict[str, dict[str, Any]], weight_bytes: int, bandwidth: float | None,
+                       device: str, forward: str) -> dict[str, Any]:
+    """Weight GB/s and % of copy bandwidth per timed variant; the kernelized model's speedups
+    against eager and torch.compile, computed from those medians."""
+    for entry in variants.values():
+        if entry.get("median_ms") is not None:
+            entry["weight_gbps"] = weight_bytes / (entry["median_ms"] * 1e-3) / 1e9
+            entry["weight_pct_of_copy_bw"] = 100 * entry["weight_gbps"] / bandwidth if bandwidth else None
+
+    def ratio(peer: str, of: str) -> float | None:
+        a, b = variants.get(peer, {}).get("median_ms"), variants.get(of, {}).get("median_ms")
+        return a / b if a is not None and b else None
+
+    return {
+        "timer": ("CUDA events, median of 10 after 3 warm-ups" if device == "cuda"
+                  else "wall clock, median of 3 after 3 warm-ups (CPU: checks the path, not a benchmark)"),
+        "forward": forward,
+        "copy_bandwidth_gbps": bandwidth,
+        "copy_bandwidth_note": ("median of 1 GiB device-to-device copies in this run, read + write bytes" if bandwidth
+                                else "measured on CUDA only; a CPU copy says nothing about the GPU"),
+        "weight_bytes": weight_bytes,
+        "weight_bytes_note": "parameter bytes one forward reads (embedding: the prompt's rows only); "
+                             "a lower bound of the traffic",
+        "roofline_note": "a prefill forward is matmul-bound: weight GB/s and % of copy bandwidth are context "
+                         "for the weight-bytes roofline, not a target",
+        "variants": variants,
+        "speedup_kernelized_vs_eager": ratio("eager", "kernelized"),
+        "speedup_kernelized_vs_compile": ratio("compile", "kernelized"),
+        "speedup_compile_vs_eager": ratio("eager", "compile"),
+    }
+
+
+def print_performance(perf: dict[str, Any]) -> None:
+    bw = perf["copy_bandwidth_gbps"]
+    print(f"timing: {perf['timer']}; {perf['forward']}")
+    print(f"copy bandwidth (same run): {f'{bw:.0f} GB/s' if bw else 'n/a'}"
+          + ("" if bw else f" ({perf['copy_bandwidth_note']})"))
+    print(f"weight bytes per forward: {perf['weight_bytes'] / 1e9:.4g} GB ({perf['weight_bytes_note']})")
+    for name in ("eager", "kernelized", "compile"):
+        entry = perf["variants"].get(name, {})
+        if entry.get("median_ms") is None:
+            print(f"  {name:10s}: {entry.get('status')}" + (f" ({entry['reason']})" if entry.get("reason") else ""))
+            continue
+        pct = entry["weight_pct_of_copy_bw"]
+        print(f"  {name:10s}: {entry['median_ms']:9.3f} ms  weights {entry['weight_gbps']:8.4g} GB/s"
+              + (f" = {pct:5.1f} % of copy" if pct is not None else "")
+              + (f"  (first call {entry['first_call_s']:.1f} s)" if "first_call_s" in entry else ""))
+    vs_compile = perf["speedup_kernelized_vs_compile"]
+    print(f"speedup kernelized vs eager {perf['speedup_kernelized_vs_eager']:.2f}x, vs torch.compile "
+          + (f"{vs_compile:.2f}x" if vs_compile is not None else "n/a (compile not measured)"))
+    print(f"note: {perf['roofline_note']}")
+
+
+def kernelize_and_compare(kernel_root: Path, layer: str, device: str, real_size: bool,
+                          compile_peer: bool = True) -> dict[str, Any]:
     torch = _require("torch")
     transformers = _require("transformers")
     kernels = _require("kernels")
@@ -211,28 +331,18 @@ def kernelize_and_compare(kernel_root: Path, layer: str, device: str, real_size:
     dtype = torch.float32 if device == "cpu" else torch.bfloat16
     model = tiny_qwen3(torch, transformers, real_size, device, dtype)
     tokens = torch.randint(0, model.config.vocab_size, (1, 512 if real_size else 16), device=device)
+    layer_types = getattr(model.config, "layer_types", None) or []
+    mask_kwargs = {"attention_mask": {"full_attention": None}} if set(layer_types) == {"full_attention"} else {}
 
-    def forward() -> Any:
+    def forward(runner: Any = model) -> Any:
         with torch.inference_mode():
-            return model(tokens).logits.float()
+            return runner(tokens, **mask_kwargs).logits.float()
 
-    def median_ms() -> float | None:
-        if not (timing and device == "cuda"):
-            return None
-        for _ in range(3):
-            forward()
-        times = []
-        for _ in range(10):
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record()
-            forward()
-            end.record()
-            torch.cuda.synchronize()
-            times.append(start.elapsed_time(end))
-        return sorted(times)[len(times) // 2]
-
+    bandwidth = copy_bandwidth_gbps(torch, device)
+    weight_bytes = weight_bytes_per_forward(torch, model, tokens.numel())
     reference = forward()
-    baseline_ms = median_ms()
+    baseline_ms = median_ms(torch, forward, device)
+    variants: dict[str, dict[str, Any]] = {"eager": {"status": "ok", "median_ms": baseline_ms}}
     stock_err = None
     if dtype != torch.float32:
         # bf16 logits of a deep random model drift a few % from any change of rounding order, so a
@@ -243,6 +353,29 @@ def kernelize_and_compare(kernel_root: Path, layer: str, device: str, real_size:
         exact = forward()
         model.to(dtype)
         stock_err = ((reference - exact).norm() / exact.norm()).item()
+    # The compile peer: the unpatched model, after the accuracy references and before
+    # kernelize; the compiled handle is dropped and dynamo reset, so the graph never guards on
+    # (or runs) the kernel's forward.
+    if compile_peer:
+        backend = "inductor" if device == "cuda" else "aot_eager"
+        entry: dict[str, Any] = {"status": "ok", "backend": backend, "dynamic": False}
+        try:
+            torch._dynamo.reset()
+            compiled = torch.compile(model, dynamic=False, backend=backend)
+            t0 = time.perf_counter()
+            compiled_logits = forward(compiled)  # the first call compiles the graph for this shape
+            entry["first_call_s"] = round(time.perf_counter() - t0, 2)
+            entry["median_ms"] = median_ms(torch, lambda: forward(compiled), device)
+            entry["logits_rel_err_vs_unpatched"] = ((compiled_logits - reference).norm() / reference.norm()).item()
+            del compiled, compiled_logits
+        except Exception as exc:
+            raise ExampleError(f"torch.compile of the unpatched model failed ({type(exc).__name__}: {exc}); "
+                               "--no-compile skips the compile peer") from exc
+        finally:
+            torch._dynamo.reset()
+        variants["compile"] = entry
+    else:
+        variants["compile"] = {"status": "skipped", "reason": "--no-compile"}
     originals = {id(m): m.forward for m in model.modules() if type(m) is Qwen3RMSNorm}
     mapping = {"RMSNorm": {device: kernels.LocalLayerRepository(repo_path=kernel_root, layer_name=layer)}}
     with kernels.use_kernel_mapping(mapping, inherit_mapping=False):
@@ -254,7 +387,9 @@ def kernelize_and_compare(kernel_root: Path, layer: str, device: str, real_size:
         raise ExampleError(f"kernelize replaced {len(patched)} of {len(originals)} Qwen3RMSNorm forwards")
     calls_before = dict(getattr(module, "CALLS", {}))
     result = forward()
-    patched_ms = median_ms()
+    calls_one_forward = dict(getattr(module, "CALLS", {}))  # before the timed forwards add theirs
+    patched_ms = median_ms(torch, forward, device)
+    variants["kernelized"] = {"status": "ok", "median_ms": patched_ms}
     rel_err = ((result - reference).norm() / reference.norm()).item()
     if stock_err is None:
         tolerance = 1e-5
@@ -266,10 +401,14 @@ def kernelize_and_compare(kernel_root: Path, layer: str, device: str, real_size:
         "dtype": str(dtype).replace("torch.", ""), "model": "qwen3-8b-shapes" if real_size else "qwen3-tiny",
         "rmsnorm_modules": len(originals), "patched": len(patched), "logits_rel_err": rel_err,
         "logits_rel_err_reference": "unpatched model, same dtype" if stock_err is None else "unpatched model in float32",
-        "stock_rel_err_vs_float32": stock_err, "tolerance": tolerance, "forward_ms_unpatched": baseline_ms, "forward_ms_kernelized": patched_ms,
+        "stock_rel_err_vs_float32": stock_err, "tolerance": tolerance, "forward_ms_unpatched": baseline_ms,
+        "forward_ms_kernelized": patched_ms, "forward_ms_compile": variants["compile"].get("median_ms"),
     }
+    mask_text = "attention_mask={'full_attention': None}" if mask_kwargs else "attention_mask=None"
+    forward_text = f"model(input_ids, {mask_text}), prefill of {tokens.numel()} tokens, all logits"
+    report["performance"] = performance_report(variants, weight_bytes, bandwidth, device, forward_text)
     if "CALLS" in dir(module):
-        calls = module.CALLS["rms_norm"] - calls_before.get("rms_norm", 0)
+        calls = calls_one_forward["rms_norm"] - calls_before.get("rms_norm", 0)
         report["kernel_calls_per_forward"] = calls
         if calls != len(originals):
             raise ExampleError(f"one forward made {calls} kernel calls, expected {len(originals)}")
@@ -302,6 +441,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu", help="where the model runs (default: cpu)")
     parser.add_argument("--arch", action="append", help="with --example: CUDA arch(s) to build, e.g. 9.0")
     parser.add_argument("--real-size", action="store_true", help="Qwen3-8B shapes instead of a tiny config (GPU)")
+    parser.add_argument("--no-compile", action="store_true", help="skip the torch.compile peer of the unpatched model")
     parser.add_argument("--out", metavar="FILE", help="write the report as JSON")
     return parser
 
@@ -320,13 +460,15 @@ def main(argv: list[str] | None = None) -> int:
             root = Path(tmp)
             if args.check:
                 report["api_calls_bound"] = check_api_signatures()
-                report.update(kernelize_and_compare(write_demo_kernel(root), "RMSNorm", "cpu", False, False))
+                report.update(kernelize_and_compare(write_demo_kernel(root), "RMSNorm", "cpu", False,
+                                                    not args.no_compile))
             elif args.example:
                 build_example_kernel(args.example, root, args.arch)
-                report.update(kernelize_and_compare(root, args.layer, args.device, args.real_size, True))
+                report.update(kernelize_and_compare(root, args.layer, args.device, args.real_size,
+                                                    not args.no_compile))
             elif args.local:
                 report.update(kernelize_and_compare(Path(args.local).resolve(), args.layer, args.device,
-                                                    args.real_size, True))
+                                                    args.real_size, not args.no_compile))
             else:
                 kernels = _require("kernels")
                 trust: bool | list[str] = True if args.trust_remote_code else False
@@ -334,12 +476,15 @@ def main(argv: list[str] | None = None) -> int:
                                             trust_remote_code=trust)
                 variant_dir = Path(module.__file__).resolve().parent
                 root_dir = variant_dir if (variant_dir / "metadata.json").exists() else variant_dir.parent
-                report.update(kernelize_and_compare(root_dir, args.layer, args.device, args.real_size, True))
+                report.update(kernelize_and_compare(root_dir, args.layer, args.device, args.real_size,
+                                                    not args.no_compile))
     except ExampleError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return exc.exit_code
     for key, value in report.items():
-        print(f"{key}: {value}")
+        if key != "performance":
+            print(f"{key}: {value}")
+    print_performance(report["performance"])
     if args.out:
         Path(args.out).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     print("ok")

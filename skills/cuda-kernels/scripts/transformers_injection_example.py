@@ -6,6 +6,7 @@
     python transformers_injection_example.py --device cuda                 # real Qwen3-8B sizes, random weights, bf16
     python transformers_injection_example.py --device cuda --route hub     # through kernels.kernelize instead
     python transformers_injection_example.py --device cuda --package-path DIR --out report.json
+    python transformers_injection_example.py --device cuda --no-compile    # skip the torch.compile peer
 
 The pattern, with the example project examples/qwen3_8b (kernels + integration code):
 
@@ -27,7 +28,17 @@ The pattern, with the example project examples/qwen3_8b (kernels + integration c
    PyTorch's op-by-op code, so expect ~1e-2 relative error on a 36-layer random model,
    the same size as transformers' own bf16 error against an fp32 run (the example's
    tests check exactly that).
-5. On a GPU, time one prefill before and after (CUDA events, median).
+5. Time one prefill of the unpatched model eager, compiled (`torch.compile(model,
+   dynamic=False)` of the unpatched model, compiled and dropped before patching, so it
+   never sees the patch; inductor on CUDA, backend "aot_eager" on CPU, where it only
+   exercises the path) and patched: CUDA events on a GPU, wall clock on CPU, median.
+   Every variant gets `attention_mask={"full_attention": None}` (Qwen3), the mapping
+   transformers computes itself for an unpadded eager prefill; under dynamo it would
+   materialize an [S, S] mask instead and compile would time a slower attention.
+   Roofline context from the same run: a 1 GiB device-to-device copy gives the achievable
+   bandwidth (CUDA only), and each variant's weight traffic is reported as GB/s and % of
+   it. A prefill is matmul-bound, so that % is far from 100 by nature; it is context,
+   not a target.
 6. Undo the patch and check the model is transformers' again, bit for bit.
 
 Exit status: 0 ok, 1 a check failed, 2 bad usage.
@@ -41,7 +52,9 @@ import json
 import statistics
 import sys
 import time
+import traceback
 from pathlib import Path
+from typing import Any, Callable
 
 SCRIPTS = Path(__file__).resolve().parent
 EXAMPLE = SCRIPTS.parent / "examples" / "qwen3_8b"
@@ -62,6 +75,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--seq-len", type=int, help="prompt length (default 512 on cuda, 24 on cpu)")
     p.add_argument("--dtype", choices=["float32", "bfloat16", "float16"], help="default: bfloat16 on cuda, float32 on cpu")
     p.add_argument("--tiny", action="store_true", help="use the tiny config on cuda too")
+    p.add_argument("--no-compile", action="store_true", help="skip the torch.compile peer of the unpatched model")
     p.add_argument("--out", type=Path, help="write a JSON report here")
     args = p.parse_args(argv)
     if args.model == "llama" and args.device == "cuda" and not args.tiny:
@@ -85,6 +99,103 @@ def load_package(args: argparse.Namespace):
     result = build_project(EXAMPLE, archs=archs, build_dir=args.build_dir)
     sys.path.insert(0, str(result.path))
     return importlib.import_module(result.package)
+
+
+def copy_bandwidth_gbps(torch: Any, device: str) -> float | None:
+    """Achievable memory bandwidth: median of 1 GiB device-to-device copies (read + write)."""
+    if device != "cuda":
+        return None
+    src = torch.empty(2**30, dtype=torch.uint8, device="cuda")
+    dst = torch.empty_like(src)
+    for _ in range(3):
+        dst.copy_(src)
+    samples = []
+    for _ in range(10):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        dst.copy_(src)
+        end.record()
+        end.synchronize()
+        samples.append(start.elapsed_time(end))
+    del src, dst
+    return 2 * 2**30 / (statistics.median(samples) * 1e-3) / 1e9
+
+
+def weight_bytes_per_forward(model: Any, tokens: int) -> int:
+    """Bytes of weights one forward must read: every parameter in full, except an embedding
+    table that no matmul shares (a lookup reads only the prompt's rows). Activations, the
+    KV and re-reads are not counted, so this is a lower bound of the traffic."""
+    import torch.nn as nn
+
+    linear = {id(m.weight) for m in model.modules() if isinstance(m, nn.Linear)}
+    lookup_only = {id(m.weight): m.weight for m in model.modules()
+                   if isinstance(m, nn.Embedding) and id(m.weight) not in linear}
+    total = sum(p.numel() * p.element_size() for p in model.parameters() if id(p) not in lookup_only)
+    return total + sum(tokens * w.shape[1] * w.element_size() for w in lookup_only.values())
+
+
+def median_ms(torch: Any, fn: Callable[[], Any], device: str, warmup: int, repeats: int) -> float:
+    """CUDA events on a GPU (the GPU timeline, launch gaps included), wall clock on CPU."""
+    for _ in range(warmup):
+        fn()
+    samples = []
+    for _ in range(repeats):
+        if device == "cuda":
+            torch.cuda.synchronize()
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            fn()
+            end.record()
+            end.synchronize()
+            samples.append(start.elapsed_time(end))
+        else:
+            t0 = time.perf_counter()
+            fn()
+            samples.append((time.perf_counter() - t0) * 1e3)
+    return statistics.median(samples)
+
+
+def summarize_performance(variants: dict[str, dict[str, Any]], weight_bytes: int,
+                          bandwidth: float | None, subject: str) -> dict[str, Any]:
+    """Add weight GB/s and % of copy bandwidth to each timed variant, and the speedups of
+    `subject` (the patched model) against eager and torch.compile, from those medians."""
+    for entry in variants.values():
+        ms = entry.get("median_ms")
+        if ms is None:
+            continue
+        entry["weight_gbps"] = weight_bytes / (ms * 1e-3) / 1e9
+        entry["weight_pct_of_copy_bw"] = 100 * entry["weight_gbps"] / bandwidth if bandwidth else None
+
+    def ratio(peer: str, of: str) -> float | None:
+        a, b = variants.get(peer, {}).get("median_ms"), variants.get(of, {}).get("median_ms")
+        return a / b if a is not None and b else None
+
+    return {
+        f"speedup_{subject}_vs_eager": ratio("eager", subject),
+        f"speedup_{subject}_vs_compile": ratio("compile", subject),
+        "speedup_compile_vs_eager": ratio("eager", "compile"),
+    }
+
+
+def print_performance(perf: dict[str, Any], subject: str) -> None:
+    bw = perf["copy_bandwidth_gbps"]
+    print(f"timing: {perf['timer']}")
+    print(f"copy bandwidth (same run): {f'{bw:.0f} GB/s' if bw else 'n/a'}"
+          + ("" if bw else f" ({perf['copy_bandwidth_note']})"))
+    print(f"weight bytes per forward: {perf['weight_bytes'] / 1e9:.4g} GB ({perf['weight_bytes_note']})")
+    for name in sorted(perf["variants"], key=["eager", subject, "compile"].index):
+        entry = perf["variants"][name]
+        if entry.get("median_ms") is None:
+            print(f"  {name:8s}: {entry['status']}" + (f" ({entry['reason']})" if entry.get("reason") else ""))
+            continue
+        pct = entry["weight_pct_of_copy_bw"]
+        print(f"  {name:8s}: {entry['median_ms']:9.3f} ms  weights {entry['weight_gbps']:8.4g} GB/s"
+              + (f" = {pct:5.1f} % of copy" if pct is not None else "")
+              + (f"  (first call {entry['first_call_s']:.1f} s)" if "first_call_s" in entry else ""))
+    vs_compile = perf[f"speedup_{subject}_vs_compile"]
+    print(f"speedup {subject} vs eager {perf[f'speedup_{subject}_vs_eager']:.2f}x, vs torch.compile "
+          + (f"{vs_compile:.2f}x" if vs_compile is not None else "n/a (compile not measured)"))
+    print(f"note: {perf['roofline_note']}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -124,28 +235,56 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  decoder layers {counts['decoder_layers']}, RMSNorm modules {counts['rms_norm_modules']} "
           f"{counts['rms_norm_by_role']}")
 
-    def forward():
-        return model(input_ids=ids, use_cache=False).logits
+    # Models whose forward takes the per-layer-type mask mapping (Qwen3; Llama in 5.17 does
+    # not) and whose layers are all full attention get the mapping eager mode computes.
+    layer_types = getattr(config, "layer_types", None)
+    prepared = args.model == "qwen3" and bool(layer_types) and set(layer_types) == {"full_attention"}
+    mask_kwargs = {"attention_mask": {"full_attention": None}} if prepared else {}
 
-    def timed() -> float | None:
-        if args.device != "cuda":
-            return None
-        for _ in range(2):
-            forward()
-        samples = []
-        for _ in range(5):
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record()
-            forward()
-            end.record()
-            end.synchronize()
-            samples.append(start.elapsed_time(end))
-        return statistics.median(samples)
+    def forward(runner=model):
+        return runner(input_ids=ids, use_cache=False, **mask_kwargs).logits
 
+    warmup, repeats = (2, 5) if args.device == "cuda" else (3, 3)  # CPU: the first calls are slow
+
+    def timed(runner=model) -> float:
+        return median_ms(torch, lambda: forward(runner), args.device, warmup, repeats)
+
+    bandwidth = copy_bandwidth_gbps(torch, args.device)
+    weight_bytes = weight_bytes_per_forward(model, ids.numel())
+    variants: dict[str, dict[str, Any]] = {}
     report: dict = {"model": args.model, "device": args.device, "dtype": str(dtype), "seq_len": seq, "counts": counts}
+    compile_failed = False
     with torch.no_grad():
         reference = forward().clone()
         report["unpatched_ms"] = timed()
+        variants["eager"] = {"status": "ok", "median_ms": report["unpatched_ms"]}
+
+        # The compile peer: the unpatched model, compiled here and dropped before patching,
+        # so the compiled graph never sees (or guards on) the patched forwards.
+        if args.no_compile:
+            variants["compile"] = {"status": "skipped", "reason": "--no-compile"}
+        else:
+            backend = "inductor" if args.device == "cuda" else "aot_eager"
+            entry: dict[str, Any] = {"status": "ok", "backend": backend, "dynamic": False}
+            variants["compile"] = entry
+            try:
+                torch._dynamo.reset()
+                compiled = torch.compile(model, dynamic=False, backend=backend)
+                t0 = time.perf_counter()
+                compiled_logits = forward(compiled)  # first call compiles the graph for this shape
+                if args.device == "cuda":
+                    torch.cuda.synchronize()
+                entry["first_call_s"] = round(time.perf_counter() - t0, 2)
+                entry["median_ms"] = timed(compiled)
+                entry["logits_vs_unpatched"] = compare_logits(compiled_logits, reference)
+                del compiled, compiled_logits
+            except Exception as exc:  # a failed peer is reported, and fails the run
+                compile_failed = True
+                entry.update(status="failed", error=f"{type(exc).__name__}: {exc}"[:2000],
+                             traceback=traceback.format_exc()[-3000:])
+                print(f"torch.compile FAILED: {entry['error'][:300]} (--no-compile skips it)")
+            finally:
+                torch._dynamo.reset()
 
         if args.route == "patch":
             patch_report = patch_qwen3(model, kernels_pkg)
@@ -169,13 +308,33 @@ def main(argv: list[str] | None = None) -> int:
 
         patched = forward()
         report["patched_ms"] = timed()
+        variants["patched"] = {"status": "ok", "median_ms": report["patched_ms"]}
         err = compare_logits(patched, reference)
         report["logits_vs_unpatched"] = err
         print(f"logits vs unpatched: rel L2 {err['rel_l2']:.3e}, max abs {err['max_abs']:.3e}, "
               f"top-1 agreement {err['top1_agreement']:.4f} over {err['positions']} positions")
-        if report["unpatched_ms"] is not None:
-            print(f"prefill {seq} tokens: unpatched {report['unpatched_ms']:.2f} ms, patched {report['patched_ms']:.2f} ms "
-                  f"({report['unpatched_ms'] / report['patched_ms']:.2f}x)")
+        if "logits_vs_unpatched" in variants["compile"]:
+            cerr = variants["compile"]["logits_vs_unpatched"]
+            print(f"compiled logits vs unpatched: rel L2 {cerr['rel_l2']:.3e}, top-1 agreement "
+                  f"{cerr['top1_agreement']:.4f}")
+        perf: dict[str, Any] = {
+            "timer": (f"CUDA events, median of {repeats} after {warmup} warm-ups" if args.device == "cuda" else
+                      f"wall clock, median of {repeats} after {warmup} warm-ups (CPU: checks the path, not a benchmark)"),
+            "forward": "model(input_ids, use_cache=False" + (", attention_mask={'full_attention': None}" if prepared
+                                                              else "") + f"), prefill of {seq} tokens, all logits",
+            "copy_bandwidth_gbps": bandwidth,
+            "copy_bandwidth_note": ("median of 1 GiB device-to-device copies in this run, read + write bytes"
+                                    if bandwidth else "measured on CUDA only; a CPU copy says nothing about the GPU"),
+            "weight_bytes": weight_bytes,
+            "weight_bytes_note": "parameter bytes one forward reads (embedding: the prompt's rows only); "
+                                 "a lower bound of the traffic",
+            "roofline_note": "a prefill forward is matmul-bound: weight GB/s and % of copy bandwidth are context "
+                             "for the weight-bytes roofline, not a target",
+            "variants": variants,
+        }
+        perf.update(summarize_performance(variants, weight_bytes, bandwidth, "patched"))
+        report["performance"] = perf
+        print_performance(perf, "patched")
 
         if args.route == "patch":
             unpatch_qwen3(model)
@@ -195,12 +354,14 @@ def main(argv: list[str] | None = None) -> int:
     if not swapped:
         print("nothing was replaced: is this a Qwen3/Llama model of the verified transformers classes?")
     ok = bool(swapped) and err["finite"] and err["rel_l2"] <= limit and report["restored_bitwise"]
+    ok = ok and not compile_failed
     report["ok"] = bool(ok)
     report["rel_l2_limit"] = limit
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(report, indent=2) + "\n")
-    print("OK" if ok else f"FAILED (rel L2 limit {limit:g}, restored {report['restored_bitwise']})")
+    print("OK" if ok else f"FAILED (rel L2 limit {limit:g}, restored {report['restored_bitwise']}"
+          + (", torch.compile failed)" if compile_failed else ")"))
     return 0 if ok else 1
 
 
