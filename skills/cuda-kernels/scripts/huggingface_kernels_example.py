@@ -364,6 +364,8 @@ def kernelize_and_compare(kernel_root: Path, layer: str, device: str, real_size:
             compiled = torch.compile(model, dynamic=False, backend=backend)
             t0 = time.perf_counter()
             compiled_logits = forward(compiled)  # the first call compiles the graph for this shape
+            if device == "cuda":
+                torch.cuda.synchronize()
             entry["first_call_s"] = round(time.perf_counter() - t0, 2)
             entry["median_ms"] = median_ms(torch, lambda: forward(compiled), device)
             entry["logits_rel_err_vs_unpatched"] = ((compiled_logits - reference).norm() / reference.norm()).item()
