@@ -126,7 +126,7 @@ def apply_kernels(model, kernels_pkg):
 # ------------------------------------------------------------------------------ the method
 
 
-def copy_bandwidth_gbps(torch, device: str) -> float | None:
+def copy_bandwidth_gbps(torch: Any, device: str) -> float | None:
     """Achievable memory bandwidth: median of 1 GiB device-to-device copies (read + write)."""
     if device != "cuda":
         return None
@@ -144,6 +144,19 @@ def copy_bandwidth_gbps(torch, device: str) -> float | None:
         samples.append(start.elapsed_time(end))
     del src, dst
     return 2 * 2**30 / (statistics.median(samples) * 1e-3) / 1e9
+
+
+def weight_bytes_per_forward(model: Any, tokens: int) -> int:
+    """Bytes of weights one forward must read: every parameter in full, except an embedding
+    table that no matmul shares (a lookup reads only the prompt's rows). Activations, the
+    KV cache and re-reads are not counted, so this is a lower bound of the traffic."""
+    import torch.nn as nn
+
+    linear = {id(m.weight) for m in model.modules() if isinstance(m, nn.Linear)}
+    lookup_only = {id(m.weight): m.weight for m in model.modules()
+                   if isinstance(m, nn.Embedding) and id(m.weight) not in linear}
+    total = sum(p.numel() * p.element_size() for p in model.parameters() if id(p) not in lookup_only)
+    return total + sum(tokens * w.shape[1] * w.element_size() for w in lookup_only.values())
 
 
 def model_costs(model, config, batch: int, seq: int) -> tuple[float, float]:

@@ -206,36 +206,14 @@ def check_api_signatures() -> list[str]:
     return bound
 
 
-def copy_bandwidth_gbps(torch: Any, device: str) -> float | None:
-    """Achievable memory bandwidth: median of 1 GiB device-to-device copies (read + write)."""
-    if device != "cuda":
-        return None
-    src = torch.empty(2**30, dtype=torch.uint8, device="cuda")
-    dst = torch.empty_like(src)
-    for _ in range(3):
-        dst.copy_(src)
-    samples = []
-    for _ in range(10):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        dst.copy_(src)
-        end.record()
-        end.synchronize()
-        samples.append(start.elapsed_time(end))
-    del src, dst
-    return 2 * 2**30 / (statistics.median(samples) * 1e-3) / 1e9
+def measuring() -> Any:
+    """benchmark_example.py, imported from this script's folder: the one definition of the
+    same-run copy bandwidth and the weight bytes of a forward that every model script reports."""
+    if str(Path(__file__).resolve().parent) not in sys.path:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import benchmark_example  # noqa: PLC0415 - lazily: `--help` must work without torch
 
-
-def weight_bytes_per_forward(torch: Any, model: Any, tokens: int) -> int:
-    """Bytes of weights one forward must read: every parameter in full, except an embedding
-    table that no matmul shares (a lookup reads only the prompt's rows). Activations and
-    re-reads are not counted, so this is a lower bound of the traffic."""
-    nn = torch.nn
-    linear = {id(m.weight) for m in model.modules() if isinstance(m, nn.Linear)}
-    lookup_only = {id(m.weight): m.weight for m in model.modules()
-                   if isinstance(m, nn.Embedding) and id(m.weight) not in linear}
-    total = sum(p.numel() * p.element_size() for p in model.parameters() if id(p) not in lookup_only)
-    return total + sum(tokens * w.shape[1] * w.element_size() for w in lookup_only.values())
+    return benchmark_example
 
 
 def median_ms(torch: Any, fn: Callable[[], Any], device: str) -> float:
@@ -338,8 +316,8 @@ def kernelize_and_compare(kernel_root: Path, layer: str, device: str, real_size:
         with torch.inference_mode():
             return runner(tokens, **mask_kwargs).logits.float()
 
-    bandwidth = copy_bandwidth_gbps(torch, device)
-    weight_bytes = weight_bytes_per_forward(torch, model, tokens.numel())
+    bandwidth = measuring().copy_bandwidth_gbps(torch, device)
+    weight_bytes = measuring().weight_bytes_per_forward(model, tokens.numel())
     reference = forward()
     baseline_ms = median_ms(torch, forward, device)
     variants: dict[str, dict[str, Any]] = {"eager": {"status": "ok", "median_ms": baseline_ms}}
