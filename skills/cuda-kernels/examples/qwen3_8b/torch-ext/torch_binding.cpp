@@ -141,18 +141,27 @@ void fill_strides3(const at::Tensor& t, int64_t* st) {
   st[2] = t.stride(2);
 }
 
-void rope_impl(const at::Tensor& q, const at::Tensor& k, const at::Tensor& cos, const at::Tensor& sin,
-               const at::Tensor& q_out, const at::Tensor& k_out, const qwen3_kernels::RopeTuning& tuning,
-               const char* op) {
+struct QkShape {
+  DType dtype;
+  int64_t batch, seq, head_dim;
+};
+
+// The checks rope_ and qk_norm_rope_ share. The sequence axis is dim 2 for rope_
+// ([batch, heads, seq, head_dim], what transformers' apply_rotary_pos_emb sees) and dim 1
+// for qk_norm_rope_ ([batch, seq, heads, head_dim], the projection output before its
+// transpose), so each op takes its caller's layout without a copy.
+QkShape check_q_k_cos_sin(const at::Tensor& q, const at::Tensor& k, const at::Tensor& cos, const at::Tensor& sin,
+                          int64_t seq_dim, const char* op) {
   check_cuda(q, op, "q");
   const DType dtype = to_dtype(q, op);
   check_same(q, k, op, "q", "k");
   check_same(q, cos, op, "q", "cos");
   check_same(q, sin, op, "q", "sin");
-  TORCH_CHECK(q.dim() == 4 && k.dim() == 4, op, ": q and k must be [batch, heads, seq, head_dim], got ", q.sizes(),
-              " and ", k.sizes());
-  const int64_t batch = q.size(0), seq = q.size(2), head_dim = q.size(3);
-  TORCH_CHECK(k.size(0) == batch && k.size(2) == seq && k.size(3) == head_dim, op,
+  const char* layout = seq_dim == 2 ? "[batch, heads, seq, head_dim]" : "[batch, seq, heads, head_dim]";
+  TORCH_CHECK(q.dim() == 4 && k.dim() == 4, op, ": q and k must be ", layout, ", got ", q.sizes(), " and ",
+              k.sizes());
+  const int64_t batch = q.size(0), seq = q.size(seq_dim), head_dim = q.size(3);
+  TORCH_CHECK(k.size(0) == batch && k.size(seq_dim) == seq && k.size(3) == head_dim, op,
               ": k must match q in batch, seq and head_dim, got q ", q.sizes(), " and k ", k.sizes());
   TORCH_CHECK(head_dim % 2 == 0, op, ": head_dim must be even for the rotate-half form, got ", head_dim);
   TORCH_CHECK(cos.dim() == 3 && cos.sizes() == sin.sizes(), op, ": cos and sin must both be [batch, seq, head_dim], got ",
@@ -160,6 +169,15 @@ void rope_impl(const at::Tensor& q, const at::Tensor& k, const at::Tensor& cos, 
   TORCH_CHECK((cos.size(0) == batch || cos.size(0) == 1) && cos.size(1) == seq && cos.size(2) == head_dim, op,
               ": cos/sin shape ", cos.sizes(), " does not match q ", q.sizes(), " (expected [", batch, " or 1, ", seq,
               ", ", head_dim, "])");
+  return {dtype, batch, seq, head_dim};
+}
+
+void rope_impl(const at::Tensor& q, const at::Tensor& k, const at::Tensor& cos, const at::Tensor& sin,
+               const at::Tensor& q_out, const at::Tensor& k_out, const qwen3_kernels::RopeTuning& tuning,
+               const char* op) {
+  const QkShape s = check_q_k_cos_sin(q, k, cos, sin, /*seq_dim=*/2, op);
+  const DType dtype = s.dtype;
+  const int64_t batch = s.batch, seq = s.seq, head_dim = s.head_dim;
   const c10::cuda::OptionalCUDAGuard guard(q.device());
   if (q.numel() == 0 && k.numel() == 0) return;
   qwen3_kernels::RopeParams p{};
@@ -277,28 +295,15 @@ std::tuple<at::Tensor, at::Tensor> rope(const at::Tensor& q, const at::Tensor& k
 void qk_norm_rope_(at::Tensor& q, at::Tensor& k, const at::Tensor& q_weight, const at::Tensor& k_weight,
                    const at::Tensor& cos, const at::Tensor& sin, double eps) {
   const char* op = "qk_norm_rope_";
-  check_cuda(q, op, "q");
-  const DType dtype = to_dtype(q, op);
-  check_same(q, k, op, "q", "k");
+  const QkShape s = check_q_k_cos_sin(q, k, cos, sin, /*seq_dim=*/1, op);
+  const DType dtype = s.dtype;
+  const int64_t batch = s.batch, seq = s.seq, head_dim = s.head_dim;
   check_same(q, q_weight, op, "q", "q_weight");
   check_same(q, k_weight, op, "q", "k_weight");
-  check_same(q, cos, op, "q", "cos");
-  check_same(q, sin, op, "q", "sin");
-  TORCH_CHECK(q.dim() == 4 && k.dim() == 4, op, ": q and k must be [batch, seq, heads, head_dim], got ", q.sizes(),
-              " and ", k.sizes());
-  const int64_t batch = q.size(0), seq = q.size(1), head_dim = q.size(3);
-  TORCH_CHECK(k.size(0) == batch && k.size(1) == seq && k.size(3) == head_dim, op,
-              ": k must match q in batch, seq and head_dim, got q ", q.sizes(), " and k ", k.sizes());
-  TORCH_CHECK(head_dim % 2 == 0, op, ": head_dim must be even for the rotate-half form, got ", head_dim);
   TORCH_CHECK(q_weight.dim() == 1 && q_weight.size(0) == head_dim && k_weight.dim() == 1 &&
                   k_weight.size(0) == head_dim,
               op, ": q_weight and k_weight must have shape [", head_dim, "], got ", q_weight.sizes(), " and ",
               k_weight.sizes());
-  TORCH_CHECK(cos.dim() == 3 && cos.sizes() == sin.sizes(), op, ": cos and sin must both be [batch, seq, head_dim], got ",
-              cos.sizes(), " and ", sin.sizes());
-  TORCH_CHECK((cos.size(0) == batch || cos.size(0) == 1) && cos.size(1) == seq && cos.size(2) == head_dim, op,
-              ": cos/sin shape ", cos.sizes(), " does not match q ", q.sizes(), " (expected [", batch, " or 1, ", seq,
-              ", ", head_dim, "])");
   TORCH_CHECK(eps >= 0.0, op, ": eps must be >= 0, got ", eps);
   // In place: a row that aliases another row (expanded views) or q overlapping k would be
   // read after another thread wrote it.
