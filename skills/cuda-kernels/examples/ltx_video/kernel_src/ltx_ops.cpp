@@ -165,16 +165,24 @@ RowConfig choose_row_config(int64_t d, int n_per_chunk, int target) {
 // Chunks per thread the heuristic aims for, by the number of operand rows the
 // kernel holds in registers (16 bytes each per chunk, 4 registers):
 //   plain (x [, w]): 4 - bf16 2048 -> 64x4, 3072 -> 96x4;
-//   modulate (x, scale, shift [, w]): 4 - 2048 -> 64x4, 3072 -> 96x4, at most 16
-//     chunks = 64 data registers per thread;
-//   fused add (x, residual, gate, scale, shift [, w]): 2 - 2048 -> 128x2,
-//     3072 -> 192x2, at most 12 chunks = 48 data registers.
-// Chosen on the H200 by benchmarks/sweep_norm_targets.sh + pick_norm_targets.py (run 4,
-// benchmarks/logs/h200_run4/target_sweep): of (plain, modulate, add) = (6,4,2), (4,2,1)
-// and (4,1,2), summed over the shapes >= 20 MB, plain 4 beat 6 by 2 % (3072 rows moved
-// from 64x6 to 96x4), modulate 4 beat 2 and 1 (by 9 % and 73 %), add 2 and 1: 2 tied
-// with itself and beat 1 by 32 %.
-int norm_target_vpt(bool mod, bool add) { return add ? 2 : mod ? 4 : 4; }
+//   modulate (x, scale, shift [, w]): 3 where the row splits into whole warps of exactly
+//     3 chunks, else 4 - 2048 -> 64x4, 3072 -> 128x3 (modulate_prefers_3);
+//   fused add (x, residual, gate, scale, shift [, w]): 4 - 2048 -> 64x4, 3072 -> 96x4.
+// Chosen on the H200 by measurement. Plain: benchmarks/sweep_norm_targets.sh +
+// pick_norm_targets.py (run 4, benchmarks/logs/h200_run4/target_sweep): 4 beat 6 by 2 %
+// summed over the shapes >= 20 MB. Modulate and fused add: bench_ops.py --sweep-adaln
+// (run 5, benchmarks/logs/h200_run5/adaln_sweep.json), every threads x chunks of the rows
+// kernel and of the column-stationary kernel on the >= 64 MB and 2688-token shapes: the
+// fused add at 4 chunks was 1.13-1.28x faster than at 2 (the earlier target sweep never
+// tried 4 for it), modulate at 3072 was 1.05x faster at 128x3 than at 96x4 and at 2048
+// fastest at 64x4; no column-stationary point beat the best rows kernel by more than 6 %.
+int norm_target_vpt(bool mod, bool add) { return add ? 4 : mod ? 4 : 4; }
+
+// Modulate only: 128x3 beat 96x4 at d = 3072 (run 5) while 2048 (no whole-warp split into
+// 3-chunk threads) stays at 64x4.
+bool modulate_prefers_3(int64_t chunks) {
+  return chunks % 3 == 0 && (chunks / 3) % 32 == 0 && chunks / 3 <= kMaxThreadsPerRow;
+}
 
 // The largest chunk count with a rows kernel for this operand set (rms_norm.cu).
 int max_rows_vpt(bool mod, bool add) { return add ? kMaxVptAdd : mod ? kMaxVptMod : 16; }
@@ -267,9 +275,15 @@ std::tuple<at::Tensor, at::Tensor> norm_forward(const NormRequest& q) {
               " and every operand 16-byte aligned with 16-byte row strides; use rows_per_block=0");
   int tpr = q.tpr, vpt = q.vpt;
   if (tpr <= 0) {
-    const RowConfig cfg = choose_row_config(d64, n, norm_target_vpt(mod, add));
-    tpr = cfg.tpr;
-    vpt = cfg.vpt;
+    const int64_t chunks = ceil_div(d64, n);
+    if (mod && !add && chunks > 32 && modulate_prefers_3(chunks)) {
+      tpr = static_cast<int>(chunks / 3);
+      vpt = 3;
+    } else {
+      const RowConfig cfg = choose_row_config(d64, n, norm_target_vpt(mod, add));
+      tpr = cfg.tpr;
+      vpt = cfg.vpt;
+    }
   }
   // Rows too long for this operand set's rows kernels, or the scalar path: the
   // loop kernel, one block of whole warps per row.
