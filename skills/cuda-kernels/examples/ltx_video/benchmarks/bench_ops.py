@@ -23,10 +23,13 @@ Copy reference (one per run, for both timers): a 2 GiB device-to-device copy_ ti
 CUDA events on the stream, outside any CUDA graph (captured, copy_ becomes a memcpy node
 that a copy engine serves, ~35 % slower on an H200).
 
-torch.compile is the slow part (~3-8 s per shape cold). The run first measures every
-other implementation while --compile-workers subprocesses compile each shape's
-torch.compile peer once, filling the on-disk Inductor/Triton caches; the main process
-then compiles each peer itself (a cache hit, ~1 s) and times it. The plan (measurement
+torch.compile is the slow part (~3-8 s per shape cold). --compile-workers subprocesses
+first compile (and run once) each shape's torch.compile peer, filling the on-disk
+Inductor/Triton caches; the main process waits for all of them to exit before it times
+anything, because their kernels would share the GPU with the timed ones (run 5: an AdaLN
+shape read 58 % of copy bandwidth with seven workers running and 69 % alone). It then
+measures every other implementation, and compiles each peer itself (a cache hit, ~1 s)
+and times it. The plan (measurement
 and compile counts, estimated seconds) is printed first; --plan prints it and exits
 (no GPU needed).
 
@@ -634,15 +637,15 @@ def plan(selected: list[dict], workers: int, sweep: bool, adaln_sweep_n: int = 0
     sweep_n = sum(len(SWEEP[s[-1]]) for s in ISSUE_SHAPES + LTX_SHAPES if s[-1] in SWEEP) if sweep else 0
     phase1 = (plain + sweep_n + adaln_sweep_n) * EST_MEASURE_S
     if workers > 0:
-        # workers fill the caches while phase 1 runs; phase 2 waits for whatever is left
-        warm_ready = EST_FIXED_S + compiles * EST_COMPILE_COLD_S / workers
-        phase2 = max(0.0, warm_ready - EST_FIXED_S - phase1) + compiles * (EST_COMPILE_WARM_S + EST_MEASURE_S)
+        # the workers fill the caches before any timing (phase 0); phase 2 then hits them
+        phase0 = compiles * EST_COMPILE_COLD_S / workers
+        phase2 = compiles * (EST_COMPILE_WARM_S + EST_MEASURE_S)
     else:
-        phase2 = compiles * (EST_COMPILE_COLD_S + EST_MEASURE_S)
+        phase0, phase2 = 0.0, compiles * (EST_COMPILE_COLD_S + EST_MEASURE_S)
     return {
         "cases": len(selected), "measurements": plain + compiles + sweep_n + adaln_sweep_n, "compiles": compiles,
         "compile_workers": workers, "sweep_measurements": sweep_n, "adaln_sweep_measurements": adaln_sweep_n,
-        "timers_per_measurement": 2, "estimated_s": round(EST_FIXED_S + phase1 + phase2),
+        "timers_per_measurement": 2, "estimated_s": round(EST_FIXED_S + phase0 + phase1 + phase2),
     }
 
 
@@ -701,6 +704,16 @@ class Warmers:
                 cmd.append("--quick")
             log = open(self.dir / f"worker{k}.log", "w")  # noqa: SIM115 - closed with the process
             self.procs.append(subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT))
+
+    def wait_all(self, timeout_s: float) -> int:
+        """Blocks until every worker has exited (or the timeout); returns how many still run."""
+        deadline = time.perf_counter() + timeout_s
+        for proc in self.procs:
+            try:
+                proc.wait(max(0.0, deadline - time.perf_counter()))
+            except subprocess.TimeoutExpired:
+                pass
+        return sum(1 for proc in self.procs if proc.poll() is None)
 
     def wait_for(self, idx: int, timeout_s: float) -> str:
         marker = self.dir / f"{idx}.done"
@@ -782,6 +795,13 @@ def main(argv: list[str] | None = None) -> int:
     # a `timeout` SIGTERM must still run the finally below, which ends the worker processes
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(124))
     warmers = Warmers(n_workers, args) if n_workers else None
+    if warmers is not None:
+        # Nothing is timed while a worker can still launch kernels on the same GPU.
+        running = warmers.wait_all(timeout_s=max(30.0, args.max_seconds / 2))
+        print(f"[{time.perf_counter() - start:.0f}s] compile warm-up done"
+              + (f"; {running} worker(s) still running were stopped" if running else ""), flush=True)
+        if running:
+            warmers.close()
     copy_gbs = copy_bandwidth_gbs()
     l2 = device_l2_bytes()
     print(f"copy bandwidth {copy_gbs:.0f} GB/s (events, outside graphs); L2 {l2 / 2**20:.0f} MiB: "
@@ -806,8 +826,8 @@ def main(argv: list[str] | None = None) -> int:
                         " rotate over >= 4x L2 of sets (at least 2), calls a multiple of the set count, no flush"),
         "timer": "triton.testing.do_bench median (L2 flushed before each call), inputs rotating the same way",
         "verdict_timer": "graph",
-        "compile_warmup": (f"{n_workers} subprocesses compiled each torch.compile peer once while the other"
-                           " implementations were measured (Inductor/Triton caches; TORCHINDUCTOR_COMPILE_THREADS=1)"
+        "compile_warmup": (f"{n_workers} subprocesses compiled each torch.compile peer once and exited before"
+                           " anything was timed (Inductor/Triton caches; TORCHINDUCTOR_COMPILE_THREADS=1)"
                            if n_workers else "none: each peer compiled cold in the main process"),
         "plan": p,
         "results": [],

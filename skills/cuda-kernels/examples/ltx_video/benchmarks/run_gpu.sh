@@ -8,7 +8,7 @@
 # ARCH defaults to 9.0 (H100/H200). Needs torch (CUDA build), triton, pytest, ninja and an
 # nvcc matching torch's CUDA major version; no diffusers. The whole run is kept under
 # LTX_RUN_BUDGET_S seconds (default 300; on an H200 with 16 cores: build ~10 s cached /
-# ~60 s cold, GPU tests ~20 s, benchmarks ~150 s as bench_ops.py's printed plan estimates).
+# ~60 s cold, GPU tests ~20 s, benchmarks ~200 s as bench_ops.py's printed plan estimates).
 # The benchmark measures every non-compile implementation first, then the torch.compile
 # peers (pre-compiled by worker processes meanwhile); if time still runs short it marks the
 # remaining compile peers skipped, and it writes its JSON after every shape.
