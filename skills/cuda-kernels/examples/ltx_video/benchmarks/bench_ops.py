@@ -36,7 +36,7 @@ and compile counts, estimated seconds) is printed first; --plan prints it and ex
     python bench_ops.py --out results.json [--package-path DIR] [--quick] [--ops rms_norm,...]
                         [--max-seconds 600] [--compile-workers 8] [--sweep] [--sweep-adaln] [--plan]
 
---sweep-adaln times the opt-in AdaLN launch knobs (README "Next: the AdaLN sweep") and
+--sweep-adaln times the opt-in AdaLN launch knobs (README "Opt-in AdaLN launch knobs") and
 writes them under the JSON key "adaln_sweep"; make_results.py does not render it.
 
 The package comes from --package-path (a build_local.py output dir), else

@@ -185,9 +185,11 @@ __global__ void __launch_bounds__(512) rms_norm_rows_kernel(const NormArgs a) {
 
 // Column-stationary AdaLN kernel (opt-in: rms_norm_modulate_with_config /
 // add_rms_norm_modulate_with_config with rows_per_block >= 1; the default ops never launch
-// it). Tests a hypothesis (README "Next: the AdaLN sweep"): that the rows kernel above is
-// held back by re-reading scale, shift (and weight, gate) from L2 for every row, which
-// adds 4-8 bytes of L2->SM traffic per element to the 4 bytes of DRAM traffic. Here `tpr`
+// it). It tested a hypothesis: that the rows kernel above is held back by re-reading
+// scale, shift (and weight, gate) from L2 for every row, which adds 4-8 bytes of L2->SM
+// traffic per element to the 4 bytes of DRAM traffic. The H200 sweep refuted it (README
+// "The AdaLN sweep (run 5)": at most 5 % faster than the best rows kernel on one shape,
+// 2-13 % slower on most); it stays as a sweep knob. Here `tpr`
 // consecutive threads own a "strip" of up to `strip_rows` consecutive rows of ONE batch
 // (the host guarantees that scale/shift/gate are per batch: constant over x's
 // second-to-last dim). The strip's weight, scale, shift and gate chunks are loaded once
