@@ -26,7 +26,13 @@ LTX_KERNELS = "examples/ltx_video/benchmarks/bench.json"
 # graph-captured copy_, and the "before" of the weighted RMSNorm.
 LTX_KERNELS_RUN2 = "examples/ltx_video/benchmarks/logs/h200_run2/bench.json"
 LTX_E2E = "examples/ltx_video/integration/results/e2e_h200.json"
+# The model scripts' own CUDA runs (scripts/transformers_injection_example.py and
+# scripts/huggingface_kernels_example.py --example qwen3_8b --real-size).
+QWEN3_INJECTION = "examples/qwen3_8b/integration/results/transformers_injection_example_h200.json"
+QWEN3_HUB = "examples/qwen3_8b/integration/results/huggingface_kernels_example_h200.json"
 H200 = "references/h200-optimization-guide.md"
+TRANSFORMERS = "references/transformers-integration.md"
+HUB = "references/huggingface-kernels-integration.md"
 TROUBLE = "references/troubleshooting.md"
 
 
@@ -150,6 +156,18 @@ QUOTES = [
     Quote(H200, LTX_E2E, _ltx_step(1, "compile+cudagraph"), "vs {} ms at batch 1", "{:.2f}"),
     Quote(H200, LTX_E2E, _ltx_step(2, "patched+compile+cudagraph"), "×), {} vs", "{:.2f}"),
     Quote(H200, LTX_E2E, _ltx_step(2, "compile+cudagraph"), "vs {} ms at batch 2", "{:.2f}"),
+    # bf16 logit errors at full size, and what a one-class Hub mapping buys vs the full patch.
+    Quote(TRANSFORMERS, QWEN3_HUB, lambda d: d["stock_rel_err_vs_float32"], "bf16 logits were {} (relative L2)", "{:.1e}"),
+    Quote(TRANSFORMERS, QWEN3_INJECTION, lambda d: d["logits_vs_unpatched"]["rel_l2"], "the patched model {} from", "{:.1e}"),
+    Quote(TRANSFORMERS, QWEN3_INJECTION, lambda d: d["performance"]["variants"]["compile"]["logits_vs_unpatched"]["rel_l2"],
+          "`torch.compile` {} (", "{:.1e}"),
+    Quote(HUB, QWEN3_HUB, lambda d: d["performance"]["variants"]["eager"]["median_ms"], "took {} ms eager", "{:.2f}"),
+    Quote(HUB, QWEN3_HUB, lambda d: d["performance"]["variants"]["kernelized"]["median_ms"], "{} ms kernelized", "{:.2f}"),
+    Quote(HUB, QWEN3_HUB, lambda d: d["performance"]["variants"]["compile"]["median_ms"], "and {} ms under", "{:.2f}"),
+    Quote(HUB, QWEN3_HUB, lambda d: d["performance"]["speedup_kernelized_vs_eager"], "{}× over eager", "{:.2f}"),
+    Quote(HUB, QWEN3_HUB, lambda d: d["performance"]["speedup_kernelized_vs_compile"], "but {}× of compile", "{:.2f}"),
+    Quote(HUB, QWEN3_INJECTION, lambda d: d["performance"]["variants"]["patched"]["median_ms"], "took {} ms against", "{:.2f}"),
+    Quote(HUB, QWEN3_INJECTION, lambda d: d["performance"]["variants"]["compile"]["median_ms"], "against {} ms for compile", "{:.2f}"),
     # The graph-captured copy the troubleshooting guide warns about (the current ltx_video
     # benchmark no longer times it; run 2's JSON holds it).
     Quote(TROUBLE, LTX_KERNELS_RUN2, lambda d: d["copy_bandwidth_graph_gbs"],
