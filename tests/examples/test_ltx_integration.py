@@ -713,6 +713,17 @@ def test_injection_example_cpu_path(ltx_kernels, tmp_path):
     assert set(data["median_ms"]) == {"eager", "patched", "compile", "patched+compile"}
     assert data["rel_err_patched_vs_eager"] <= REL_TOL[torch.float32]
     assert "speedup" in proc.stdout
+    times = data["median_ms"]
+    assert data["speedups"]["patched+compile_vs_compile"] == pytest.approx(times["compile"] / times["patched+compile"])
+    # Bandwidth context as every model script reports it; on CPU there is no copy bandwidth
+    # to compare with, and the report says why.
+    assert data["copy_bandwidth_gbps"] is None and "CUDA only" in data["copy_bandwidth_note"]
+    assert data["weight_bytes"] > 0 and "lower bound" in data["weight_bytes_note"]
+    assert "matmul- and attention-bound" in data["roofline_note"]
+    assert set(data["traffic"]) == set(times)
+    for name, ms in times.items():
+        assert data["traffic"][name]["weight_gbps"] == pytest.approx(data["weight_bytes"] / (ms * 1e-3) / 1e9)
+        assert data["traffic"][name]["weight_pct_of_copy_bw"] is None
 
 
 def test_injection_example_rejects_bad_arguments():

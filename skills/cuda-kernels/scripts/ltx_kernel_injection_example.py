@@ -26,10 +26,13 @@ The pattern, in the order this script runs it:
     python ltx_kernel_injection_example.py --device cpu                 # tiny model, CI
     python ltx_kernel_injection_example.py --device cuda --out ltx.json # H200: full size
 
-Reports the median time per denoising step of each configuration and the speedups vs
-eager and vs torch.compile (an end-to-end step is matmul- and attention-bound, so
-bandwidth figures belong to the kernel micro-benchmarks, not here). Exit code 1 if the
-patched output is not within tolerance of the unpatched one, 2 for bad arguments.
+Reports the median time per denoising step of each configuration, the speedups vs eager
+and vs torch.compile, the copy bandwidth measured in the same run (CUDA only) and each
+configuration's weight traffic (parameter bytes per step / time) as GB/s and % of that
+copy bandwidth. A step is matmul- and attention-bound, so that % is context for the
+weight-bytes roofline, not a target: the kernels' own bandwidth figures are in
+examples/ltx_video/RESULTS.md. Exit code 1 if the patched output is not within tolerance
+of the unpatched one, 2 for bad arguments.
 """
 
 from __future__ import annotations
@@ -76,6 +79,16 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     if args.warmup is not None and args.warmup < 0:
         p.error("--warmup must be >= 0")
     return args
+
+
+def measuring():
+    """benchmark_example.py, imported from this script's folder: the one definition of the
+    same-run copy bandwidth and the weight bytes of a forward that every model script reports."""
+    if str(Path(__file__).resolve().parent) not in sys.path:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import benchmark_example  # noqa: PLC0415 - lazily: `--help` must work without torch
+
+    return benchmark_example
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -159,6 +172,18 @@ def main(argv: list[str] | None = None) -> int:
     if "compile" in times:
         speedups["patched+compile_vs_compile"] = times["compile"] / times["patched+compile"]
     print("    speedup: " + ", ".join(f"{k} {v:.2f}x" for k, v in sorted(speedups.items())))
+    bandwidth = measuring().copy_bandwidth_gbps(torch, args.device)
+    weight_bytes = measuring().weight_bytes_per_forward(model, args.batch * shape.tokens())
+    traffic = {}
+    for name, ms in times.items():
+        gbps = weight_bytes / (ms * 1e-3) / 1e9
+        traffic[name] = {"weight_gbps": gbps, "weight_pct_of_copy_bw": 100 * gbps / bandwidth if bandwidth else None}
+    if bandwidth:
+        print(f"    copy bandwidth (same run): {bandwidth:.0f} GB/s; weight bytes per step "
+              f"{weight_bytes / 1e9:.2f} GB (a lower bound of the traffic):")
+        for name, t in traffic.items():
+            print(f"      {name:<16} {t['weight_gbps']:8.1f} GB/s = {t['weight_pct_of_copy_bw']:5.1f} % of copy")
+        print("    (a step is matmul- and attention-bound: context for the roofline, not a target)")
     if not cuda:
         print("    (tiny model on CPU, compiled with aot_eager: this checks the wiring; the times mean nothing)")
 
@@ -177,6 +202,15 @@ def main(argv: list[str] | None = None) -> int:
             "rel_err_patched_vs_eager": rel_err,
             "median_ms": times,
             "speedups": speedups,
+            "copy_bandwidth_gbps": bandwidth,
+            "copy_bandwidth_note": ("median of 1 GiB device-to-device copies in this run, read + write bytes"
+                                    if bandwidth else "CUDA only: a CPU copy says nothing about the GPU"),
+            "weight_bytes": weight_bytes,
+            "weight_bytes_note": "parameter bytes one step reads; activations and re-reads not counted: "
+                                 "a lower bound of the traffic",
+            "roofline_note": "a denoising step is matmul- and attention-bound: weight GB/s and % of copy "
+                             "bandwidth are context for the weight-bytes roofline, not a target",
+            "traffic": traffic,
         }
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(result, indent=2) + "\n")
