@@ -76,11 +76,21 @@ def test_the_adaln_sweep_is_opt_in_counted_and_covers_the_big_and_ltx_shapes(ben
     per_op = sum(len(bench_ops.adaln_sweep_grid(s[-1])) + 1 for s in shapes)  # + the default op
     assert plan["adaln_sweep_measurements"] == 2 * per_op
     assert plan["measurements"] == plan["adaln_sweep_measurements"] + 3 * plan["cases"]  # kernel, eager, compile
-    # every (threads, chunks) gets the rows-kernel baseline and every rows_per_block x flags point
+    # every (threads, chunks) gets the rows kernel with scale/shift held early (flags 0) and
+    # read late (4, blocks of <= 256 threads only), and every rows_per_block x flags point
     grid = bench_ops.adaln_sweep_grid(2048)
-    assert (64, 4, 0, 0) in grid and (64, 4, 16, 3) in grid
-    assert all(f == 0 for _, _, r, f in grid if r == 0)
-    assert plan["estimated_s"] <= 480
+    assert (64, 4, 0, 0) in grid and (64, 4, 0, 4) in grid and (64, 4, 16, 3) in grid
+    assert all(f in (0, 4) for _, _, r, f in grid if r == 0)
+    assert all(r == 0 for _, _, r, f in grid if f & 4)
+    assert all(t <= 256 for t, _, _, f in grid if f & 4)
+    assert plan["estimated_s"] <= 500
+    # --adaln-rows-only: just the rows kernel's points
+    rows_only = bench_ops.adaln_sweep_grid(3072, colstat=False)
+    assert rows_only and all(r == 0 for _, _, r, _ in rows_only) and (128, 3, 0, 4) in rows_only
+    assert bench_ops.main(["--plan", "--sweep-adaln", "--adaln-rows-only", "--ops", ops, "--out", out,
+                           "--compile-workers", "7"]) == 0
+    small = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert small["adaln_sweep_measurements"] == 2 * sum(len(bench_ops.adaln_sweep_grid(s[-1], False)) + 1 for s in shapes)
 
 
 @pytest.mark.parametrize("nbytes", [1 << 20, 8_392_704, 67_000_000, 201_000_000, 805_000_000, 4 << 30])

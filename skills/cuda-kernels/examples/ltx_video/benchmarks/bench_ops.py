@@ -34,10 +34,12 @@ and compile counts, estimated seconds) is printed first; --plan prints it and ex
 (no GPU needed).
 
     python bench_ops.py --out results.json [--package-path DIR] [--quick] [--ops rms_norm,...]
-                        [--max-seconds 600] [--compile-workers 8] [--sweep] [--sweep-adaln] [--plan]
+                        [--max-seconds 600] [--compile-workers 8] [--sweep] [--sweep-adaln
+                        [--adaln-rows-only]] [--plan]
 
 --sweep-adaln times the opt-in AdaLN launch knobs (README "Opt-in AdaLN launch knobs") and
 writes them under the JSON key "adaln_sweep"; make_results.py does not render it.
+--adaln-rows-only leaves the column-stationary grid out (rows kernel, flags 0 and 4 only).
 
 The package comes from --package-path (a build_local.py output dir), else
 LTX_VIDEO_KERNELS_PATH, else an importable ltx_video_kernels. No diffusers needed.
@@ -97,7 +99,8 @@ SWEEP = {
 # The AdaLN sweep (--sweep-adaln): rms_norm_modulate and add_rms_norm_modulate through their
 # *_with_config ops on the shapes that move >= 64 MB and the 2688-token LTX shapes. For
 # each (threads per row, chunks per thread): rows_per_block 0 (the default rows kernel at
-# that config) and the column-stationary kernel at every rows_per_block x flags below
+# that config, with flags 0 and 4 = scale/shift read after the reduction) and, unless
+# --adaln-rows-only, the column-stationary kernel at every rows_per_block x flags below
 # (flags bit 0 = streaming cache hints, bit 1 = prefetch the next row). The default op
 # itself is timed in the same row.
 ADALN_SWEEP_TPR_VPT = {
@@ -106,6 +109,8 @@ ADALN_SWEEP_TPR_VPT = {
 }
 ADALN_SWEEP_ROWS = [1, 4, 16, 64]
 ADALN_SWEEP_FLAGS = [0, 1, 2, 3]
+ADALN_ROWS_FLAGS = [0, 4]
+ADALN_LATE_MAX_TPR = 256  # flag 4 runs blocks of at most 256 threads (kMaxLateBlock)
 ADALN_SWEEP_OPS = ("rms_norm_modulate", "add_rms_norm_modulate")
 
 
@@ -114,19 +119,21 @@ def adaln_sweep_shapes() -> list[tuple[int, int, int]]:
     return big + LTX_SHAPES
 
 
-def adaln_sweep_grid(d: int) -> list[tuple[int, int, int, int]]:
+def adaln_sweep_grid(d: int, colstat: bool = True) -> list[tuple[int, int, int, int]]:
     """(threads_per_row, chunks_per_thread, rows_per_block, flags) timed for hidden size d."""
     grid = []
     for tpr, vpt in ADALN_SWEEP_TPR_VPT.get(d, []):
-        grid.append((tpr, vpt, 0, 0))
-        grid += [(tpr, vpt, r, f) for r in ADALN_SWEEP_ROWS for f in ADALN_SWEEP_FLAGS]
+        grid += [(tpr, vpt, 0, f) for f in ADALN_ROWS_FLAGS if f == 0 or tpr <= ADALN_LATE_MAX_TPR]
+        if colstat:
+            grid += [(tpr, vpt, r, f) for r in ADALN_SWEEP_ROWS for f in ADALN_SWEEP_FLAGS]
     return grid
 
 
-def adaln_sweep_count(ops: set[str]) -> int:
+def adaln_sweep_count(ops: set[str], colstat: bool = True) -> int:
     """Measurements of --sweep-adaln: every grid point plus the default op, per op and shape."""
     n_ops = sum(1 for op in ADALN_SWEEP_OPS if not ops or op in ops)
-    return n_ops * sum(len(adaln_sweep_grid(s[-1])) + 1 for s in adaln_sweep_shapes() if s[-1] in ADALN_SWEEP_TPR_VPT)
+    return n_ops * sum(len(adaln_sweep_grid(s[-1], colstat)) + 1 for s in adaln_sweep_shapes()
+                       if s[-1] in ADALN_SWEEP_TPR_VPT)
 
 
 # Seconds per item for the printed estimate (H200, 16 cores; from earlier runs).
@@ -557,7 +564,7 @@ def run_sweep(pkg, runner: Runner, shapes: list[tuple[int, int, int]]) -> list[d
     return rows
 
 
-def run_adaln_sweep(pkg, runner: Runner, ops: set[str]) -> list[dict]:
+def run_adaln_sweep(pkg, runner: Runner, ops: set[str], colstat: bool = True) -> list[dict]:
     """Times every adaln_sweep_grid point of each AdaLN op against the default op, per shape;
     each point's output on input set 0 is compared with the default op's (max_rel_diff)."""
     rows = []
@@ -601,7 +608,7 @@ def run_adaln_sweep(pkg, runner: Runner, ops: set[str]) -> list[dict]:
             row["default"] = {k: v for k, v in runner.measure(default, sets, nbytes).items() if k in keep}
             want = default(*sets[0])
             want = want if isinstance(want, tuple) else (want,)
-            for tpr, vpt, rpb, flags in adaln_sweep_grid(d):
+            for tpr, vpt, rpb, flags in adaln_sweep_grid(d, colstat):
                 fn = configured(tpr, vpt, rpb, flags)
                 entry: dict[str, Any] = {"threads_per_row": tpr, "chunks_per_thread": vpt, "rows_per_block": rpb,
                                          "flags": flags}
@@ -761,6 +768,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="also time the AdaLN *_with_config grid (rows kernel vs column-stationary kernel:"
                              " threads x chunks, rows per block, cache-hint/prefetch flags) on the >= 64 MB and"
                              " 2688-token shapes; written under 'adaln_sweep'")
+    parser.add_argument("--adaln-rows-only", action="store_true",
+                        help="with --sweep-adaln: only the rows kernel (flags 0 and 4), not the column-stationary grid")
     parser.add_argument("--plan", action="store_true", help="print the measurement plan and estimate, then exit")
     parser.add_argument("--compile-worker", help=argparse.SUPPRESS)  # k/n, internal
     parser.add_argument("--warm-dir", type=Path, help=argparse.SUPPRESS)
@@ -773,7 +782,7 @@ def main(argv: list[str] | None = None) -> int:
         except (ImportError, OSError):  # the plan only counts cases: no package or GPU needed
             pkg = types.SimpleNamespace(reference=None)
         p = plan(select_cases(pkg, args.quick, ops), max(0, args.compile_workers), args.sweep,
-                 adaln_sweep_count(ops) if args.sweep_adaln else 0)
+                 adaln_sweep_count(ops, not args.adaln_rows_only) if args.sweep_adaln else 0)
         print(plan_text(p))
         print(json.dumps(p))
         return 0
@@ -790,7 +799,7 @@ def main(argv: list[str] | None = None) -> int:
     n_workers = max(0, args.compile_workers)
     if not any(is_compiled(i) for c in selected for i in c["impls"].values()):
         n_workers = 0
-    p = plan(selected, n_workers, args.sweep, adaln_sweep_count(ops) if args.sweep_adaln else 0)
+    p = plan(selected, n_workers, args.sweep, adaln_sweep_count(ops, not args.adaln_rows_only) if args.sweep_adaln else 0)
     print(plan_text(p), flush=True)
     # a `timeout` SIGTERM must still run the finally below, which ends the worker processes
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(124))
@@ -874,9 +883,10 @@ def main(argv: list[str] | None = None) -> int:
                 " default op and every threads x chunks / rows_per_block / flags point of the *_with_config op,"
                 " same rotated graph timer and do_bench as the main table; rows_per_block 0 = the default rows"
                 " kernel at that config, >= 1 = the column-stationary kernel; flags 1 = streaming cache hints,"
-                " 2 = prefetch the next row")
+                " 2 = prefetch the next row (column-stationary), 4 = scale/shift read after the reduction (rows"
+                " kernel)")
             result["adaln_sweep"] = []
-            for row in run_adaln_sweep(pkg, runner, ops):
+            for row in run_adaln_sweep(pkg, runner, ops, not args.adaln_rows_only):
                 result["adaln_sweep"].append(row)
                 save()
     finally:

@@ -92,7 +92,12 @@ constexpr int kMaxThreadsPerRow = 512;
 // alignment and divisibility (ltx_ops.cpp). The operand set (weight, scale/shift,
 // residual) is read from the non-null pointers of `a`; rows per block come from
 // norm_rows_per_block(a.tpr) (ltx_common.cuh).
-void launch_rms_norm_rows(DType dt, const NormArgs& a, int vpt, cudaStream_t stream);
+// late: the AdaLN kernels read scale/shift after the reduction (rms_norm_kernels.cuh, LATE),
+// blocks of at most kMaxLateBlock threads; only the *_with_config ops set it (flag
+// kRowsLateModulation, rows_per_block 0).
+constexpr int kRowsLateModulation = 4;
+constexpr int kMaxLateBlock = 256;
+void launch_rms_norm_rows(DType dt, const NormArgs& a, int vpt, bool late, cudaStream_t stream);
 // One block of `block` threads per row, two reads of x; vec = 16-byte path.
 void launch_rms_norm_loop(DType dt, const NormArgs& a, int block, bool vec, cudaStream_t stream);
 // Opt-in column-stationary AdaLN kernel (rms_norm_kernels.cuh): 16-byte path, scale and

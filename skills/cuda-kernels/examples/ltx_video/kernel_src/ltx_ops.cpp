@@ -212,6 +212,7 @@ struct NormRequest {
   int vpt = -1;
   int strip_rows = 0;  // > 0: the opt-in column-stationary kernel (the *_with_config ops)
   int colstat_flags = 0;
+  bool late_modulation = false;  // rows kernel reads scale/shift after the reduction (sweep knob)
 };
 
 // The column-stationary kernel keeps one batch's scale/shift/gate rows in registers while
@@ -334,7 +335,7 @@ std::tuple<at::Tensor, at::Tensor> norm_forward(const NormRequest& q) {
   if (vpt == 0)
     launch_rms_norm_loop(dtype_of(x), a, tpr, vec, stream);
   else
-    launch_rms_norm_rows(dtype_of(x), a, vpt, stream);
+    launch_rms_norm_rows(dtype_of(x), a, vpt, q.late_modulation && scale.defined(), stream);
   return {out, residual_out};
 }
 
@@ -519,9 +520,16 @@ void check_adaln_config(const char* op, const at::Tensor& x, int64_t tpr, int64_
               kMaxThreadsPerRow, ", got ", tpr);
   TORCH_CHECK(strip_rows >= 0 && strip_rows <= kMaxStripRows, op, ": rows_per_block must be 0 (the default rows",
               " kernel) or 1..", kMaxStripRows, " (the column-stationary kernel), got ", strip_rows);
-  TORCH_CHECK(flags >= 0 && flags <= (kColstatStream | kColstatPrefetch), op,
-              ": flags is a bit set (1 = streaming cache hints, 2 = prefetch the next row), got ", flags);
-  TORCH_CHECK(strip_rows > 0 || flags == 0, op, ": flags need the column-stationary kernel (rows_per_block >= 1)");
+  TORCH_CHECK(flags >= 0 && flags <= (kColstatStream | kColstatPrefetch | kRowsLateModulation), op,
+              ": flags is a bit set (1 = streaming cache hints, 2 = prefetch the next row, 4 = read scale/shift",
+              " after the reduction), got ", flags);
+  TORCH_CHECK(strip_rows > 0 || (flags & ~kRowsLateModulation) == 0, op,
+              ": flags 1 and 2 need the column-stationary kernel (rows_per_block >= 1)");
+  TORCH_CHECK(strip_rows == 0 || (flags & kRowsLateModulation) == 0, op,
+              ": flag 4 (late scale/shift) is the rows kernel's (rows_per_block 0)");
+  TORCH_CHECK((flags & kRowsLateModulation) == 0 || (vpt >= 1 && tpr <= kMaxLateBlock), op,
+              ": flag 4 (late scale/shift) needs chunks_per_thread >= 1 and at most ", kMaxLateBlock,
+              " threads per row");
   const int64_t n = 16 / x.element_size();
   const int64_t d = x.dim() >= 1 ? x.size(-1) : 0;
   if (strip_rows == 0) {
@@ -553,7 +561,8 @@ at::Tensor rms_norm_modulate_with_config(const at::Tensor& x, const std::optiona
   q.tpr = static_cast<int>(threads_per_row);
   q.vpt = static_cast<int>(chunks_per_thread);
   q.strip_rows = static_cast<int>(rows_per_block);
-  q.colstat_flags = static_cast<int>(flags);
+  q.colstat_flags = static_cast<int>(flags & ~ltx::kRowsLateModulation);
+  q.late_modulation = (flags & ltx::kRowsLateModulation) != 0;
   return std::get<0>(ltx::norm_forward(q));
 }
 
@@ -568,7 +577,8 @@ std::tuple<at::Tensor, at::Tensor> add_rms_norm_modulate_with_config(
   q.tpr = static_cast<int>(threads_per_row);
   q.vpt = static_cast<int>(chunks_per_thread);
   q.strip_rows = static_cast<int>(rows_per_block);
-  q.colstat_flags = static_cast<int>(flags);
+  q.colstat_flags = static_cast<int>(flags & ~ltx::kRowsLateModulation);
+  q.late_modulation = (flags & ltx::kRowsLateModulation) != 0;
   return ltx::norm_forward(q);
 }
 

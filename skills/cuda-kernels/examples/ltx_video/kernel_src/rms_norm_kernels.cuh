@@ -40,8 +40,16 @@ __device__ __forceinline__ void finish_chunk(const Pack<T, N>& v, float rstd, co
 // flight per SM, is set by the register count. Above 6 chunks per thread (reachable only
 // through rms_norm_with_config or rows longer than 512 x 6 chunks) the weight is read
 // after the reduction instead: held early next to 8-16 x chunks it spills (ptxas -v).
-template <typename T, int VPT, bool HAS_W, bool MOD, bool ADD>
-__global__ void __launch_bounds__(512) rms_norm_rows_kernel(const NormArgs a) {
+// LATE (AdaLN only; opt-in through the *_with_config ops' flag 4): scale and shift are
+// read after the reduction, chunk by chunk, instead of next to x. They are per-batch rows
+// that every row of the batch re-reads, so the late read should hit L1/L2, while holding
+// them early costs 8 registers per chunk: 92 instead of 52 for modulate at 4 chunks
+// (ptxas -v, sm_90), 5 resident 128-thread blocks per SM instead of 9. The launch bounds
+// cap the late kernels at 64 registers (modulate) and 80 (fused add), so the lower
+// pressure turns into resident blocks, i.e. more bytes in flight per SM.
+template <typename T, int VPT, bool HAS_W, bool MOD, bool ADD, bool LATE = false>
+__global__ void __launch_bounds__(LATE ? 256 : 512, LATE ? (ADD ? 3 : 4) : 1) rms_norm_rows_kernel(const NormArgs a) {
+  static_assert(!LATE || MOD, "LATE is the AdaLN kernels' variant");
   constexpr int N = VecWidth<T>::value;
   using P = Pack<T, N>;
   __shared__ float red[32];
@@ -64,7 +72,7 @@ __global__ void __launch_bounds__(512) rms_norm_rows_kernel(const NormArgs a) {
     const bool active = row < a.rows;
     P v[VPT];
     P wv[kEarlyW ? VPT : 1];
-    P sv[MOD ? VPT : 1], hv[MOD ? VPT : 1];
+    P sv[MOD && !LATE ? VPT : 1], hv[MOD && !LATE ? VPT : 1];
     float ss[1] = {0.0f};
     if (active) {
       const T* __restrict__ xr = x + a.xi(row);
@@ -95,7 +103,7 @@ __global__ void __launch_bounds__(512) rms_norm_rows_kernel(const NormArgs a) {
           if (e < d) load_pack<true>(wv[k], w + e, N);
         }
       }
-      if constexpr (MOD) {
+      if constexpr (MOD && !LATE) {
         const T* __restrict__ srow = scale + a.si(row);
         const T* __restrict__ hrow = shift + a.hi(row);
 #pragma unroll
@@ -147,6 +155,8 @@ __global__ void __launch_bounds__(512) rms_norm_rows_kernel(const NormArgs a) {
     if (active) {
       const float rstd = rsqrtf(ss[0] * inv_d + a.eps);
       T* __restrict__ orow = out + row * d;
+      const T* __restrict__ srow_late = LATE ? scale + a.si(row) : nullptr;
+      const T* __restrict__ hrow_late = LATE ? shift + a.hi(row) : nullptr;
 #pragma unroll
       for (int k = 0; k < VPT; ++k) {
         const int e = (lane + k * tpr) * N;
@@ -169,8 +179,16 @@ __global__ void __launch_bounds__(512) rms_norm_rows_kernel(const NormArgs a) {
           }
           if constexpr (MOD) {
             float sf[N], hf[N];
-            unpack(sv[k], sf);
-            unpack(hv[k], hf);
+            if constexpr (LATE) {
+              P sl, hl;
+              load_pack<true>(sl, srow_late + e, N);
+              load_pack<true>(hl, hrow_late + e, N);
+              unpack(sl, sf);
+              unpack(hl, hf);
+            } else {
+              unpack(sv[k], sf);
+              unpack(hv[k], hf);
+            }
 #pragma unroll
             for (int i = 0; i < N; ++i) y[i] = fmaf(y[i], 1.0f + sf[i], hf[i]);
           }

@@ -291,8 +291,9 @@ def test_norm_family_where_the_launch_path_switches(kernels: ModuleType, dtype, 
 
 
 # ------------------------------------------- AdaLN *_with_config (the opt-in sweep ops)
-# rows_per_block 0 forces the default rows kernel; >= 1 runs the column-stationary kernel
-# (one batch's scale/shift/gate/weight held in registers over rows_per_block rows).
+# rows_per_block 0 forces the default rows kernel (flag 4: scale/shift read after the
+# reduction); >= 1 runs the column-stationary kernel (one batch's scale/shift/gate/weight
+# held in registers over rows_per_block rows).
 ADALN_FLAGS = [0, 1, 2, 3]  # bit 0: streaming cache hints, bit 1: prefetch the next row
 
 
@@ -306,7 +307,8 @@ def _adaln_configs(d: int, n: int) -> list[tuple[int, int]]:
 @pytest.mark.parametrize("rows_per_block", [0, 1, 3, 8, 64])
 def test_adaln_with_config_matches_float64_and_the_rows_kernel(kernels: ModuleType, dtype, d, rows_per_block) -> None:
     # 3 batches of 13 rows: 13 % 3 and 13 % 8 leave short last strips; 64 > 13: one strip
-    # per batch. Every flag, weight or not, gated and ungated add.
+    # per batch. Every flag, weight or not, gated and ungated add; rows_per_block 0 with flag
+    # 4 must equal the rows kernel with scale/shift held early bit for bit.
     b, s = 3, 13
     n = 16 // torch.empty((), dtype=dtype).element_size()
     x = randn(b, s, d, dtype=dtype, scale=2.0)
@@ -314,8 +316,14 @@ def test_adaln_with_config_matches_float64_and_the_rows_kernel(kernels: ModuleTy
     w = randn(d, dtype=dtype, seed=4, scale=0.4, shift=1.0)
     table = _ada_table(b, 1, d, dtype)
     shift, scale, gate = table[:, :, 0], table[:, :, 1], table[:, :, 2]
-    flags = ADALN_FLAGS if rows_per_block else [0]
-    for (tpr, vpt), weight, fl in itertools.product(_adaln_configs(d, n), (None, w), flags):
+
+    def flags_for(tpr: int) -> list[int]:
+        if rows_per_block:
+            return ADALN_FLAGS
+        return [0, 4] if tpr <= 256 else [0]  # flag 4: blocks of at most 256 threads
+
+    points = [(t, v, wt, f) for (t, v), wt in itertools.product(_adaln_configs(d, n), (None, w)) for f in flags_for(t)]
+    for tpr, vpt, weight, fl in points:
         poison(((b, s, d), dtype))
         out = kernels.rms_norm_modulate_with_config(x, weight, scale, shift, 1e-6, tpr, vpt, rows_per_block, fl)
         assert_close(out, exact.modulate(exact.rms_norm(x, weight, 1e-6), scale, shift), dtype)
@@ -371,10 +379,14 @@ def test_adaln_with_config_refuses_what_it_cannot_run(kernels: ModuleType) -> No
         f(x, None, s, h, 1e-6, 32, 4, 4, 0)
     with pytest.raises(RuntimeError, match="rows_per_block"):
         f(x, None, s, h, 1e-6, 64, 4, -1, 0)
-    with pytest.raises(RuntimeError, match="flags need"):
+    with pytest.raises(RuntimeError, match="flags 1 and 2 need"):
         f(x, None, s, h, 1e-6, 64, 4, 0, 1)
     with pytest.raises(RuntimeError, match="bit set"):
+        f(x, None, s, h, 1e-6, 64, 4, 4, 8)
+    with pytest.raises(RuntimeError, match="rows kernel's"):
         f(x, None, s, h, 1e-6, 64, 4, 4, 4)
+    with pytest.raises(RuntimeError, match="at most 256 threads per row"):
+        f(x, None, s, h, 1e-6, 512, 1, 0, 4)
     # awkward widths and misaligned views: only the 16-byte path exists, so refused, not rerouted
     odd = randn(2, 5, 1001)
     to = _ada_table(2, 1, 1001, torch.bfloat16)

@@ -29,8 +29,9 @@ at::Tensor rms_norm_with_config(const at::Tensor& x, const std::optional<at::Ten
 
 // The AdaLN norms with an explicit launch configuration, for the opt-in sweep
 // (benchmarks/bench_ops.py --sweep-adaln) and tests. rows_per_block 0: the default rows
-// kernel forced to threads_per_row x chunks_per_thread (0 chunks = looping kernel), flags
-// must be 0. rows_per_block >= 1: the column-stationary kernel - each group of
+// kernel forced to threads_per_row x chunks_per_thread (0 chunks = looping kernel); flags 0,
+// or 4 = read scale/shift after the reduction (fewer registers; threads_per_row <= 256).
+// rows_per_block >= 1: the column-stationary kernel - each group of
 // threads_per_row threads keeps one batch's weight/scale/shift/gate chunks in registers
 // and normalizes up to rows_per_block consecutive rows of that batch; flags bit 0 =
 // streaming cache hints on x/residual/outputs, bit 1 = prefetch the next row's x.

@@ -56,7 +56,7 @@ static int rpb(int tpr) { return tpr >= 256 ? 1 : 256 / tpr; }
 // or, per_token, of [B, S, 6, D] (LTX-Video 0.9.5+'s per-token timestep embedding).
 template <typename T>
 void test_norm(int B, int S, int D, int tpr, int vpt, bool weight, bool mod, bool add, bool gate, int pad,
-               bool per_token = false) {
+               bool per_token = false, bool late = false) {
   const int N = VecWidth<T>::value;
   int64_t rows = (int64_t)B * S, rs = D + pad;
   auto xs = rand_vec<T>(rows * rs, 2.0f), rsd = rand_vec<T>(rows * rs, 1.5f);
@@ -83,7 +83,10 @@ void test_norm(int B, int S, int D, int tpr, int vpt, bool weight, bool mod, boo
       auto go = [&](auto wc, auto mc, auto ac) {
         constexpr bool W = decltype(wc)::value, M = decltype(mc)::value, A = decltype(ac)::value;
         if constexpr ((M || A) && V > kMaxVptMod) { std::abort(); }
-        else emu_launch(grid, r * tpr, [&] { rms_norm_rows_kernel<T, V, W, M, A>(a); });
+        else if constexpr (M) {
+          if (late) emu_launch(grid, r * tpr, [&] { rms_norm_rows_kernel<T, V, W, M, A, true>(a); });
+          else emu_launch(grid, r * tpr, [&] { rms_norm_rows_kernel<T, V, W, M, A>(a); });
+        } else emu_launch(grid, r * tpr, [&] { rms_norm_rows_kernel<T, V, W, M, A>(a); });
       };
       using F = std::false_type; using Tr = std::true_type;
       if (weight) { if (mod) { if (add) go(Tr{}, Tr{}, Tr{}); else go(Tr{}, Tr{}, F{}); } else { if (add) go(Tr{}, F{}, Tr{}); else go(Tr{}, F{}, F{}); } }
@@ -128,6 +131,7 @@ void test_norm(int B, int S, int D, int tpr, int vpt, bool weight, bool mod, boo
   }
   std::string what = std::string("norm ") + tn<T>() + " D=" + std::to_string(D) + " tpr=" + std::to_string(tpr) + " vpt=" + std::to_string(vpt) +
       (weight ? " w" : "") + (mod ? " mod" : "") + (add ? " add" : "") + (gate ? " gate" : "") + (per_token ? " per-token" : "") +
+      (late ? " late" : "") +
       " pad=" + std::to_string(pad);
   check(what.c_str(), out, ref);
   if (add) check((what + " residual").c_str(), rout, href);
@@ -326,6 +330,12 @@ template <typename T> void all() {
       test_norm<T>(2, 3, D, tpr, vpt, true, true, true, true, 8, true);
       test_norm<T>(1, 3, D, tpr, vpt, true, false, true, false, 8);
       test_norm<T>(1, 3, D, tpr, vpt, false, false, true, true, 0, true);
+      // scale/shift read after the reduction (flag 4 of the *_with_config ops)
+      if (tpr <= kMaxLateBlock) {
+        test_norm<T>(2, 5, D, tpr, vpt, false, true, false, false, 8, false, true);
+        test_norm<T>(2, 3, D, tpr, vpt, true, true, true, true, 8, true, true);
+        test_norm<T>(2, 3, D, tpr, vpt, false, true, true, true, 0, false, true);
+      }
     }
   }
   // column-stationary AdaLN kernel (opt-in sweep ops): every flag, with and without the

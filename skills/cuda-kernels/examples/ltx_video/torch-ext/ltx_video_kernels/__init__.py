@@ -196,6 +196,7 @@ def rms_norm_with_config(
 # AdaLN launch knobs of the *_with_config ops (flags bits).
 ADALN_STREAM = 1  # ld.global.cs / st.global.cs on x, residual and the outputs
 ADALN_PREFETCH = 2  # request the next row's x before reducing this one
+ADALN_LATE = 4  # rows kernel: read scale/shift after the reduction (fewer registers)
 
 
 def rms_norm_modulate_with_config(
@@ -212,7 +213,9 @@ def rms_norm_modulate_with_config(
     """rms_norm_modulate with a forced launch configuration, for the AdaLN sweep (CUDA only).
 
     ``rows_per_block=0``: the default rows kernel at ``threads_per_row`` x
-    ``chunks_per_thread`` (0 chunks = the looping kernel); ``flags`` must be 0.
+    ``chunks_per_thread`` (0 chunks = the looping kernel); ``flags`` 0 or ADALN_LATE
+    (scale/shift read after the reduction, not held next to x: fewer registers, more
+    resident blocks; threads_per_row <= 256, chunks_per_thread >= 1).
     ``rows_per_block >= 1``: the column-stationary kernel - each group of threads_per_row
     threads (<= 256) loads one batch's weight/scale/shift chunks once and normalizes up to
     rows_per_block consecutive rows of that batch with them (chunks_per_thread 1-4);
