@@ -135,3 +135,15 @@ def test_format_2_verdicts_follow_the_rotated_graph_timer(make_results) -> None:
 def test_format_2_summary_reports_the_graph_verdict(make_results) -> None:
     out = make_results.summary(_v2_data(kernel_graph_us=100.0))
     assert "yes (100.0 vs 80)" in out.splitlines()[-1]
+
+
+def test_the_rope_sweep_is_opt_in_and_times_every_kernel_choice_on_every_shape(bench_ops, tmp_path, capsys) -> None:
+    out = str(tmp_path / "x.json")
+    assert bench_ops.main(["--plan", "--ops", "rope_interleaved", "--out", out]) == 0
+    assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["rope_sweep_measurements"] == 0
+    assert bench_ops.main(["--plan", "--sweep-rope", "--ops", "rope_interleaved", "--out", out]) == 0
+    plan = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    shapes = bench_ops.ISSUE_SHAPES + bench_ops.LTX_SHAPES
+    # the per-row kernel (0), the flat kernel at 1, 2 and 4 chunks per thread, and the default op
+    assert bench_ops.ROPE_SWEEP_CPT == [0, 1, 2, 4]
+    assert plan["rope_sweep_measurements"] == len(shapes) * 5

@@ -35,11 +35,12 @@ and compile counts, estimated seconds) is printed first; --plan prints it and ex
 
     python bench_ops.py --out results.json [--package-path DIR] [--quick] [--ops rms_norm,...]
                         [--max-seconds 600] [--compile-workers 8] [--sweep] [--sweep-adaln
-                        [--adaln-rows-only]] [--plan]
+                        [--adaln-rows-only]] [--sweep-rope] [--plan]
 
 --sweep-adaln times the opt-in AdaLN launch knobs (README "Opt-in AdaLN launch knobs") and
 writes them under the JSON key "adaln_sweep"; make_results.py does not render it.
 --adaln-rows-only leaves the column-stationary grid out (rows kernel, flags 0 and 4 only).
+--sweep-rope times rope_interleaved's per-row and flat kernels (JSON key "rope_sweep").
 
 The package comes from --package-path (a build_local.py output dir), else
 LTX_VIDEO_KERNELS_PATH, else an importable ltx_video_kernels. No diffusers needed.
@@ -137,6 +138,16 @@ def adaln_sweep_count(ops: set[str], colstat: bool = True) -> int:
 
 
 # Seconds per item for the printed estimate (H200, 16 cores; from earlier runs).
+# The RoPE sweep (--sweep-rope): rope_interleaved_with_config at each kernel choice
+# (0 = the per-row kernel, 1/2/4 = the flat kernel with that many chunks per thread) next to
+# the default op, on every issue and LTX shape, inputs as in the main table.
+ROPE_SWEEP_CPT = [0, 1, 2, 4]
+
+
+def rope_sweep_count() -> int:
+    return len(ISSUE_SHAPES + LTX_SHAPES) * (len(ROPE_SWEEP_CPT) + 1)
+
+
 EST_MEASURE_S = 0.35  # one implementation on one shape: do_bench + graph capture and replays
 EST_COMPILE_COLD_S = 6.0  # torch.compile of one small function after dynamo reset, empty caches
 EST_COMPILE_WARM_S = 1.2  # the same with the Inductor/Triton caches filled
@@ -634,15 +645,64 @@ def run_adaln_sweep(pkg, runner: Runner, ops: set[str], colstat: bool = True) ->
     return rows
 
 
+def run_rope_sweep(pkg, runner: Runner) -> list[dict]:
+    """Times rope_interleaved_with_config at every ROPE_SWEEP_CPT choice against the default
+    op, per shape; each choice's output on input set 0 must equal the default's."""
+    ref = pkg.reference
+    rows = []
+    for shape in ISSUE_SHAPES + LTX_SHAPES:
+        n = math.prod(shape)
+        nbytes = n * (2 + 2 + 4 + 4)
+
+        def make(i, shape=shape):
+            b, s, d = shape
+            if shape in LTX_SHAPES and d == 2048:
+                cos, sin = ref.rope_tables(b, 7, 16, 24, d, device="cuda")
+            else:
+                cos, sin = randn(shape, torch.float32, seed=300 + i), randn(shape, torch.float32, seed=400 + i)
+            return randn(shape, seed=i, scale=2.0), cos, sin
+
+        sets = runner.inputs({"bytes": nbytes, "make": make})
+        keep = ("us", "pct_copy", "graph_us", "graph_pct_copy", "graph_spread", "error", "graph_error")
+        row: dict[str, Any] = {"shape": list(shape), "dtype": "bfloat16", "bytes": nbytes, "input_sets": len(sets),
+                               "configs": {}}
+        default = pkg.rope_interleaved
+        row["default"] = {k: v for k, v in runner.measure(default, sets, nbytes).items() if k in keep}
+        want = default(*sets[0])
+        for cpt in ROPE_SWEEP_CPT:
+            fn = lambda x, c, s, k=cpt: pkg.rope_interleaved_with_config(x, c, s, k)  # noqa: E731
+            entry: dict[str, Any] = {"chunks_per_thread": cpt}
+            try:
+                entry["equal_to_default"] = bool(torch.equal(fn(*sets[0]), want))
+            except Exception as exc:  # noqa: BLE001 - recorded, the sweep goes on
+                entry["check_error"] = f"{type(exc).__name__}: {exc}".splitlines()[0][:300]
+            entry.update({k: v for k, v in runner.measure(fn, sets, nbytes).items() if k in keep})
+            row["configs"][f"cpt{cpt}"] = entry
+        best = min(((k, e["graph_us"]) for k, e in row["configs"].items() if e.get("graph_us")),
+                   key=lambda kv: kv[1], default=None)
+        if best and row["default"].get("graph_us"):
+            row["best_graph"] = best[0]
+            row["best_graph_speedup_vs_default"] = round(row["default"]["graph_us"] / best[1], 3)
+        cells = "  ".join(f"{k} {e.get('graph_us', float('nan')):7.2f} us {e.get('graph_pct_copy', float('nan')):5.1f}%"
+                          for k, e in row["configs"].items())
+        print(f"rope sweep {str(shape):<18} default {row['default'].get('graph_us', float('nan')):7.2f} us  {cells}",
+              flush=True)
+        rows.append(row)
+        del sets
+        torch.cuda.empty_cache()
+    return rows
+
+
 # ------------------------------------------------------------------------------ plan
 
 
-def plan(selected: list[dict], workers: int, sweep: bool, adaln_sweep_n: int = 0) -> dict[str, Any]:
+def plan(selected: list[dict], workers: int, sweep: bool, adaln_sweep_n: int = 0, rope_sweep_n: int = 0
+         ) -> dict[str, Any]:
     """Counts of measurements and compiles, and the seconds they should take (EST_* rates)."""
     plain = sum(1 for c in selected for impl in c["impls"].values() if not is_compiled(impl))
     compiles = sum(1 for c in selected for impl in c["impls"].values() if is_compiled(impl))
     sweep_n = sum(len(SWEEP[s[-1]]) for s in ISSUE_SHAPES + LTX_SHAPES if s[-1] in SWEEP) if sweep else 0
-    phase1 = (plain + sweep_n + adaln_sweep_n) * EST_MEASURE_S
+    phase1 = (plain + sweep_n + adaln_sweep_n + rope_sweep_n) * EST_MEASURE_S
     if workers > 0:
         # the workers fill the caches before any timing (phase 0); phase 2 then hits them
         phase0 = compiles * EST_COMPILE_COLD_S / workers
@@ -650,15 +710,17 @@ def plan(selected: list[dict], workers: int, sweep: bool, adaln_sweep_n: int = 0
     else:
         phase0, phase2 = 0.0, compiles * (EST_COMPILE_COLD_S + EST_MEASURE_S)
     return {
-        "cases": len(selected), "measurements": plain + compiles + sweep_n + adaln_sweep_n, "compiles": compiles,
-        "compile_workers": workers, "sweep_measurements": sweep_n, "adaln_sweep_measurements": adaln_sweep_n,
+        "cases": len(selected), "measurements": plain + compiles + sweep_n + adaln_sweep_n + rope_sweep_n,
+        "compiles": compiles, "compile_workers": workers, "sweep_measurements": sweep_n,
+        "adaln_sweep_measurements": adaln_sweep_n, "rope_sweep_measurements": rope_sweep_n,
         "timers_per_measurement": 2, "estimated_s": round(EST_FIXED_S + phase0 + phase1 + phase2),
     }
 
 
 def plan_text(p: dict[str, Any]) -> str:
     return (f"plan: {p['cases']} op x shape cases, {p['measurements']} measurements x {p['timers_per_measurement']} timers"
-            f" (incl. {p['sweep_measurements']} sweep, {p['adaln_sweep_measurements']} AdaLN sweep),"
+            f" (incl. {p['sweep_measurements']} sweep, {p['adaln_sweep_measurements']} AdaLN sweep,"
+            f" {p['rope_sweep_measurements']} RoPE sweep),"
             f" {p['compiles']} torch.compile peers"
             f" ({p['compile_workers']} warm-up workers); estimated ~{p['estimated_s']} s on an H200")
 
@@ -768,6 +830,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="also time the AdaLN *_with_config grid (rows kernel vs column-stationary kernel:"
                              " threads x chunks, rows per block, cache-hint/prefetch flags) on the >= 64 MB and"
                              " 2688-token shapes; written under 'adaln_sweep'")
+    parser.add_argument("--sweep-rope", action="store_true",
+                        help="also time rope_interleaved's kernels (per-row, flat at 1/2/4 chunks per thread) on"
+                             " every shape; written under 'rope_sweep'")
     parser.add_argument("--adaln-rows-only", action="store_true",
                         help="with --sweep-adaln: only the rows kernel (flags 0 and 4), not the column-stationary grid")
     parser.add_argument("--plan", action="store_true", help="print the measurement plan and estimate, then exit")
@@ -782,7 +847,8 @@ def main(argv: list[str] | None = None) -> int:
         except (ImportError, OSError):  # the plan only counts cases: no package or GPU needed
             pkg = types.SimpleNamespace(reference=None)
         p = plan(select_cases(pkg, args.quick, ops), max(0, args.compile_workers), args.sweep,
-                 adaln_sweep_count(ops, not args.adaln_rows_only) if args.sweep_adaln else 0)
+                 adaln_sweep_count(ops, not args.adaln_rows_only) if args.sweep_adaln else 0,
+                 rope_sweep_count() if args.sweep_rope else 0)
         print(plan_text(p))
         print(json.dumps(p))
         return 0
@@ -799,7 +865,8 @@ def main(argv: list[str] | None = None) -> int:
     n_workers = max(0, args.compile_workers)
     if not any(is_compiled(i) for c in selected for i in c["impls"].values()):
         n_workers = 0
-    p = plan(selected, n_workers, args.sweep, adaln_sweep_count(ops, not args.adaln_rows_only) if args.sweep_adaln else 0)
+    p = plan(selected, n_workers, args.sweep, adaln_sweep_count(ops, not args.adaln_rows_only) if args.sweep_adaln else 0,
+             rope_sweep_count() if args.sweep_rope else 0)
     print(plan_text(p), flush=True)
     # a `timeout` SIGTERM must still run the finally below, which ends the worker processes
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(124))
@@ -877,6 +944,15 @@ def main(argv: list[str] | None = None) -> int:
             save()
         if args.sweep and (not ops or "rms_norm" in ops):
             result["rms_norm_config_sweep"] = run_sweep(pkg, runner, ISSUE_SHAPES + LTX_SHAPES)
+        if args.sweep_rope:
+            result["rope_sweep_method"] = (
+                "bf16 x, fp32 cos/sin of x's shape (LTX's tables at the 2688-token shapes); per shape the default"
+                " op and rope_interleaved_with_config at chunks_per_thread 0 (the per-row kernel) and 1/2/4 (the"
+                " flat kernel), same rotated graph timer and do_bench as the main table")
+            result["rope_sweep"] = []
+            for row in run_rope_sweep(pkg, runner):
+                result["rope_sweep"].append(row)
+                save()
         if args.sweep_adaln:
             result["adaln_sweep_method"] = (
                 "bf16, scale/shift (and gate) [B,1,D] slices of a [B,1,6,D] table, no weight; per shape the"

@@ -111,6 +111,10 @@ constexpr int kColstatStream = 1;
 constexpr int kColstatPrefetch = 2;
 void launch_rms_norm_colstat(DType dt, const NormArgs& a, int vpt, int strip_rows, int flags, cudaStream_t stream);
 void launch_rope(DType dt, const RopeArgs& a, bool vec, cudaStream_t stream);
+// Flat RoPE (rope_kernels.cuh): x, cos, sin and out with rows back to back (stride d),
+// d % chunk width == 0, 16-byte aligned; `cpt` chunks per thread, one of kRopeFlatCpt.
+constexpr int kRopeFlatCpt[] = {1, 2, 4};
+void launch_rope_flat(DType dt, const RopeArgs& a, int cpt, cudaStream_t stream);
 void launch_rms_norm_rope(DType dt, const RopeArgs& a, int vpt, cudaStream_t stream);
 void launch_gelu_tanh(DType dt, const void* x, void* y, int64_t n, bool vec, cudaStream_t stream);
 

@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <iterator>
 #include <cstdint>
 #include <optional>
 #include <tuple>
@@ -367,7 +368,20 @@ RopeInputs prepare_rope(const char* op, const at::Tensor& x_in, const at::Tensor
   return r;
 }
 
-at::Tensor rope_forward(const char* op, const at::Tensor& x_in, const at::Tensor& cos, const at::Tensor& sin) {
+// Rows stored back to back at stride d: row r starts at r * d.
+bool dense_rows(const RowIndex& r, int64_t d) {
+  return r.inner == 1 ? r.s_outer == d : r.s_inner == d && r.s_outer == r.inner * d;
+}
+
+// Chunks per thread of the flat RoPE kernel that rope_interleaved uses where it can
+// (0 = always the per-row kernel). Measured: README "RoPE".
+constexpr int kRopeDefaultFlatCpt = 0;
+
+// flat_cpt: -1 = the default choice; 0 = the per-row kernel; 1, 2, 4 = the flat kernel
+// with that many chunks per thread (rope_interleaved_with_config; refused where the
+// flat kernel cannot run).
+at::Tensor rope_forward(const char* op, const at::Tensor& x_in, const at::Tensor& cos, const at::Tensor& sin,
+                        int flat_cpt = -1) {
   const RopeInputs in = prepare_rope(op, x_in, cos, sin);
   at::Tensor out = at::empty(in.x.sizes(), in.x.options());
   if (in.x.numel() == 0) return out;
@@ -391,7 +405,15 @@ at::Tensor rope_forward(const char* op, const at::Tensor& x_in, const at::Tensor
                        : static_cast<int>(std::min<int64_t>(ceil_div(chunks, 32) * 32, kMaxThreadsPerRow));
   const bool vec = d % n == 0 && rows_aligned16(in.x, in.xi) && rows_aligned16(in.cos, in.ci) &&
                    rows_aligned16(in.sin, in.si) && aligned16(out.data_ptr());
-  launch_rope(dtype_of(in.x), a, vec, stream);
+  const bool flat = vec && dense_rows(in.xi, d) && dense_rows(in.ci, d) && dense_rows(in.si, d);
+  TORCH_CHECK(flat_cpt <= 0 || flat, op,
+              ": the flat kernel needs x, cos and sin with rows back to back (cos/sin of x's shape, not broadcast),",
+              " 16-byte aligned, and a last dimension that is a multiple of ", n);
+  const int cpt = flat_cpt >= 0 ? flat_cpt : (flat ? kRopeDefaultFlatCpt : 0);
+  if (cpt > 0)
+    launch_rope_flat(dtype_of(in.x), a, cpt, stream);
+  else
+    launch_rope(dtype_of(in.x), a, vec, stream);
   return out;
 }
 
@@ -599,6 +621,17 @@ at::Tensor gelu_tanh(const at::Tensor& x_in) {
 
 at::Tensor rope_interleaved(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin) {
   return ltx::rope_forward("rope_interleaved", x, cos, sin);
+}
+
+at::Tensor rope_interleaved_with_config(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin,
+                                        int64_t chunks_per_thread) {
+  const char* op = "rope_interleaved_with_config";
+  ltx::check_float_cuda(x, op, "x");
+  const bool known = chunks_per_thread == 0 || std::find(std::begin(ltx::kRopeFlatCpt), std::end(ltx::kRopeFlatCpt),
+                                                         chunks_per_thread) != std::end(ltx::kRopeFlatCpt);
+  TORCH_CHECK(known, op, ": chunks_per_thread must be 0 (the per-row kernel) or 1, 2, 4 (the flat kernel), got ",
+              chunks_per_thread);
+  return ltx::rope_forward(op, x, cos, sin, static_cast<int>(chunks_per_thread));
 }
 
 at::Tensor rms_norm_rope(const at::Tensor& x, const std::optional<at::Tensor>& weight, const at::Tensor& cos,

@@ -28,6 +28,9 @@
 
 #include <c10/cuda/CUDAException.h>
 
+#include <cstdio>
+#include <cstdlib>
+
 #include "rope_kernels.cuh"
 
 namespace ltx {
@@ -42,6 +45,32 @@ void launch_rope(DType dt, const RopeArgs& a, bool vec, cudaStream_t stream) {
       rope_kernel<T, true><<<grid, block, 0, stream>>>(a);
     else
       rope_kernel<T, false><<<grid, block, 0, stream>>>(a);
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+  });
+}
+
+void launch_rope_flat(DType dt, const RopeArgs& a, int cpt, cudaStream_t stream) {
+  dispatch_dtype(dt, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    constexpr int N = VecWidth<T>::value;
+    constexpr int kBlock = 256;
+    const int64_t chunks = a.rows * a.d / N;
+    const dim3 grid(grid_for(chunks, kBlock * cpt));
+    switch (cpt) {
+      case 1:
+        rope_flat_kernel<T, 1><<<grid, kBlock, 0, stream>>>(a, chunks);
+        break;
+      case 2:
+        rope_flat_kernel<T, 2><<<grid, kBlock, 0, stream>>>(a, chunks);
+        break;
+      case 4:
+        rope_flat_kernel<T, 4><<<grid, kBlock, 0, stream>>>(a, chunks);
+        break;
+      default:
+        // The host validated cpt (kRopeFlatCpt); reaching here is a bug there.
+        fprintf(stderr, "ltx rope: no flat kernel with %d chunks per thread\n", cpt);
+        abort();
+    }
     C10_CUDA_KERNEL_LAUNCH_CHECK();
   });
 }

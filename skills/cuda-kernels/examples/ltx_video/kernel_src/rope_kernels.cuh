@@ -50,6 +50,46 @@ __global__ void __launch_bounds__(512) rope_kernel(const RopeArgs a) {
   }
 }
 
+// Flat RoPE: when x, cos, sin and the output all store their rows back to back (row
+// stride d: what LTX passes), the tensor is one array of 16-byte chunks of x and a chunk
+// never straddles a row or a rotation pair (d % N == 0, N even). Each thread takes CPT
+// chunks `blockDim.x` apart (coalesced per warp) and requests all of them - 80 bytes
+// each for bf16 - before it computes, with no per-row index arithmetic (rope_kernel
+// divides three row indices per chunk). 16-byte path only: the host checks alignment.
+template <typename T, int CPT>
+__global__ void __launch_bounds__(256) rope_flat_kernel(const RopeArgs a, const int64_t chunks) {
+  constexpr int N = VecWidth<T>::value;
+  const T* __restrict__ x = static_cast<const T*>(a.x);
+  T* __restrict__ out = static_cast<T*>(a.out);
+  const int64_t step = static_cast<int64_t>(blockDim.x);
+  for (int64_t base = static_cast<int64_t>(blockIdx.x) * step * CPT + threadIdx.x; base < chunks;
+       base += static_cast<int64_t>(gridDim.x) * step * CPT) {
+    Pack<T, N> xv[CPT];
+    Pack<float, N> cv[CPT], sv[CPT];
+#pragma unroll
+    for (int u = 0; u < CPT; ++u) {
+      const int64_t e = (base + u * step) * N;
+      if (base + u * step < chunks) {
+        load_pack<true>(xv[u], x + e, N);
+        load_pack<true>(cv[u], a.cos + e, N);
+        load_pack<true>(sv[u], a.sin + e, N);
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < CPT; ++u) {
+      const int64_t e = (base + u * step) * N;
+      if (base + u * step < chunks) {
+        float f[N];
+#pragma unroll
+        for (int i = 0; i < N; ++i) f[i] = to_float(xv[u].e[i]);
+        Pack<T, N> o;
+        rotate_store<T, N>(f, cv[u], sv[u], o);
+        store_pack16(out + e, o);
+      }
+    }
+  }
+}
+
 template <typename T, int VPT, bool VEC>
 __global__ void __launch_bounds__(512) rms_norm_rope_kernel(const RopeArgs a) {
   constexpr int N = VecWidth<T>::value;

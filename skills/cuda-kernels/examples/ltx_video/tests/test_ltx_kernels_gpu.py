@@ -468,6 +468,40 @@ def test_rope_broadcast_tables_and_empty(kernels: ModuleType, dtype) -> None:
     assert kernels.rope_interleaved(empty, cos[:0], sin[:0]).shape == (0, 10, 128)
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(2, 19, 2048), (1, 7, 3072), (3, 5, 64), (1, 1, 8), (2, 2688, 2048)])
+def test_rope_with_config_flat_kernel_equals_the_row_kernel(kernels: ModuleType, dtype, shape) -> None:
+    # The flat kernel (1, 2, 4 chunks per thread) on dense rows, incl. chunk counts that leave
+    # a partial last round of a block, must match float64 and the per-row kernel bit for bit.
+    x = randn(*shape, dtype=dtype, scale=2.0)
+    cos, sin = _tables("ltx" if shape[-1] >= 6 else "random", shape[0], shape[1], shape[-1])
+    row = kernels.rope_interleaved_with_config(x, cos, sin, 0)
+    assert_close(row, exact.rope_interleaved(x, cos, sin), dtype, magnitude=rope_magnitude(x, cos, sin))
+    for cpt in (1, 2, 4):
+        poison((shape, dtype))
+        assert torch.equal(kernels.rope_interleaved_with_config(x, cos, sin, cpt), row)
+    assert torch.equal(kernels.rope_interleaved(x, cos, sin), row)  # whichever kernel the default picks
+
+
+def test_rope_with_config_refuses_layouts_the_flat_kernel_cannot_run(kernels: ModuleType) -> None:
+    x = randn(2, 5, 64)
+    cos, sin = _tables("random", 2, 5, 64)
+    f = kernels.rope_interleaved_with_config
+    with pytest.raises(RuntimeError, match="chunks_per_thread"):
+        f(x, cos, sin, 3)
+    with pytest.raises(RuntimeError, match="rows back to back"):
+        f(x, cos[:1], sin[:1], 2)  # [1, S, D] tables broadcast over the batch
+    with pytest.raises(RuntimeError, match="rows back to back"):
+        f(LAYOUTS["misaligned"](x), cos, sin, 1)
+    with pytest.raises(RuntimeError, match="rows back to back"):
+        f(LAYOUTS["row_strided"](x), cos, sin, 2)
+    with pytest.raises(RuntimeError, match="rows back to back"):
+        f(randn(2, 5, 66), *_tables("random", 2, 5, 66), 1)  # 66 is not a multiple of the 8-element chunk
+    # the per-row kernel takes all of them
+    for args in ((x, cos[:1], sin[:1]), (LAYOUTS["misaligned"](x), cos, sin), (LAYOUTS["row_strided"](x), cos, sin)):
+        assert_close(f(*args, 0), exact.rope_interleaved(*args), torch.bfloat16, magnitude=rope_magnitude(*args))
+
+
 def test_rope_rejects_odd_dims_and_non_fp32_tables(kernels: ModuleType) -> None:
     x = randn(2, 3, 7)
     c = randn(2, 3, 7, dtype=torch.float32)

@@ -10,7 +10,8 @@
 - ``rms_norm_rope`` / ``rms_norm_rope_qk``: norm_q/norm_k fused with the rotary embedding;
   the q/k form reads cos/sin once for both
 - ``rms_norm_with_config``, ``rms_norm_modulate_with_config``,
-  ``add_rms_norm_modulate_with_config``: forced launch configurations for tuning sweeps
+  ``add_rms_norm_modulate_with_config``, ``rope_interleaved_with_config``: forced launch
+  configurations for tuning sweeps
 
 Every function takes any leading dimensions (feature dimension last) and float32, float16
 or bfloat16. CUDA tensors run the kernels; CPU tensors, mixed dtypes (e.g. an fp32 scale
@@ -41,6 +42,7 @@ __all__ = [
     "rms_norm_rope_qk",
     "rms_norm_with_config",
     "rope_interleaved",
+    "rope_interleaved_with_config",
 ]
 
 _KERNEL_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
@@ -140,6 +142,18 @@ def rope_interleaved(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> t
     if _kernel_ok(x, fp32=(cos, sin)) and _rope_shapes_ok(x):
         return ops.rope_interleaved(x, cos, sin)
     return reference.rope_interleaved(x, cos, sin)
+
+
+def rope_interleaved_with_config(
+    x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, chunks_per_thread: int
+) -> torch.Tensor:
+    """rope_interleaved with a forced kernel, for the RoPE sweep and tests (CUDA only).
+
+    ``chunks_per_thread=0``: the per-row kernel (any layout). 1, 2 or 4: the flat kernel,
+    each thread rotating that many 16-byte chunks of x; it needs x, cos and sin stored row
+    after row (cos/sin of x's shape), 16-byte aligned, and refuses other inputs.
+    """
+    return ops.rope_interleaved_with_config(x, cos, sin, int(chunks_per_thread))
 
 
 def rms_norm_rope(
@@ -358,6 +372,13 @@ def _gelu_tanh_fake(x: torch.Tensor) -> torch.Tensor:
 
 @_register_fake("rope_interleaved")
 def _rope_interleaved_fake(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+    return _like(x)
+
+
+@_register_fake("rope_interleaved_with_config")
+def _rope_interleaved_with_config_fake(
+    x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, chunks_per_thread: int
+) -> torch.Tensor:
     return _like(x)
 
 
