@@ -272,6 +272,20 @@ def randn(shape, dtype=torch.bfloat16, seed=0, scale=1.0, shift=0.0) -> torch.Te
     return (torch.randn(*shape, generator=g, device="cuda", dtype=torch.float32) * scale + shift).to(dtype)
 
 
+def rope_inputs(ref, shape: tuple[int, int, int]) -> Callable[[int], tuple[torch.Tensor, ...]]:
+    """Input set i of the RoPE cases: bf16 x and fp32 cos/sin of x's shape - LTX's own tables
+    at the 2688-token shapes, random values elsewhere."""
+    def make(i: int) -> tuple[torch.Tensor, ...]:
+        b, s, d = shape
+        if shape in LTX_SHAPES and d == 2048:
+            cos, sin = ref.rope_tables(b, 7, 16, 24, d, device="cuda")
+        else:
+            cos, sin = randn(shape, torch.float32, seed=300 + i), randn(shape, torch.float32, seed=400 + i)
+        return randn(shape, seed=i, scale=2.0), cos, sin
+
+    return make
+
+
 def max_rel_diff(a: torch.Tensor, b: torch.Tensor) -> float:
     a, b = a.float(), b.float()
     return float((a - b).abs().max() / b.abs().max().clamp_min(1e-30))
@@ -389,15 +403,7 @@ def cases(pkg, quick: bool) -> list[dict]:
     # RoPE as LTX applies it: bf16 x, fp32 cos/sin of x's shape
     for shape in norm_shapes:
         n = math.prod(shape)
-
-        def make(i, shape=shape):
-            b, s, d = shape
-            if shape in LTX_SHAPES and d == 2048:
-                cos, sin = ref.rope_tables(b, 7, 16, 24, d, device="cuda")
-            else:
-                cos, sin = randn(shape, torch.float32, seed=300 + i), randn(shape, torch.float32, seed=400 + i)
-            return randn(shape, seed=i, scale=2.0), cos, sin
-
+        make = rope_inputs(ref, shape)
         out.append({
             "op": "rope_interleaved", "variant": "x bf16, cos/sin fp32", "shape": shape,
             "bytes": n * (el + el + 4 + 4),
@@ -575,6 +581,30 @@ def run_sweep(pkg, runner: Runner, shapes: list[tuple[int, int, int]]) -> list[d
     return rows
 
 
+SWEEP_KEEP = ("us", "pct_copy", "graph_us", "graph_pct_copy", "graph_spread", "error", "graph_error")
+
+
+def sweep_point(runner: Runner, fn: Callable, sets: list, nbytes: int, entry: dict[str, Any],
+                check: Callable[[Any], dict[str, Any]]) -> dict[str, Any]:
+    """One point of the AdaLN / RoPE sweeps: check(output on input set 0) adds its fields
+    (a failure is recorded, the sweep goes on), then both timers."""
+    try:
+        entry.update(check(fn(*sets[0])))
+    except Exception as exc:  # noqa: BLE001 - recorded, the sweep goes on
+        entry["check_error"] = f"{type(exc).__name__}: {exc}".splitlines()[0][:300]
+    entry.update({k: v for k, v in runner.measure(fn, sets, nbytes).items() if k in SWEEP_KEEP})
+    return entry
+
+
+def mark_best(row: dict[str, Any]) -> None:
+    """The sweep row's fastest point by the graph timer and its speedup over the default op."""
+    best = min(((k, e["graph_us"]) for k, e in row["configs"].items() if e.get("graph_us")),
+               key=lambda kv: kv[1], default=None)
+    if best and row["default"].get("graph_us"):
+        row["best_graph"] = best[0]
+        row["best_graph_speedup_vs_default"] = round(row["default"]["graph_us"] / best[1], 3)
+
+
 def run_adaln_sweep(pkg, runner: Runner, ops: set[str], colstat: bool = True) -> list[dict]:
     """Times every adaln_sweep_grid point of each AdaLN op against the default op, per shape;
     each point's output on input set 0 is compared with the default op's (max_rel_diff)."""
@@ -613,29 +643,21 @@ def run_adaln_sweep(pkg, runner: Runner, ops: set[str], colstat: bool = True) ->
                         x, res, g, None, s, h, 1e-6, t, v, r, f)
 
             sets = runner.inputs({"bytes": nbytes, "make": make})
-            keep = ("us", "pct_copy", "graph_us", "graph_pct_copy", "graph_spread", "error", "graph_error")
             row: dict[str, Any] = {"op": op, "shape": list(shape), "dtype": "bfloat16", "bytes": nbytes,
                                    "input_sets": len(sets), "configs": {}}
-            row["default"] = {k: v for k, v in runner.measure(default, sets, nbytes).items() if k in keep}
+            row["default"] = {k: v for k, v in runner.measure(default, sets, nbytes).items() if k in SWEEP_KEEP}
             want = default(*sets[0])
             want = want if isinstance(want, tuple) else (want,)
+
+            def rel_diff(got, want=want) -> dict[str, Any]:
+                got = got if isinstance(got, tuple) else (got,)
+                return {"max_rel_diff_vs_default": max(max_rel_diff(g, w) for g, w in zip(got, want))}
+
             for tpr, vpt, rpb, flags in adaln_sweep_grid(d, colstat):
-                fn = configured(tpr, vpt, rpb, flags)
-                entry: dict[str, Any] = {"threads_per_row": tpr, "chunks_per_thread": vpt, "rows_per_block": rpb,
-                                         "flags": flags}
-                try:
-                    got = fn(*sets[0])
-                    got = got if isinstance(got, tuple) else (got,)
-                    entry["max_rel_diff_vs_default"] = max(max_rel_diff(g, w) for g, w in zip(got, want))
-                except Exception as exc:  # noqa: BLE001 - recorded, the sweep goes on
-                    entry["check_error"] = f"{type(exc).__name__}: {exc}".splitlines()[0][:300]
-                entry.update({k: v for k, v in runner.measure(fn, sets, nbytes).items() if k in keep})
-                row["configs"][f"{tpr}x{vpt}/r{rpb}/f{flags}"] = entry
-            best = min(((k, e["graph_us"]) for k, e in row["configs"].items() if e.get("graph_us")),
-                       key=lambda kv: kv[1], default=None)
-            if best and row["default"].get("graph_us"):
-                row["best_graph"] = best[0]
-                row["best_graph_speedup_vs_default"] = round(row["default"]["graph_us"] / best[1], 3)
+                entry = {"threads_per_row": tpr, "chunks_per_thread": vpt, "rows_per_block": rpb, "flags": flags}
+                row["configs"][f"{tpr}x{vpt}/r{rpb}/f{flags}"] = sweep_point(
+                    runner, configured(tpr, vpt, rpb, flags), sets, nbytes, entry, rel_diff)
+            mark_best(row)
             print(f"adaln sweep {op:<22} {str(shape):<18} default graph {row['default'].get('graph_us', float('nan')):8.2f} us"
                   f" {row['default'].get('graph_pct_copy', float('nan')):5.1f}%  best {row.get('best_graph')}"
                   f" x{row.get('best_graph_speedup_vs_default', float('nan')):.3f}", flush=True)
@@ -648,41 +670,20 @@ def run_adaln_sweep(pkg, runner: Runner, ops: set[str], colstat: bool = True) ->
 def run_rope_sweep(pkg, runner: Runner) -> list[dict]:
     """Times rope_interleaved_with_config at every ROPE_SWEEP_CPT choice against the default
     op, per shape; each choice's output on input set 0 must equal the default's."""
-    ref = pkg.reference
     rows = []
     for shape in ISSUE_SHAPES + LTX_SHAPES:
-        n = math.prod(shape)
-        nbytes = n * (2 + 2 + 4 + 4)
-
-        def make(i, shape=shape):
-            b, s, d = shape
-            if shape in LTX_SHAPES and d == 2048:
-                cos, sin = ref.rope_tables(b, 7, 16, 24, d, device="cuda")
-            else:
-                cos, sin = randn(shape, torch.float32, seed=300 + i), randn(shape, torch.float32, seed=400 + i)
-            return randn(shape, seed=i, scale=2.0), cos, sin
-
-        sets = runner.inputs({"bytes": nbytes, "make": make})
-        keep = ("us", "pct_copy", "graph_us", "graph_pct_copy", "graph_spread", "error", "graph_error")
+        nbytes = math.prod(shape) * (2 + 2 + 4 + 4)
+        sets = runner.inputs({"bytes": nbytes, "make": rope_inputs(pkg.reference, shape)})
         row: dict[str, Any] = {"shape": list(shape), "dtype": "bfloat16", "bytes": nbytes, "input_sets": len(sets),
                                "configs": {}}
         default = pkg.rope_interleaved
-        row["default"] = {k: v for k, v in runner.measure(default, sets, nbytes).items() if k in keep}
+        row["default"] = {k: v for k, v in runner.measure(default, sets, nbytes).items() if k in SWEEP_KEEP}
         want = default(*sets[0])
         for cpt in ROPE_SWEEP_CPT:
             fn = lambda x, c, s, k=cpt: pkg.rope_interleaved_with_config(x, c, s, k)  # noqa: E731
-            entry: dict[str, Any] = {"chunks_per_thread": cpt}
-            try:
-                entry["equal_to_default"] = bool(torch.equal(fn(*sets[0]), want))
-            except Exception as exc:  # noqa: BLE001 - recorded, the sweep goes on
-                entry["check_error"] = f"{type(exc).__name__}: {exc}".splitlines()[0][:300]
-            entry.update({k: v for k, v in runner.measure(fn, sets, nbytes).items() if k in keep})
-            row["configs"][f"cpt{cpt}"] = entry
-        best = min(((k, e["graph_us"]) for k, e in row["configs"].items() if e.get("graph_us")),
-                   key=lambda kv: kv[1], default=None)
-        if best and row["default"].get("graph_us"):
-            row["best_graph"] = best[0]
-            row["best_graph_speedup_vs_default"] = round(row["default"]["graph_us"] / best[1], 3)
+            row["configs"][f"cpt{cpt}"] = sweep_point(runner, fn, sets, nbytes, {"chunks_per_thread": cpt},
+                                                      lambda got: {"equal_to_default": bool(torch.equal(got, want))})
+        mark_best(row)
         cells = "  ".join(f"{k} {e.get('graph_us', float('nan')):7.2f} us {e.get('graph_pct_copy', float('nan')):5.1f}%"
                           for k, e in row["configs"].items())
         print(f"rope sweep {str(shape):<18} default {row['default'].get('graph_us', float('nan')):7.2f} us  {cells}",
