@@ -147,3 +147,17 @@ def test_the_rope_sweep_is_opt_in_and_times_every_kernel_choice_on_every_shape(b
     # the per-row kernel (0), the flat kernel at 1, 2 and 4 chunks per thread, and the default op
     assert bench_ops.ROPE_SWEEP_CPT == [0, 1, 2, 4]
     assert plan["rope_sweep_measurements"] == len(shapes) * 5
+
+
+def test_the_adaln_profile_driver_explains_itself_and_refuses_a_machine_without_gpu(tmp_path) -> None:
+    import subprocess
+    import sys
+
+    script = BENCH / "profile_adaln.py"
+    help_text = subprocess.run([sys.executable, str(script), "--help"], capture_output=True, text=True, timeout=60)
+    assert help_text.returncode == 0 and "--shape" in help_text.stdout
+    torch = pytest.importorskip("torch")
+    if torch.cuda.is_available():
+        pytest.skip("a GPU is present: the driver would run")
+    run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 2 and "needs a CUDA GPU" in run.stderr

@@ -368,14 +368,19 @@ RopeInputs prepare_rope(const char* op, const at::Tensor& x_in, const at::Tensor
   return r;
 }
 
-// Rows stored back to back at stride d: row r starts at r * d.
-bool dense_rows(const RowIndex& r, int64_t d) {
-  return r.inner == 1 ? r.s_outer == d : r.s_inner == d && r.s_outer == r.inner * d;
+// Rows stored back to back at stride d: row r (< rows) starts at r * d. A stride of a dim
+// the rows never step across (one block of `inner` rows, one row) does not matter:
+// try_row_index leaves it 0 (batch 1: s_outer = 0).
+bool dense_rows(const RowIndex& r, int64_t d, int64_t rows) {
+  if (r.inner == 1) return rows <= 1 || r.s_outer == d;
+  return r.s_inner == d && (rows <= r.inner || r.s_outer == r.inner * d);
 }
 
 // Chunks per thread of the flat RoPE kernel that rope_interleaved uses where it can
-// (0 = always the per-row kernel). Measured: README "RoPE".
-constexpr int kRopeDefaultFlatCpt = 0;
+// (0 = always the per-row kernel). Run 7's --sweep-rope (README "RoPE"): the flat kernel
+// at 1 chunk per thread was 0.6-6.6 % faster than the per-row kernel on every shape it
+// ran, 2 and 4 chunks no faster than 1.
+constexpr int kRopeDefaultFlatCpt = 1;
 
 // flat_cpt: -1 = the default choice; 0 = the per-row kernel; 1, 2, 4 = the flat kernel
 // with that many chunks per thread (rope_interleaved_with_config; refused where the
@@ -405,7 +410,7 @@ at::Tensor rope_forward(const char* op, const at::Tensor& x_in, const at::Tensor
                        : static_cast<int>(std::min<int64_t>(ceil_div(chunks, 32) * 32, kMaxThreadsPerRow));
   const bool vec = d % n == 0 && rows_aligned16(in.x, in.xi) && rows_aligned16(in.cos, in.ci) &&
                    rows_aligned16(in.sin, in.si) && aligned16(out.data_ptr());
-  const bool flat = vec && dense_rows(in.xi, d) && dense_rows(in.ci, d) && dense_rows(in.si, d);
+  const bool flat = vec && dense_rows(in.xi, d, a.rows) && dense_rows(in.ci, d, a.rows) && dense_rows(in.si, d, a.rows);
   TORCH_CHECK(flat_cpt <= 0 || flat, op,
               ": the flat kernel needs x, cos and sin with rows back to back (cos/sin of x's shape, not broadcast),",
               " 16-byte aligned, and a last dimension that is a multiple of ", n);
