@@ -378,8 +378,9 @@ bool dense_rows(const RowIndex& r, int64_t d, int64_t rows) {
 
 // Chunks per thread of the flat RoPE kernel that rope_interleaved uses where it can
 // (0 = always the per-row kernel). Run 7's --sweep-rope (README "RoPE"): the flat kernel
-// at 1 chunk per thread was 0.6-6.6 % faster than the per-row kernel on every shape it
-// ran, 2 and 4 chunks no faster than 1.
+// at 1 chunk per thread was 0.6-7.1 % faster than the per-row kernel on the five shapes
+// with batch > 1 (the batch-1 shapes were refused by a layout check since fixed); 2 and 4
+// chunks per thread were no more than 0.2 % faster than 1, mostly slower.
 constexpr int kRopeDefaultFlatCpt = 1;
 
 // flat_cpt: -1 = the default choice; 0 = the per-row kernel; 1, 2, 4 = the flat kernel
