@@ -46,9 +46,12 @@ __device__ __forceinline__ void finish_chunk(const Pack<T, N>& v, float rstd, co
 // them early costs 8 registers per chunk: 92 instead of 52 for modulate at 4 chunks
 // (ptxas -v, sm_90), 5 resident 128-thread blocks per SM instead of 9. The launch bounds
 // cap the late kernels at 64 registers (modulate) and 80 (fused add), so the lower
-// pressure turns into resident blocks, i.e. more bytes in flight per SM.
+// pressure turns into resident blocks, i.e. more bytes in flight per SM. The other
+// kernels pass a minimum of 0 blocks, which ptxas treats as "not given": with an explicit
+// 1 it allocated more registers (plain norm with weight at 4 chunks: 74 instead of 64,
+// ptxas -v, sm_90) and the H200 run 8 lost 5-8 % on RMSNorm until this was found.
 template <typename T, int VPT, bool HAS_W, bool MOD, bool ADD, bool LATE = false>
-__global__ void __launch_bounds__(LATE ? 256 : 512, LATE ? (ADD ? 3 : 4) : 1) rms_norm_rows_kernel(const NormArgs a) {
+__global__ void __launch_bounds__(LATE ? 256 : 512, LATE ? (ADD ? 3 : 4) : 0) rms_norm_rows_kernel(const NormArgs a) {
   static_assert(!LATE || MOD, "LATE is the AdaLN kernels' variant");
   constexpr int N = VecWidth<T>::value;
   using P = Pack<T, N>;
