@@ -62,7 +62,7 @@ def test_the_sweep_is_opt_in_and_counted(bench_ops, tmp_path, capsys) -> None:
     assert plan["measurements"] == 198 + plan["sweep_measurements"]
 
 
-def test_the_adaln_sweep_is_opt_in_counted_and_covers_the_big_and_ltx_shapes(bench_ops, tmp_path, capsys) -> None:
+def test_the_adaln_sweep_is_opt_in_counted_and_covers_every_issue_and_ltx_shape(bench_ops, tmp_path, capsys) -> None:
     out = str(tmp_path / "x.json")
     assert bench_ops.main(["--plan", "--out", out, "--compile-workers", "7"]) == 0
     assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["adaln_sweep_measurements"] == 0
@@ -70,27 +70,29 @@ def test_the_adaln_sweep_is_opt_in_counted_and_covers_the_big_and_ltx_shapes(ben
     assert bench_ops.main(["--plan", "--sweep-adaln", "--ops", ops, "--out", out, "--compile-workers", "7"]) == 0
     plan = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     shapes = bench_ops.adaln_sweep_shapes()
-    # x read + out written >= 64 MB, and both 2688-token LTX shapes
-    assert (1, 8192, 2048) in shapes and (4, 4096, 3072) in shapes and (1, 4096, 2048) not in shapes
+    # every issue shape (torch.compile must be beaten on the small ones too) and both
+    # 2688-token LTX shapes
+    assert set(bench_ops.ISSUE_SHAPES) <= set(shapes) and (1, 1024, 2048) in shapes
     assert (1, 2688, 2048) in shapes and (2, 2688, 2048) in shapes
     per_op = sum(len(bench_ops.adaln_sweep_grid(s[-1])) + 1 for s in shapes)  # + the default op
     assert plan["adaln_sweep_measurements"] == 2 * per_op
     assert plan["measurements"] == plan["adaln_sweep_measurements"] + 3 * plan["cases"]  # kernel, eager, compile
-    # every (threads, chunks) gets the rows kernel with scale/shift held early (flags 0) and
-    # read late (4, blocks of <= 256 threads only), and every rows_per_block x flags point
+    # every (threads, chunks) gets the rows kernel with scale/shift held early (flags 0),
+    # read late (4) and the pipelined kernel (8, 16) - those three in blocks of <= 256
+    # threads only - and every rows_per_block x flags point of the column-stationary kernel
     grid = bench_ops.adaln_sweep_grid(2048)
-    assert (64, 4, 0, 0) in grid and (64, 4, 0, 4) in grid and (64, 4, 16, 3) in grid
-    assert all(f in (0, 4) for _, _, r, f in grid if r == 0)
-    assert all(r == 0 for _, _, r, f in grid if f & 4)
-    assert all(t <= 256 for t, _, _, f in grid if f & 4)
-    assert plan["estimated_s"] <= 500
-    # --adaln-rows-only: just the rows kernel's points
+    assert {(64, 4, 0, f) for f in (0, 4, 8, 16)} <= set(grid) and (64, 4, 16, 3) in grid
+    assert all(f in (0, 4, 8, 16) for _, _, r, f in grid if r == 0)
+    assert all(r == 0 for _, _, r, f in grid if f & (4 | 8 | 16))
+    assert all(t <= 256 for t, _, _, f in grid if f & (4 | 8 | 16))
+    # --adaln-rows-only: just the rows_per_block 0 points, a sweep that fits one GPU call
     rows_only = bench_ops.adaln_sweep_grid(3072, colstat=False)
-    assert rows_only and all(r == 0 for _, _, r, _ in rows_only) and (128, 3, 0, 4) in rows_only
+    assert rows_only and all(r == 0 for _, _, r, _ in rows_only) and (128, 3, 0, 16) in rows_only
     assert bench_ops.main(["--plan", "--sweep-adaln", "--adaln-rows-only", "--ops", ops, "--out", out,
                            "--compile-workers", "7"]) == 0
     small = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert small["adaln_sweep_measurements"] == 2 * sum(len(bench_ops.adaln_sweep_grid(s[-1], False)) + 1 for s in shapes)
+    assert small["estimated_s"] <= 300
 
 
 @pytest.mark.parametrize("nbytes", [1 << 20, 8_392_704, 67_000_000, 201_000_000, 805_000_000, 4 << 30])

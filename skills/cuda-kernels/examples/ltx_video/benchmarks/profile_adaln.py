@@ -4,8 +4,8 @@ Why: rms_norm_modulate moves the same bytes as rms_norm (x in, y out) yet reads 
 copy bandwidth where rms_norm reads 87-95 % (README "Why AdaLN still misses"). Holding
 scale/shift in registers across rows (column-stationary kernel) and reading them late with
 fewer registers (flag 4) each moved it by at most a few percent, so this script gives ncu
-the four kernels side by side - plain with and without weight, modulate with scale/shift
-held early and read late - on identical x, to read DRAM throughput, L1/L2 traffic,
+the kernels side by side - plain with and without weight, modulate with scale/shift
+held early and read late, and the pipelined modulate kernel - on identical x, to read DRAM throughput, L1/L2 traffic,
 occupancy and stall reasons instead of guessing:
 
     ncu --clock-control none --kernel-name regex:rms_norm \\
@@ -13,7 +13,7 @@ occupancy and stall reasons instead of guessing:
         --section WarpStateStats --section LaunchStats \\
         python profile_adaln.py --package-path PKG [--shape 1 8192 2048]
 
-Runs without ncu too (it then only checks that the four outputs agree with the reference).
+Runs without ncu too (it then only checks that the outputs agree with the reference).
 Exit code 2 without a CUDA GPU.
 """
 
@@ -55,6 +55,9 @@ def main(argv: list[str] | None = None) -> int:
                                         lambda: k.reference.rms_norm_modulate(x, None, scale, shift, 1e-6)),
         f"rms_norm_modulate ({tpr}x{vpt}, late scale/shift)": (
             lambda: k.rms_norm_modulate_with_config(x, None, scale, shift, 1e-6, tpr, vpt, 0, k.ADALN_LATE),
+            lambda: k.reference.rms_norm_modulate(x, None, scale, shift, 1e-6)),
+        f"rms_norm_modulate ({tpr}x{vpt}, pipelined, 2 stages)": (
+            lambda: k.rms_norm_modulate_with_config(x, None, scale, shift, 1e-6, tpr, vpt, 0, k.ADALN_PIPE2),
             lambda: k.reference.rms_norm_modulate(x, None, scale, shift, 1e-6)),
     }
     worst = 0.0

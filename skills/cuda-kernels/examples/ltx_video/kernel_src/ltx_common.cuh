@@ -51,15 +51,6 @@ inline unsigned grid_for(int64_t rows, int rpb) {
 
 inline int rows_per_block(int tpr) { return tpr >= 256 ? 1 : 256 / tpr; }
 
-// Rows per block of the RMSNorm rows kernel. Short rows (tpr < 32) pack 256 threads'
-// worth of rows into a block; rows of whole warps get blocks of about 128 threads
-// (32 -> 4 rows, 64 -> 2, 96 and up -> 1). Small blocks let the register allocator fit
-// one more block per SM where a 256-thread block would not (the operand-heavy
-// modulate/add kernels), and fewer rows share the cross-warp barrier of row_sum.
-inline int norm_rows_per_block(int tpr) {
-  if (tpr < 32) return 256 / tpr;
-  return tpr >= 128 ? 1 : 128 / tpr;
-}
 
 // ---------------------------------------------------------------- conversions
 template <typename T>
@@ -236,6 +227,49 @@ __device__ __forceinline__ void store_pack16_cs(T* __restrict__ p, const Pack<T,
 #endif
   memcpy(static_cast<void*>(p), &raw, 16);
 #endif
+}
+
+// Asynchronous 16-byte global -> shared copies (cp.async.cg: the data skips L1), used by
+// the opt-in pipelined AdaLN kernel: copies in flight hold no registers, so the bytes a
+// block keeps requested do not depend on how many registers its compute phase needs. A
+// thread waits only for its own copies (cp.async.wait_group) and reads back only what it
+// copied itself, so no barrier orders the shared-memory staging.
+__device__ __forceinline__ void cp_async16(void* smem_dst, const void* gmem_src) {
+#if defined(__CUDA_ARCH__)
+  const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(smem_dst));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(dst), "l"(gmem_src) : "memory");
+#else
+#if defined(LTX_CPU_EMULATION)
+  emu_check_align(gmem_src);
+  emu_check_align(smem_dst);
+#endif
+  memcpy(smem_dst, gmem_src, 16);
+#endif
+}
+
+__device__ __forceinline__ void cp_async_commit() {
+#if defined(__CUDA_ARCH__)
+  asm volatile("cp.async.commit_group;" ::: "memory");
+#endif
+}
+
+// Waits until at most `Pending` of this thread's committed copy groups are still in flight.
+template <int Pending>
+__device__ __forceinline__ void cp_async_wait() {
+#if defined(__CUDA_ARCH__)
+  asm volatile("cp.async.wait_group %0;" ::"n"(Pending) : "memory");
+#endif
+}
+
+// One 16-byte shared-memory read into a pack.
+template <typename T, int N>
+__device__ __forceinline__ void load_shared16(Pack<T, N>& dst, const T* p) {
+  static_assert(sizeof(Pack<T, N>) == 16, "one 16-byte word");
+#if defined(LTX_CPU_EMULATION)
+  emu_check_align(p);
+#endif
+  const uint4 raw = *reinterpret_cast<const uint4*>(p);  // one LDS.128 (a memcpy may be split)
+  memcpy(&dst, &raw, 16);
 }
 
 // ------------------------------------------------------------------ reduction

@@ -6,6 +6,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstddef>
 #include <cstdint>
 
 namespace ltx {
@@ -91,7 +92,7 @@ constexpr int kMaxThreadsPerRow = 512;
 // Row-resident kernels take the 16-byte path only; the caller has checked
 // alignment and divisibility (ltx_ops.cpp). The operand set (weight, scale/shift,
 // residual) is read from the non-null pointers of `a`; rows per block come from
-// norm_rows_per_block(a.tpr) (ltx_common.cuh).
+// norm_rows_per_block(a.tpr) (below).
 // late: the AdaLN kernels read scale/shift after the reduction (rms_norm_kernels.cuh, LATE),
 // blocks of at most kMaxLateBlock threads; only the *_with_config ops set it (flag
 // kRowsLateModulation, rows_per_block 0).
@@ -110,6 +111,30 @@ constexpr int kMaxStripRows = 1024;
 constexpr int kColstatStream = 1;
 constexpr int kColstatPrefetch = 2;
 void launch_rms_norm_colstat(DType dt, const NormArgs& a, int vpt, int strip_rows, int flags, cudaStream_t stream);
+// Opt-in pipelined AdaLN kernel (rms_norm_kernels.cuh, rms_norm_mod_pipe_kernel): a
+// persistent grid whose blocks copy the x (and residual) rows of the next stages-1 row
+// groups into shared memory (cp.async) while computing the current group. 16-byte path,
+// vpt <= kMaxVptPipe, tpr <= kMaxPipeBlock, stages 2 or 3, rows per block as the rows
+// kernel (norm_rows_per_block). Returns 0 after launching, or - launching nothing - the
+// bytes of shared memory per block the configuration needs when this GPU cannot give them.
+// Only the *_with_config ops call it (flags kAdalnPipe2 / kAdalnPipe3).
+constexpr int kMaxVptPipe = 4;
+constexpr int kMaxPipeBlock = 256;
+constexpr int kAdalnPipe2 = 8;
+constexpr int kAdalnPipe3 = 16;
+// Rows per block of the RMSNorm rows kernels. Short rows (tpr < 32) pack 256 threads'
+// worth of rows into a block; rows of whole warps get blocks of about 128 threads
+// (32 -> 4 rows, 64 -> 2, 96 and up -> 1). Small blocks let the register allocator fit
+// one more block per SM where a 256-thread block would not (the operand-heavy
+// modulate/add kernels), and fewer rows share the cross-warp barrier of row_sum.
+inline int norm_rows_per_block(int tpr) {
+  if (tpr < 32) return 256 / tpr;
+  return tpr >= 128 ? 1 : 128 / tpr;
+}
+inline size_t rms_norm_pipe_smem(int tpr, int d, size_t elem, bool add, int stages) {
+  return static_cast<size_t>(stages) * norm_rows_per_block(tpr) * (add ? 2 : 1) * static_cast<size_t>(d) * elem;
+}
+size_t launch_rms_norm_pipe(DType dt, const NormArgs& a, int vpt, int stages, cudaStream_t stream);
 void launch_rope(DType dt, const RopeArgs& a, bool vec, cudaStream_t stream);
 // Flat RoPE (rope_kernels.cuh): x, cos, sin and out with rows back to back (stride d),
 // d % chunk width == 0, 16-byte aligned; `cpt` chunks per thread, one of kRopeFlatCpt.

@@ -214,6 +214,7 @@ struct NormRequest {
   int strip_rows = 0;  // > 0: the opt-in column-stationary kernel (the *_with_config ops)
   int colstat_flags = 0;
   bool late_modulation = false;  // rows kernel reads scale/shift after the reduction (sweep knob)
+  int pipe_stages = 0;  // > 0: the opt-in pipelined AdaLN kernel with this many stages
 };
 
 // The column-stationary kernel keeps one batch's scale/shift/gate rows in registers while
@@ -275,6 +276,9 @@ std::tuple<at::Tensor, at::Tensor> norm_forward(const NormRequest& q) {
               ": rows_per_block >= 1 runs the column-stationary kernel, which has only the 16-byte path: the last",
               " dim (", d64, ") must be a multiple of ", n,
               " and every operand 16-byte aligned with 16-byte row strides; use rows_per_block=0");
+  TORCH_CHECK(q.pipe_stages == 0 || vec, op,
+              ": flags 8 and 16 run the pipelined kernel, which has only the 16-byte path: the last dim (", d64,
+              ") must be a multiple of ", n, " and every operand 16-byte aligned with 16-byte row strides");
   int tpr = q.tpr, vpt = q.vpt;
   if (tpr <= 0) {
     const int64_t chunks = ceil_div(d64, n);
@@ -332,6 +336,15 @@ std::tuple<at::Tensor, at::Tensor> norm_forward(const NormRequest& q) {
       return {out, residual_out};
     }
     // per-token modulation: the rows kernel with the same threads and chunks
+  }
+  if (q.pipe_stages > 0) {
+    // Opt-in sweep path (never taken by the default ops); vec and vpt were checked above.
+    const size_t need = launch_rms_norm_pipe(dtype_of(x), a, vpt, q.pipe_stages, stream);
+    TORCH_CHECK(need == 0, op, ": ", q.pipe_stages, " pipeline stages of ", norm_rows_per_block(tpr),
+                " row(s) of ", d64, " elements need ", need,
+                " bytes of shared memory per block, more than this GPU gives one block; use flag 8 (2 stages)",
+                " or fewer threads per row");
+    return {out, residual_out};
   }
   if (vpt == 0)
     launch_rms_norm_loop(dtype_of(x), a, tpr, vec, stream);
@@ -548,13 +561,19 @@ void check_adaln_config(const char* op, const at::Tensor& x, int64_t tpr, int64_
               kMaxThreadsPerRow, ", got ", tpr);
   TORCH_CHECK(strip_rows >= 0 && strip_rows <= kMaxStripRows, op, ": rows_per_block must be 0 (the default rows",
               " kernel) or 1..", kMaxStripRows, " (the column-stationary kernel), got ", strip_rows);
-  TORCH_CHECK(flags >= 0 && flags <= (kColstatStream | kColstatPrefetch | kRowsLateModulation), op,
+  constexpr int64_t kPipe = kAdalnPipe2 | kAdalnPipe3;
+  TORCH_CHECK(flags >= 0 && flags <= (kColstatStream | kColstatPrefetch | kRowsLateModulation | kPipe), op,
               ": flags is a bit set (1 = streaming cache hints, 2 = prefetch the next row, 4 = read scale/shift",
-              " after the reduction), got ", flags);
-  TORCH_CHECK(strip_rows > 0 || (flags & ~kRowsLateModulation) == 0, op,
+              " after the reduction, 8 / 16 = the pipelined kernel with 2 / 3 stages), got ", flags);
+  TORCH_CHECK(strip_rows > 0 || (flags & (kColstatStream | kColstatPrefetch)) == 0, op,
               ": flags 1 and 2 need the column-stationary kernel (rows_per_block >= 1)");
-  TORCH_CHECK(strip_rows == 0 || (flags & kRowsLateModulation) == 0, op,
-              ": flag 4 (late scale/shift) is the rows kernel's (rows_per_block 0)");
+  TORCH_CHECK(strip_rows == 0 || (flags & (kRowsLateModulation | kPipe)) == 0, op,
+              ": flags 4, 8 and 16 take rows_per_block 0 (they are not the column-stationary kernel)");
+  TORCH_CHECK((flags & kPipe) != kPipe, op, ": flags 8 and 16 (2 or 3 pipeline stages) exclude each other");
+  TORCH_CHECK((flags & kPipe) == 0 || ((flags & kRowsLateModulation) == 0 && vpt >= 1 && vpt <= kMaxVptPipe &&
+                                        tpr <= kMaxPipeBlock),
+              op, ": the pipelined kernel (flags 8 / 16) takes chunks_per_thread 1..", kMaxVptPipe, ", at most ",
+              kMaxPipeBlock, " threads per row and no flag 4");
   TORCH_CHECK((flags & kRowsLateModulation) == 0 || (vpt >= 1 && tpr <= kMaxLateBlock), op,
               ": flag 4 (late scale/shift) needs chunks_per_thread >= 1 and at most ", kMaxLateBlock,
               " threads per row");
@@ -589,8 +608,9 @@ at::Tensor rms_norm_modulate_with_config(const at::Tensor& x, const std::optiona
   q.tpr = static_cast<int>(threads_per_row);
   q.vpt = static_cast<int>(chunks_per_thread);
   q.strip_rows = static_cast<int>(rows_per_block);
-  q.colstat_flags = static_cast<int>(flags & ~ltx::kRowsLateModulation);
+  q.colstat_flags = static_cast<int>(flags & (ltx::kColstatStream | ltx::kColstatPrefetch));
   q.late_modulation = (flags & ltx::kRowsLateModulation) != 0;
+  q.pipe_stages = (flags & ltx::kAdalnPipe2) != 0 ? 2 : (flags & ltx::kAdalnPipe3) != 0 ? 3 : 0;
   return std::get<0>(ltx::norm_forward(q));
 }
 
@@ -605,8 +625,9 @@ std::tuple<at::Tensor, at::Tensor> add_rms_norm_modulate_with_config(
   q.tpr = static_cast<int>(threads_per_row);
   q.vpt = static_cast<int>(chunks_per_thread);
   q.strip_rows = static_cast<int>(rows_per_block);
-  q.colstat_flags = static_cast<int>(flags & ~ltx::kRowsLateModulation);
+  q.colstat_flags = static_cast<int>(flags & (ltx::kColstatStream | ltx::kColstatPrefetch));
   q.late_modulation = (flags & ltx::kRowsLateModulation) != 0;
+  q.pipe_stages = (flags & ltx::kAdalnPipe2) != 0 ? 2 : (flags & ltx::kAdalnPipe3) != 0 ? 3 : 0;
   return ltx::norm_forward(q);
 }
 

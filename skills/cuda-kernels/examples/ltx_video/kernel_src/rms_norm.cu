@@ -15,6 +15,9 @@
 //    output is written from registers - one read and one write of x.
 //  * loop_kernel: rows too long for registers (> 512 threads x 16 chunks) are
 //    read twice by one block, the second read mostly from L2.
+//  * pipe_kernel (opt-in, only the *_with_config ops): the AdaLN norms on a persistent
+//    grid that copies the next rows' x (and residual) into shared memory with cp.async
+//    while it computes the current ones.
 //  * colstat_kernel (opt-in, only the *_with_config ops): the AdaLN norms with one
 //    batch's scale/shift/gate/weight chunks held in registers over several rows of that
 //    batch, for the sweep in README.md "Next: the AdaLN sweep".
@@ -30,6 +33,8 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <mutex>
+#include <vector>
 
 #include "rms_norm_kernels.cuh"
 
@@ -146,6 +151,83 @@ void launch_colstat_vpt(const NormArgs& a, int vpt, int strip_rows, int flags, c
   abort();
 }
 
+// Resident blocks per SM and SM count for a persistent launch, cached per (kernel, device,
+// block, shared memory): the occupancy query and the attribute call cost host time that a
+// 5-20 us kernel cannot afford on every call. Above 48 KB of dynamic shared memory a kernel
+// must opt in (cudaFuncSetAttribute) before it may launch or be queried.
+struct PersistentFit {
+  int per_sm;
+  int sms;
+};
+
+PersistentFit persistent_fit(const void* kernel, int block, size_t smem) {
+  struct Entry {
+    const void* kernel;
+    int device, block;
+    size_t smem;
+    PersistentFit fit;
+  };
+  static std::mutex mu;
+  static std::vector<Entry> cache;
+  int device = 0;
+  C10_CUDA_CHECK(cudaGetDevice(&device));
+  const std::lock_guard<std::mutex> lock(mu);
+  for (const Entry& e : cache)
+    if (e.kernel == kernel && e.device == device && e.block == block && e.smem == smem) return e.fit;
+  PersistentFit fit{0, 0};
+  C10_CUDA_CHECK(cudaDeviceGetAttribute(&fit.sms, cudaDevAttrMultiProcessorCount, device));
+  if (smem > 48 * 1024)
+    C10_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+  C10_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fit.per_sm, kernel, block, smem));
+  cache.push_back({kernel, device, block, smem, fit});
+  return fit;
+}
+
+template <typename T, int VPT, bool HAS_W, bool ADD, int STAGES>
+size_t launch_pipe(const NormArgs& a, cudaStream_t stream) {
+  const int rpb = norm_rows_per_block(a.tpr);
+  const int block = rpb * a.tpr;
+  const size_t smem = rms_norm_pipe_smem(a.tpr, a.d, sizeof(T), ADD, STAGES);
+  int device = 0, limit = 0;
+  C10_CUDA_CHECK(cudaGetDevice(&device));
+  C10_CUDA_CHECK(cudaDeviceGetAttribute(&limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  // the kernel's own 128-byte reduction buffer shares the block's allowance
+  if (smem + 32 * sizeof(float) > static_cast<size_t>(limit)) return smem;
+  const void* kernel = reinterpret_cast<const void*>(&rms_norm_mod_pipe_kernel<T, VPT, HAS_W, ADD, STAGES>);
+  const PersistentFit fit = persistent_fit(kernel, block, smem);
+  if (fit.per_sm < 1) return smem;
+  const int64_t groups = ceil_div(a.rows, rpb);
+  const int64_t resident = static_cast<int64_t>(fit.per_sm) * fit.sms;
+  const dim3 grid(static_cast<unsigned>(groups < resident ? groups : resident));
+  rms_norm_mod_pipe_kernel<T, VPT, HAS_W, ADD, STAGES><<<grid, dim3(static_cast<unsigned>(block)), smem, stream>>>(a);
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  return 0;
+}
+
+template <typename T, int VPT, bool HAS_W, bool ADD>
+size_t launch_pipe_stages(const NormArgs& a, int stages, cudaStream_t stream) {
+  if (stages == 3) return launch_pipe<T, VPT, HAS_W, ADD, 3>(a, stream);
+  return launch_pipe<T, VPT, HAS_W, ADD, 2>(a, stream);
+}
+
+template <typename T, bool HAS_W, bool ADD>
+size_t launch_pipe_vpt(const NormArgs& a, int vpt, int stages, cudaStream_t stream) {
+  switch (vpt) {
+    case 1:
+      return launch_pipe_stages<T, 1, HAS_W, ADD>(a, stages, stream);
+    case 2:
+      return launch_pipe_stages<T, 2, HAS_W, ADD>(a, stages, stream);
+    case 3:
+      return launch_pipe_stages<T, 3, HAS_W, ADD>(a, stages, stream);
+    case 4:
+      return launch_pipe_stages<T, 4, HAS_W, ADD>(a, stages, stream);
+    default:
+      break;
+  }
+  fprintf(stderr, "ltx rms_norm: no pipelined kernel with %d chunks per thread\n", vpt);
+  abort();
+}
+
 }  // namespace
 
 void launch_rms_norm_rows(DType dt, const NormArgs& a, int vpt, bool late, cudaStream_t stream) {
@@ -185,6 +267,21 @@ void launch_rms_norm_colstat(DType dt, const NormArgs& a, int vpt, int strip_row
       launch_colstat_vpt<T, false, false>(a, vpt, strip_rows, flags, stream);
     }
   });
+}
+
+size_t launch_rms_norm_pipe(DType dt, const NormArgs& a, int vpt, int stages, cudaStream_t stream) {
+  size_t status = 0;
+  dispatch_dtype(dt, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const bool add = a.residual != nullptr;
+    if (a.weight != nullptr)
+      status = add ? launch_pipe_vpt<T, true, true>(a, vpt, stages, stream)
+                   : launch_pipe_vpt<T, true, false>(a, vpt, stages, stream);
+    else
+      status = add ? launch_pipe_vpt<T, false, true>(a, vpt, stages, stream)
+                   : launch_pipe_vpt<T, false, false>(a, vpt, stages, stream);
+  });
+  return status;
 }
 
 }  // namespace ltx

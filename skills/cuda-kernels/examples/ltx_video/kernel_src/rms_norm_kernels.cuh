@@ -413,6 +413,178 @@ __global__ void __launch_bounds__(256, 1) rms_norm_mod_colstat_kernel(const Norm
   }
 }
 
+// Pipelined AdaLN kernel (opt-in: flags ADALN_PIPE2 / ADALN_PIPE3 of the *_with_config
+// ops). The hypothesis it tests: the rows kernel keeps DRAM requests in flight only while a
+// row waits for its x, so every cycle a thread spends after the data arrived (unpacking
+// scale/shift, the reduction's barriers, the output math and stores: more of them for
+// AdaLN than for the plain norm) is a cycle with fewer bytes requested, and the registers
+// that hold x and scale/shift cap how many rows wait at once. Here a persistent grid
+// (blocks resident on every SM, each walking row groups gridDim.x apart) copies the x (and
+// residual) rows of the next STAGES-1 groups into shared memory with cp.async while it
+// computes the current one: the copies stay in flight through the compute phase and hold
+// no registers. Same threads x chunks layout, same summation order and the same math as
+// the rows kernel, so the results are bit-identical to it. 16-byte path only.
+// __launch_bounds__(256), blocks of at most kMaxPipeBlock threads: with (512) ptxas held
+// several instantiations to 64 registers and spilled 28-48 bytes (ptxas -v, sm_90).
+#if defined(LTX_CPU_EMULATION)
+#define LTX_DYNAMIC_SMEM(name) unsigned char* name = emu_dynamic_smem
+#else
+#define LTX_DYNAMIC_SMEM(name) extern __shared__ __align__(16) unsigned char name[]
+#endif
+
+template <typename T, int VPT, bool HAS_W, bool ADD, int STAGES>
+__global__ void __launch_bounds__(256) rms_norm_mod_pipe_kernel(const NormArgs a) {
+  static_assert(STAGES >= 2, "one stage computes while the others load");
+  constexpr int N = VecWidth<T>::value;
+  constexpr int kRowsPerSlot = ADD ? 2 : 1;  // x, then the residual
+  using P = Pack<T, N>;
+  __shared__ float red[32];
+  LTX_DYNAMIC_SMEM(smem_raw);
+  T* const stages = reinterpret_cast<T*>(smem_raw);
+  const int tpr = a.tpr;
+  const int rpb = static_cast<int>(blockDim.x) / tpr;
+  const int slot = static_cast<int>(threadIdx.x) / tpr;
+  const int lane = static_cast<int>(threadIdx.x) - slot * tpr;
+  const int d = a.d;
+  const T* __restrict__ x = static_cast<const T*>(a.x);
+  const T* __restrict__ residual = static_cast<const T*>(a.residual);
+  const T* __restrict__ w = static_cast<const T*>(a.weight);
+  const T* __restrict__ scale = static_cast<const T*>(a.scale);
+  const T* __restrict__ shift = static_cast<const T*>(a.shift);
+  T* __restrict__ out = static_cast<T*>(a.out);
+  const float inv_d = 1.0f / static_cast<float>(d);
+  const int64_t groups = (a.rows + rpb - 1) / rpb;
+  const int64_t step = gridDim.x;
+  // This thread's part of stage s: its slot's x row (and residual row after it).
+  auto stage_row = [&](int s) { return stages + (static_cast<int64_t>(s) * rpb + slot) * kRowsPerSlot * d; };
+  // Requests group g's rows into stage s. Every thread commits a group, empty or not, so
+  // that wait_group counts the same groups in every thread.
+  auto request = [&](int64_t g, int s) {
+    const int64_t row = g * rpb + slot;
+    if (g < groups && row < a.rows) {
+      T* dst = stage_row(s);
+      const T* __restrict__ xr = x + a.xi(row);
+      const T* __restrict__ rr = ADD ? residual + a.ri(row) : nullptr;
+#pragma unroll
+      for (int k = 0; k < VPT; ++k) {
+        const int e = (lane + k * tpr) * N;
+        if (e < d) {
+          cp_async16(dst + e, xr + e);
+          if constexpr (ADD) cp_async16(dst + d + e, rr + e);
+        }
+      }
+    }
+    cp_async_commit();
+  };
+
+  int64_t g = blockIdx.x;
+#pragma unroll
+  for (int s = 0; s < STAGES - 1; ++s) request(g + s * step, s);
+  int cur = 0;
+  for (; g < groups; g += step) {
+    // The stage refilled here was read (into registers, and used) by this same thread one
+    // iteration ago.
+    request(g + (STAGES - 1) * step, cur == 0 ? STAGES - 1 : cur - 1);
+    const int64_t row = g * rpb + slot;
+    const bool active = row < a.rows;
+    P v[VPT];
+    P wv[HAS_W ? VPT : 1], sv[VPT], hv[VPT], gv[ADD ? VPT : 1];
+    float ss[1] = {0.0f};
+    const T* __restrict__ gr = ADD && a.gate != nullptr ? static_cast<const T*>(a.gate) + a.gi(row) : nullptr;
+    if (active) {
+      // The L1/L2-resident operands go out before the wait for x.
+      const T* __restrict__ srow = scale + a.si(row);
+      const T* __restrict__ hrow = shift + a.hi(row);
+#pragma unroll
+      for (int k = 0; k < VPT; ++k) {
+        const int e = (lane + k * tpr) * N;
+        if (e < d) {
+          if constexpr (HAS_W) load_pack<true>(wv[k], w + e, N);
+          load_pack<true>(sv[k], srow + e, N);
+          load_pack<true>(hv[k], hrow + e, N);
+          if constexpr (ADD) {
+            if (gr != nullptr) load_pack<true>(gv[k], gr + e, N);
+          }
+        }
+      }
+    }
+    cp_async_wait<STAGES - 1>();  // this group's copies (the STAGES-1 later ones may still fly)
+    if (active) {
+      const T* src = stage_row(cur);
+#pragma unroll
+      for (int k = 0; k < VPT; ++k) {
+        const int e = (lane + k * tpr) * N;
+        if (e < d) load_shared16(v[k], src + e);
+      }
+      if constexpr (ADD) {
+        T* __restrict__ ro = static_cast<T*>(a.residual_out) + row * d;
+#pragma unroll
+        for (int k = 0; k < VPT; ++k) {
+          const int e = (lane + k * tpr) * N;
+          if (e < d) {
+            P rv;
+            load_shared16(rv, src + d + e);
+            float xf[N], rf[N];
+            unpack(v[k], xf);
+            unpack(rv, rf);
+            if (gr != nullptr) {
+              float gf[N];
+              unpack(gv[k], gf);
+#pragma unroll
+              for (int i = 0; i < N; ++i) xf[i] = fmaf(xf[i], gf[i], rf[i]);
+            } else {
+#pragma unroll
+              for (int i = 0; i < N; ++i) xf[i] = rf[i] + xf[i];
+            }
+            pack_floats(v[k], xf);
+            store_pack16(ro + e, v[k]);
+          }
+        }
+      }
+#pragma unroll
+      for (int k = 0; k < VPT; ++k) {
+        const int e = (lane + k * tpr) * N;
+        if (e < d) {
+          float f[N];
+          unpack(v[k], f);
+#pragma unroll
+          for (int i = 0; i < N; ++i) ss[0] = fmaf(f[i], f[i], ss[0]);
+        }
+      }
+    }
+    row_sum<1>(ss, tpr, red);
+    if (active) {
+      const float rstd = rsqrtf(ss[0] * inv_d + a.eps);
+      T* __restrict__ orow = out + row * d;
+#pragma unroll
+      for (int k = 0; k < VPT; ++k) {
+        const int e = (lane + k * tpr) * N;
+        if (e < d) {
+          float y[N], sf[N], hf[N];
+          unpack(v[k], y);
+#pragma unroll
+          for (int i = 0; i < N; ++i) y[i] *= rstd;
+          if constexpr (HAS_W) {
+            float wf[N];
+            unpack(wv[k], wf);
+#pragma unroll
+            for (int i = 0; i < N; ++i) y[i] *= wf[i];
+          }
+          unpack(sv[k], sf);
+          unpack(hv[k], hf);
+#pragma unroll
+          for (int i = 0; i < N; ++i) y[i] = fmaf(y[i], 1.0f + sf[i], hf[i]);
+          P o;
+          pack_floats(o, y);
+          store_pack16(orow + e, o);
+        }
+      }
+    }
+    cur = cur == STAGES - 1 ? 0 : cur + 1;
+  }
+  cp_async_wait<0>();  // nothing may still be writing shared memory when the block exits
+}
+
 // One block per row, two passes over global memory (the second mostly hits L2).
 template <typename T, bool VEC>
 __global__ void __launch_bounds__(512) rms_norm_loop_kernel(const NormArgs a) {

@@ -292,8 +292,9 @@ def test_norm_family_where_the_launch_path_switches(kernels: ModuleType, dtype, 
 
 # ------------------------------------------- AdaLN *_with_config (the opt-in sweep ops)
 # rows_per_block 0 forces the default rows kernel (flag 4: scale/shift read after the
-# reduction); >= 1 runs the column-stationary kernel (one batch's scale/shift/gate/weight
-# held in registers over rows_per_block rows).
+# reduction; flags 8 / 16: the pipelined kernel with 2 / 3 stages); >= 1 runs the
+# column-stationary kernel (one batch's scale/shift/gate/weight held in registers over
+# rows_per_block rows).
 ADALN_FLAGS = [0, 1, 2, 3]  # bit 0: streaming cache hints, bit 1: prefetch the next row
 
 
@@ -308,7 +309,7 @@ def _adaln_configs(d: int, n: int) -> list[tuple[int, int]]:
 def test_adaln_with_config_matches_float64_and_the_rows_kernel(kernels: ModuleType, dtype, d, rows_per_block) -> None:
     # 3 batches of 13 rows: 13 % 3 and 13 % 8 leave short last strips; 64 > 13: one strip
     # per batch. Every flag, weight or not, gated and ungated add; rows_per_block 0 with flag
-    # 4 must equal the rows kernel with scale/shift held early bit for bit.
+    # 4, 8 or 16 must equal the rows kernel with scale/shift held early bit for bit.
     b, s = 3, 13
     n = 16 // torch.empty((), dtype=dtype).element_size()
     x = randn(b, s, d, dtype=dtype, scale=2.0)
@@ -320,7 +321,7 @@ def test_adaln_with_config_matches_float64_and_the_rows_kernel(kernels: ModuleTy
     def flags_for(tpr: int) -> list[int]:
         if rows_per_block:
             return ADALN_FLAGS
-        return [0, 4] if tpr <= 256 else [0]  # flag 4: blocks of at most 256 threads
+        return [0, 4, 8, 16] if tpr <= 256 else [0]  # flags 4, 8, 16: blocks of at most 256 threads
 
     points = [(t, v, wt, f) for (t, v), wt in itertools.product(_adaln_configs(d, n), (None, w)) for f in flags_for(t)]
     for tpr, vpt, weight, fl in points:
@@ -359,9 +360,42 @@ def test_adaln_with_config_per_token_tables_and_strided_rows(kernels: ModuleType
     t4 = randn(2, 3, 1, 6, d, dtype=dtype, seed=9, scale=0.3)
     out = kernels.rms_norm_modulate_with_config(x4, None, t4[:, :, :, 1], t4[:, :, :, 0], 1e-6, tpr, vpt, 2, 1)
     assert_close(out, exact.modulate(exact.rms_norm(x4, None, 1e-6), t4[:, :, :, 1], t4[:, :, :, 0]), dtype)
+    # the pipelined kernel: per-token tables, strided rows, a 4-d x
+    for fl in (8, 16):
+        for table in (per_tok, _ada_table(2, 1, d, dtype, seed=8)):
+            shift, scale, gate = table[:, :, 0], table[:, :, 1], table[:, :, 2]
+            out = kernels.rms_norm_modulate_with_config(x, None, scale, shift, 1e-6, tpr, vpt, 0, fl)
+            assert torch.equal(out, kernels.rms_norm_modulate_with_config(x, None, scale, shift, 1e-6, tpr, vpt, 0, 0))
+            out, h = kernels.add_rms_norm_modulate_with_config(x, x.flip(1), gate, None, scale, shift, 1e-6,
+                                                               tpr, vpt, 0, fl)
+            d_out, d_h = kernels.add_rms_norm_modulate_with_config(x, x.flip(1), gate, None, scale, shift, 1e-6,
+                                                                   tpr, vpt, 0, 0)
+            assert torch.equal(out, d_out) and torch.equal(h, d_h)
+        out = kernels.rms_norm_modulate_with_config(x4, None, t4[:, :, :, 1], t4[:, :, :, 0], 1e-6, tpr, vpt, 0, fl)
+        assert_close(out, exact.modulate(exact.rms_norm(x4, None, 1e-6), t4[:, :, :, 1], t4[:, :, :, 0]), dtype)
     empty = randn(0, 7, d, dtype=dtype)
     assert kernels.rms_norm_modulate_with_config(empty, None, randn(0, 1, d, dtype=dtype),
                                                  randn(0, 1, d, dtype=dtype), 1e-6, tpr, vpt, 8, 0).shape == empty.shape
+
+
+@pytest.mark.parametrize("shape", [(2, 4096, 3072), (1, 8192, 2048), (3, 1001, 2048)])
+def test_adaln_pipelined_kernel_walks_many_row_groups(kernels: ModuleType, shape) -> None:
+    # The persistent grid holds far fewer blocks than these shapes have row groups, so each
+    # block refills its stages many times; the result must equal the rows kernel bit for bit.
+    b, s, d = shape
+    x = randn(b, s, d, scale=2.0)
+    residual = randn(b, s, d, seed=1, scale=1.5)
+    table = _ada_table(b, 1, d, torch.bfloat16)
+    shift, scale, gate = table[:, :, 0], table[:, :, 1], table[:, :, 2]
+    tpr, vpt = (64, 4) if d == 2048 else (128, 3)
+    want = kernels.rms_norm_modulate_with_config(x, None, scale, shift, 1e-6, tpr, vpt, 0, 0)
+    d_out, d_h = kernels.add_rms_norm_modulate_with_config(x, residual, gate, None, scale, shift, 1e-6, tpr, vpt, 0, 0)
+    for fl in (8, 16):
+        poison(((b, s, d), torch.bfloat16))
+        assert torch.equal(kernels.rms_norm_modulate_with_config(x, None, scale, shift, 1e-6, tpr, vpt, 0, fl), want)
+        poison(((b, s, d), torch.bfloat16), ((b, s, d), torch.bfloat16))
+        out, h = kernels.add_rms_norm_modulate_with_config(x, residual, gate, None, scale, shift, 1e-6, tpr, vpt, 0, fl)
+        assert torch.equal(out, d_out) and torch.equal(h, d_h)
 
 
 def test_adaln_with_config_refuses_what_it_cannot_run(kernels: ModuleType) -> None:
@@ -382,11 +416,20 @@ def test_adaln_with_config_refuses_what_it_cannot_run(kernels: ModuleType) -> No
     with pytest.raises(RuntimeError, match="flags 1 and 2 need"):
         f(x, None, s, h, 1e-6, 64, 4, 0, 1)
     with pytest.raises(RuntimeError, match="bit set"):
-        f(x, None, s, h, 1e-6, 64, 4, 4, 8)
-    with pytest.raises(RuntimeError, match="rows kernel's"):
-        f(x, None, s, h, 1e-6, 64, 4, 4, 4)
+        f(x, None, s, h, 1e-6, 64, 4, 4, 32)
+    for fl in (4, 8, 16):
+        with pytest.raises(RuntimeError, match="take rows_per_block 0"):
+            f(x, None, s, h, 1e-6, 64, 4, 4, fl)
     with pytest.raises(RuntimeError, match="at most 256 threads per row"):
         f(x, None, s, h, 1e-6, 512, 1, 0, 4)
+    with pytest.raises(RuntimeError, match="exclude each other"):
+        f(x, None, s, h, 1e-6, 64, 4, 0, 24)
+    with pytest.raises(RuntimeError, match="at most 256 threads per row"):
+        f(x, None, s, h, 1e-6, 512, 1, 0, 8)
+    with pytest.raises(RuntimeError, match="chunks_per_thread 1..4"):
+        f(x, None, s, h, 1e-6, 256, 0, 0, 16)
+    with pytest.raises(RuntimeError, match="no flag 4"):
+        f(x, None, s, h, 1e-6, 64, 4, 0, 12)
     # awkward widths and misaligned views: only the 16-byte path exists, so refused, not rerouted
     odd = randn(2, 5, 1001)
     to = _ada_table(2, 1, 1001, torch.bfloat16)
@@ -394,6 +437,10 @@ def test_adaln_with_config_refuses_what_it_cannot_run(kernels: ModuleType) -> No
         f(odd, None, to[:, :, 1], to[:, :, 0], 1e-6, 128, 1, 4, 0)
     with pytest.raises(RuntimeError, match="16-byte path"):
         kernels.add_rms_norm_modulate_with_config(misaligned(x), x, None, None, s, h, 1e-6, 64, 4, 4, 0)
+    with pytest.raises(RuntimeError, match="16-byte path"):
+        f(odd, None, to[:, :, 1], to[:, :, 0], 1e-6, 128, 1, 0, 8)
+    with pytest.raises(RuntimeError, match="16-byte path"):
+        kernels.add_rms_norm_modulate_with_config(misaligned(x), x, None, None, s, h, 1e-6, 64, 4, 0, 16)
     # rows_per_block 0 takes them (the default kernels' scalar path)
     out = f(odd, None, to[:, :, 1], to[:, :, 0], 1e-6, 128, 0, 0, 0)
     assert_close(out, exact.modulate(exact.rms_norm(odd, None, 1e-6), to[:, :, 1], to[:, :, 0]), torch.bfloat16)

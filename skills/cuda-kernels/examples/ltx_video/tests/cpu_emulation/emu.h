@@ -44,6 +44,8 @@ inline EmuDim emu_block_dim, emu_grid_dim;
 #define gridDim emu_grid_dim
 
 inline std::barrier<>* emu_barrier = nullptr;
+// A block's dynamic shared memory (extern __shared__): one block runs at a time.
+alignas(16) inline unsigned char emu_dynamic_smem[228 * 1024];
 inline float emu_exchange[1024];
 
 inline void __syncthreads() { emu_barrier->arrive_and_wait(); }

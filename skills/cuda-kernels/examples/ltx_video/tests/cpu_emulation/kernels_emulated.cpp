@@ -57,9 +57,11 @@ static int rpb(int tpr) { return tpr >= 256 ? 1 : 256 / tpr; }
 
 // x [B, S, D] stored with row stride D + pad; scale/shift slices of [B, 1, 6, D] (per batch)
 // or, per_token, of [B, S, 6, D] (LTX-Video 0.9.5+'s per-token timestep embedding).
+// pipe > 0: the opt-in pipelined AdaLN kernel with that many stages, on a grid of at most 3
+// blocks (each walks several row groups, so stages wrap around) - same checks.
 template <typename T>
 void test_norm(int B, int S, int D, int tpr, int vpt, bool weight, bool mod, bool add, bool gate, int pad,
-               bool per_token = false, bool late = false) {
+               bool per_token = false, bool late = false, int pipe = 0) {
   const int N = VecWidth<T>::value;
   int64_t rows = (int64_t)B * S, rs = D + pad;
   auto xs = rand_vec<T>(rows * rs, 2.0f), rsd = rand_vec<T>(rows * rs, 1.5f);
@@ -77,7 +79,31 @@ void test_norm(int B, int S, int D, int tpr, int vpt, bool weight, bool mod, boo
   if (mod) { a.scale = table.data() + D; a.si = ti; a.shift = table.data(); a.hi = ti; }
   a.out = out.data(); a.rows = rows; a.d = D; a.tpr = tpr; a.eps = 1e-6f;
   bool vec = D % N == 0 && rs % N == 0;
-  if (vpt > 0) {
+  if (pipe > 0) {
+    const int r = norm_rows_per_block(tpr);
+    const unsigned grid = static_cast<unsigned>(std::min<int64_t>((rows + r - 1) / r, 3));
+    if (rms_norm_pipe_smem(tpr, D, sizeof(T), add, pipe) > sizeof(emu_dynamic_smem)) std::abort();
+    auto go = [&](auto vc, auto wc, auto ac, auto sc) {
+      constexpr int V = decltype(vc)::value, ST = decltype(sc)::value;
+      constexpr bool W = decltype(wc)::value, A = decltype(ac)::value;
+      emu_launch(grid, r * tpr, [&] { rms_norm_mod_pipe_kernel<T, V, W, A, ST>(a); });
+    };
+    using F = std::false_type; using Tr = std::true_type;
+    auto by_stages = [&](auto vc, auto wc, auto ac) {
+      if (pipe == 2) go(vc, wc, ac, std::integral_constant<int, 2>{}); else go(vc, wc, ac, std::integral_constant<int, 3>{});
+    };
+    auto by_flags = [&](auto vc) {
+      if (weight) { if (add) by_stages(vc, Tr{}, Tr{}); else by_stages(vc, Tr{}, F{}); }
+      else { if (add) by_stages(vc, F{}, Tr{}); else by_stages(vc, F{}, F{}); }
+    };
+    switch (vpt) {
+      case 1: by_flags(std::integral_constant<int, 1>{}); break;
+      case 2: by_flags(std::integral_constant<int, 2>{}); break;
+      case 3: by_flags(std::integral_constant<int, 3>{}); break;
+      case 4: by_flags(std::integral_constant<int, 4>{}); break;
+      default: std::abort();
+    }
+  } else if (vpt > 0) {
     int r = norm_rows_per_block(tpr);
     unsigned grid = (rows + r - 1) / r;
     if (grid > 2 && vpt % 2 == 0) grid = 2;  // some configs: the grid-stride loop over rows
@@ -134,7 +160,7 @@ void test_norm(int B, int S, int D, int tpr, int vpt, bool weight, bool mod, boo
   }
   std::string what = std::string("norm ") + tn<T>() + " D=" + std::to_string(D) + " tpr=" + std::to_string(tpr) + " vpt=" + std::to_string(vpt) +
       (weight ? " w" : "") + (mod ? " mod" : "") + (add ? " add" : "") + (gate ? " gate" : "") + (per_token ? " per-token" : "") +
-      (late ? " late" : "") +
+      (late ? " late" : "") + (pipe ? " pipe" + std::to_string(pipe) : "") +
       " pad=" + std::to_string(pad);
   check(what.c_str(), out, ref);
   if (add) check((what + " residual").c_str(), rout, href);
@@ -321,6 +347,8 @@ void test_gelu(int64_t n, bool vec) {
   check(what.c_str(), y, ref);
 }
 
+static bool vec_ok(int D, int N) { return D % N == 0; }
+
 template <typename T> void all() {
   const int N = VecWidth<T>::value;
   // rows kernel: LTX sizes, every config family, modulate/weight/add/gate, strided rows
@@ -349,6 +377,18 @@ template <typename T> void all() {
         test_norm<T>(2, 5, D, tpr, vpt, false, true, false, false, 8, false, true);
         test_norm<T>(2, 3, D, tpr, vpt, true, true, true, true, 8, true, true);
         test_norm<T>(2, 3, D, tpr, vpt, false, true, true, true, 0, false, true);
+      }
+      // the pipelined kernel (flags 8 / 16): 2 and 3 stages, more row groups than blocks x
+      // stages (B * S = 21 rows), per-token tables, gated and ungated add, padded rows
+      if (vec_ok(D, N) && vpt <= kMaxVptPipe && tpr <= kMaxPipeBlock) {
+        for (int st : {2, 3}) {
+          test_norm<T>(3, 7, D, tpr, vpt, false, true, false, false, 8, false, false, st);
+          test_norm<T>(3, 7, D, tpr, vpt, true, true, true, true, 0, true, false, st);
+          if (full || st == 2) {
+            test_norm<T>(2, 5, D, tpr, vpt, true, true, false, false, 0, true, false, st);
+            test_norm<T>(3, 4, D, tpr, vpt, false, true, true, false, 8, false, false, st);
+          }
+        }
       }
     }
   }

@@ -211,6 +211,8 @@ def rms_norm_with_config(
 ADALN_STREAM = 1  # ld.global.cs / st.global.cs on x, residual and the outputs
 ADALN_PREFETCH = 2  # request the next row's x before reducing this one
 ADALN_LATE = 4  # rows kernel: read scale/shift after the reduction (fewer registers)
+ADALN_PIPE2 = 8  # pipelined kernel: persistent grid, next rows copied to shared memory, 2 stages
+ADALN_PIPE3 = 16  # the same with 3 stages (two row groups in flight ahead)
 
 
 def rms_norm_modulate_with_config(
@@ -229,7 +231,10 @@ def rms_norm_modulate_with_config(
     ``rows_per_block=0``: the default rows kernel at ``threads_per_row`` x
     ``chunks_per_thread`` (0 chunks = the looping kernel); ``flags`` 0 or ADALN_LATE
     (scale/shift read after the reduction, not held next to x: fewer registers, more
-    resident blocks; threads_per_row <= 256, chunks_per_thread >= 1).
+    resident blocks; threads_per_row <= 256, chunks_per_thread >= 1), or ADALN_PIPE2 /
+    ADALN_PIPE3: the pipelined kernel - a persistent grid that copies the next one / two row
+    groups' x (and residual) into shared memory with cp.async while it computes the current
+    one (threads_per_row <= 256, chunks_per_thread 1-4; same results bit for bit).
     ``rows_per_block >= 1``: the column-stationary kernel - each group of threads_per_row
     threads (<= 256) loads one batch's weight/scale/shift chunks once and normalizes up to
     rows_per_block consecutive rows of that batch with them (chunks_per_thread 1-4);
