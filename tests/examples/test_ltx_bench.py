@@ -95,6 +95,21 @@ def test_the_adaln_sweep_is_opt_in_counted_and_covers_every_issue_and_ltx_shape(
     assert small["estimated_s"] <= 300
 
 
+def test_the_qk_sweep_is_opt_in_counted_and_each_point_covers_a_row(bench_ops, tmp_path, capsys) -> None:
+    out = str(tmp_path / "x.json")
+    args = ["--plan", "--ops", "rms_norm_rope_qk", "--out", out, "--compile-workers", "7"]
+    assert bench_ops.main(args) == 0
+    assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["qk_sweep_measurements"] == 0
+    assert bench_ops.main([*args, "--sweep-qk"]) == 0
+    plan = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    shapes = bench_ops.ISSUE_SHAPES + bench_ops.LTX_SHAPES
+    assert plan["qk_sweep_measurements"] == sum(len(bench_ops.QK_SWEEP[s[-1]]) + 1 for s in shapes) > len(shapes)
+    for d, points in bench_ops.QK_SWEEP.items():
+        for tpr, vpt in points:  # bf16: 8 elements per chunk; no thread entirely idle
+            assert tpr * vpt * 8 >= d > tpr * (vpt - 1) * 8 and 1 <= vpt <= 4
+            assert tpr % 32 == 0 and tpr <= 512
+
+
 @pytest.mark.parametrize("nbytes", [1 << 20, 8_392_704, 67_000_000, 201_000_000, 805_000_000, 4 << 30])
 def test_input_sets_move_four_l2s_and_a_replay_ends_on_a_full_cycle(bench_ops, nbytes: int) -> None:
     l2 = 60 * 1024 * 1024

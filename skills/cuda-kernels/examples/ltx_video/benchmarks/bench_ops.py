@@ -35,12 +35,13 @@ and compile counts, estimated seconds) is printed first; --plan prints it and ex
 
     python bench_ops.py --out results.json [--package-path DIR] [--quick] [--ops rms_norm,...]
                         [--max-seconds 600] [--compile-workers 8] [--sweep] [--sweep-adaln
-                        [--adaln-rows-only]] [--sweep-rope] [--plan]
+                        [--adaln-rows-only]] [--sweep-rope] [--sweep-qk] [--plan]
 
 --sweep-adaln times the opt-in AdaLN launch knobs (README "Opt-in AdaLN launch knobs") and
 writes them under the JSON key "adaln_sweep"; make_results.py does not render it.
 --adaln-rows-only leaves the column-stationary grid out (rows_per_block 0: flags 0, 4, 8, 16).
 --sweep-rope times rope_interleaved's per-row and flat kernels (JSON key "rope_sweep").
+--sweep-qk times rms_norm_rope_qk at each threads x chunks per thread (JSON key "qk_sweep").
 
 The package comes from --package-path (a build_local.py output dir), else
 LTX_VIDEO_KERNELS_PATH, else an importable ltx_video_kernels. No diffusers needed.
@@ -146,6 +147,18 @@ ROPE_SWEEP_CPT = [0, 1, 2, 4]
 
 def rope_sweep_count() -> int:
     return len(ISSUE_SHAPES + LTX_SHAPES) * (len(ROPE_SWEEP_CPT) + 1)
+
+
+# The q/k sweep (--sweep-qk): rms_norm_rope_qk_with_config at each threads x chunks that
+# covers a row, next to the default op, on every issue and LTX shape.
+QK_SWEEP = {
+    2048: [(256, 1), (128, 2), (96, 3), (64, 4)],
+    3072: [(384, 1), (192, 2), (128, 3), (96, 4)],
+}
+
+
+def qk_sweep_count() -> int:
+    return sum(len(QK_SWEEP[s[-1]]) + 1 for s in ISSUE_SHAPES + LTX_SHAPES if s[-1] in QK_SWEEP)
 
 
 EST_MEASURE_S = 0.35  # one implementation on one shape: do_bench + graph capture and replays
@@ -286,6 +299,22 @@ def rope_inputs(ref, shape: tuple[int, int, int]) -> Callable[[int], tuple[torch
     return make
 
 
+def qk_inputs(ref, shape: tuple[int, int, int]) -> Callable[[int], tuple[torch.Tensor, ...]]:
+    """Input set i of rms_norm_rope_qk: q, k, weight_q, weight_k, cos, sin (LTX's own tables
+    at the 2688-token shapes, random fp32 elsewhere)."""
+
+    def make(i: int) -> tuple[torch.Tensor, ...]:
+        b, _, d = shape
+        if shape in LTX_SHAPES and d == 2048:
+            cos, sin = ref.rope_tables(b, 7, 16, 24, d, device="cuda")
+        else:
+            cos, sin = randn(shape, torch.float32, seed=300 + i), randn(shape, torch.float32, seed=400 + i)
+        return (randn(shape, seed=i, scale=2.0), randn(shape, seed=700 + i, scale=2.0),
+                randn((d,), seed=98, scale=0.3, shift=1.0), randn((d,), seed=97, scale=0.3, shift=1.0), cos, sin)
+
+    return make
+
+
 def max_rel_diff(a: torch.Tensor, b: torch.Tensor) -> float:
     a, b = a.float(), b.float()
     return float((a - b).abs().max() / b.abs().max().clamp_min(1e-30))
@@ -362,14 +391,7 @@ def cases(pkg, quick: bool) -> list[dict]:
         n = math.prod(shape)
         d = shape[-1]
 
-        def make(i, shape=shape, d=d):
-            b, s, _ = shape
-            if shape in LTX_SHAPES and d == 2048:
-                cos, sin = ref.rope_tables(b, 7, 16, 24, d, device="cuda")
-            else:
-                cos, sin = randn(shape, torch.float32, seed=300 + i), randn(shape, torch.float32, seed=400 + i)
-            return (randn(shape, seed=i, scale=2.0), randn(shape, seed=700 + i, scale=2.0),
-                    randn((d,), seed=98, scale=0.3, shift=1.0), randn((d,), seed=97, scale=0.3, shift=1.0), cos, sin)
+        make = qk_inputs(ref, shape)
 
         def unfused(q, k, wq, wk, c, s):
             return pkg.rope_interleaved(pkg.rms_norm(q, wq, 1e-5), c, s), pkg.rope_interleaved(pkg.rms_norm(k, wk, 1e-5), c, s)
@@ -694,16 +716,52 @@ def run_rope_sweep(pkg, runner: Runner) -> list[dict]:
     return rows
 
 
+def run_qk_sweep(pkg, runner: Runner) -> list[dict]:
+    """Times rms_norm_rope_qk_with_config at every QK_SWEEP point against the default op,
+    per shape; each point's outputs on input set 0 are compared with the default's."""
+    rows = []
+    for shape in ISSUE_SHAPES + LTX_SHAPES:
+        d = shape[-1]
+        if d not in QK_SWEEP:
+            continue
+        n = math.prod(shape)
+        nbytes = n * (4 * 2 + 4 + 4) + 2 * d * 2
+        sets = runner.inputs({"bytes": nbytes, "make": qk_inputs(pkg.reference, shape)})
+        row: dict[str, Any] = {"shape": list(shape), "dtype": "bfloat16", "bytes": nbytes, "input_sets": len(sets),
+                               "configs": {}}
+        default = lambda q, k, wq, wk, c, s: pkg.rms_norm_rope_qk(q, k, wq, wk, c, s, 1e-5)  # noqa: E731
+        row["default"] = {k: v for k, v in runner.measure(default, sets, nbytes).items() if k in SWEEP_KEEP}
+        want = default(*sets[0])
+
+        def rel_diff(got, want=want) -> dict[str, Any]:
+            return {"max_rel_diff_vs_default": max(max_rel_diff(g, w) for g, w in zip(got, want))}
+
+        for tpr, vpt in QK_SWEEP[d]:
+            fn = lambda q, k, wq, wk, c, s, t=tpr, v=vpt: pkg.rms_norm_rope_qk_with_config(  # noqa: E731
+                q, k, wq, wk, c, s, 1e-5, t, v)
+            row["configs"][f"{tpr}x{vpt}"] = sweep_point(
+                runner, fn, sets, nbytes, {"threads_per_row": tpr, "chunks_per_thread": vpt}, rel_diff)
+        mark_best(row)
+        cells = "  ".join(f"{k} {e.get('graph_us', float('nan')):7.2f} us {e.get('graph_pct_copy', float('nan')):5.1f}%"
+                          for k, e in row["configs"].items())
+        print(f"qk sweep {str(shape):<18} default {row['default'].get('graph_us', float('nan')):7.2f} us"
+              f" {row['default'].get('graph_pct_copy', float('nan')):5.1f}%  {cells}", flush=True)
+        rows.append(row)
+        del sets
+        torch.cuda.empty_cache()
+    return rows
+
+
 # ------------------------------------------------------------------------------ plan
 
 
-def plan(selected: list[dict], workers: int, sweep: bool, adaln_sweep_n: int = 0, rope_sweep_n: int = 0
-         ) -> dict[str, Any]:
+def plan(selected: list[dict], workers: int, sweep: bool, adaln_sweep_n: int = 0, rope_sweep_n: int = 0,
+         qk_sweep_n: int = 0) -> dict[str, Any]:
     """Counts of measurements and compiles, and the seconds they should take (EST_* rates)."""
     plain = sum(1 for c in selected for impl in c["impls"].values() if not is_compiled(impl))
     compiles = sum(1 for c in selected for impl in c["impls"].values() if is_compiled(impl))
     sweep_n = sum(len(SWEEP[s[-1]]) for s in ISSUE_SHAPES + LTX_SHAPES if s[-1] in SWEEP) if sweep else 0
-    phase1 = (plain + sweep_n + adaln_sweep_n + rope_sweep_n) * EST_MEASURE_S
+    phase1 = (plain + sweep_n + adaln_sweep_n + rope_sweep_n + qk_sweep_n) * EST_MEASURE_S
     if workers > 0:
         # the workers fill the caches before any timing (phase 0); phase 2 then hits them
         phase0 = compiles * EST_COMPILE_COLD_S / workers
@@ -711,9 +769,11 @@ def plan(selected: list[dict], workers: int, sweep: bool, adaln_sweep_n: int = 0
     else:
         phase0, phase2 = 0.0, compiles * (EST_COMPILE_COLD_S + EST_MEASURE_S)
     return {
-        "cases": len(selected), "measurements": plain + compiles + sweep_n + adaln_sweep_n + rope_sweep_n,
+        "cases": len(selected),
+        "measurements": plain + compiles + sweep_n + adaln_sweep_n + rope_sweep_n + qk_sweep_n,
         "compiles": compiles, "compile_workers": workers, "sweep_measurements": sweep_n,
         "adaln_sweep_measurements": adaln_sweep_n, "rope_sweep_measurements": rope_sweep_n,
+        "qk_sweep_measurements": qk_sweep_n,
         "timers_per_measurement": 2, "estimated_s": round(EST_FIXED_S + phase0 + phase1 + phase2),
     }
 
@@ -721,7 +781,7 @@ def plan(selected: list[dict], workers: int, sweep: bool, adaln_sweep_n: int = 0
 def plan_text(p: dict[str, Any]) -> str:
     return (f"plan: {p['cases']} op x shape cases, {p['measurements']} measurements x {p['timers_per_measurement']} timers"
             f" (incl. {p['sweep_measurements']} sweep, {p['adaln_sweep_measurements']} AdaLN sweep,"
-            f" {p['rope_sweep_measurements']} RoPE sweep),"
+            f" {p['rope_sweep_measurements']} RoPE sweep, {p.get('qk_sweep_measurements', 0)} q/k sweep),"
             f" {p['compiles']} torch.compile peers"
             f" ({p['compile_workers']} warm-up workers); estimated ~{p['estimated_s']} s on an H200")
 
@@ -834,6 +894,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sweep-rope", action="store_true",
                         help="also time rope_interleaved's kernels (per-row, flat at 1/2/4 chunks per thread) on"
                              " every shape; written under 'rope_sweep'")
+    parser.add_argument("--sweep-qk", action="store_true",
+                        help="also time rms_norm_rope_qk at every threads x chunks of QK_SWEEP on every shape;"
+                             " written under 'qk_sweep'")
     parser.add_argument("--adaln-rows-only", action="store_true",
                         help="with --sweep-adaln: only the rows kernel (flags 0 and 4), not the column-stationary grid")
     parser.add_argument("--plan", action="store_true", help="print the measurement plan and estimate, then exit")
@@ -849,7 +912,7 @@ def main(argv: list[str] | None = None) -> int:
             pkg = types.SimpleNamespace(reference=None)
         p = plan(select_cases(pkg, args.quick, ops), max(0, args.compile_workers), args.sweep,
                  adaln_sweep_count(ops, not args.adaln_rows_only) if args.sweep_adaln else 0,
-                 rope_sweep_count() if args.sweep_rope else 0)
+                 rope_sweep_count() if args.sweep_rope else 0, qk_sweep_count() if args.sweep_qk else 0)
         print(plan_text(p))
         print(json.dumps(p))
         return 0
@@ -867,7 +930,7 @@ def main(argv: list[str] | None = None) -> int:
     if not any(is_compiled(i) for c in selected for i in c["impls"].values()):
         n_workers = 0
     p = plan(selected, n_workers, args.sweep, adaln_sweep_count(ops, not args.adaln_rows_only) if args.sweep_adaln else 0,
-             rope_sweep_count() if args.sweep_rope else 0)
+             rope_sweep_count() if args.sweep_rope else 0, qk_sweep_count() if args.sweep_qk else 0)
     print(plan_text(p), flush=True)
     # a `timeout` SIGTERM must still run the finally below, which ends the worker processes
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(124))
@@ -954,6 +1017,15 @@ def main(argv: list[str] | None = None) -> int:
             for row in run_rope_sweep(pkg, runner):
                 result["rope_sweep"].append(row)
                 save()
+        if args.sweep_qk:
+            result["qk_sweep_method"] = (
+                "bf16 q/k with weights, fp32 cos/sin of q's shape (LTX's tables at the 2688-token shapes); per"
+                " shape the default op and rms_norm_rope_qk_with_config at every QK_SWEEP threads x chunks, same"
+                " rotated graph timer and do_bench as the main table")
+            result["qk_sweep"] = []
+            for row in run_qk_sweep(pkg, runner):
+                result["qk_sweep"].append(row)
+                save()
         if args.sweep_adaln:
             result["adaln_sweep_method"] = (
                 "bf16, scale/shift (and gate) [B,1,D] slices of a [B,1,6,D] table, no weight; per shape the"
@@ -961,7 +1033,7 @@ def main(argv: list[str] | None = None) -> int:
                 " same rotated graph timer and do_bench as the main table; rows_per_block 0 = the default rows"
                 " kernel at that config, >= 1 = the column-stationary kernel; flags 1 = streaming cache hints,"
                 " 2 = prefetch the next row (column-stationary), 4 = scale/shift read after the reduction (rows"
-                " kernel)")
+                " kernel), 8 / 16 = the pipelined kernel with 2 / 3 stages (rows_per_block 0)")
             result["adaln_sweep"] = []
             for row in run_adaln_sweep(pkg, runner, ops, not args.adaln_rows_only):
                 result["adaln_sweep"].append(row)

@@ -440,7 +440,8 @@ std::tuple<at::Tensor, at::Tensor> norm_rope_forward(const char* op, const at::T
                                                      const std::optional<at::Tensor>& k_in,
                                                      const std::optional<at::Tensor>& wq_in,
                                                      const std::optional<at::Tensor>& wk_in, const at::Tensor& cos,
-                                                     const at::Tensor& sin, double eps) {
+                                                     const at::Tensor& sin, double eps, int forced_tpr = 0,
+                                                     int forced_vpt = 0) {
   const RopeInputs in = prepare_rope(op, q_in, cos, sin);
   const at::Tensor wq = checked_weight(wq_in, in.x, op, "weight_q");
   at::Tensor k, wk;
@@ -460,13 +461,16 @@ std::tuple<at::Tensor, at::Tensor> norm_rope_forward(const char* op, const at::T
   const int64_t d = in.x.size(-1);
   // Two chunks per thread: each holds q, k, cos and sin (48 registers for bf16), so 2048
   // is 128 threads x 2 and 3072 is 192 x 2.
-  const RowConfig cfg = choose_row_config(d, n, 2);
+  RowConfig cfg = choose_row_config(d, n, 2);
+  if (forced_tpr > 0) cfg = RowConfig{forced_tpr, forced_vpt};  // *_with_config: validated by the caller
   bool vec = d % n == 0 && rows_aligned16(in.x, in.xi) && rows_aligned16(in.cos, in.ci) &&
              rows_aligned16(in.sin, in.si) && aligned16(out.data_ptr());
   if (wq.defined()) vec = vec && aligned16(wq.data_ptr());
   if (k.defined()) vec = vec && rows_aligned16(k, ki) && aligned16(out2.data_ptr());
   if (wk.defined()) vec = vec && aligned16(wk.data_ptr());
 
+  TORCH_CHECK(forced_tpr == 0 || vec, op, ": a forced configuration runs only the 16-byte path: the last dim (", d,
+              ") must be a multiple of ", n, " and q, k, cos, sin 16-byte aligned with 16-byte row strides");
   if (!vec || cfg.vpt == 0 || cfg.vpt > kMaxVptNormRope) {
     // Scalar path or rows too long for registers: normalize, then rotate.
     auto norm_then_rope = [&](const at::Tensor& t, const at::Tensor& w) {
@@ -671,4 +675,23 @@ std::tuple<at::Tensor, at::Tensor> rms_norm_rope_qk(const at::Tensor& q, const a
                                                     const std::optional<at::Tensor>& weight_k, const at::Tensor& cos,
                                                     const at::Tensor& sin, double eps) {
   return ltx::norm_rope_forward("rms_norm_rope_qk", q, k, weight_q, weight_k, cos, sin, eps);
+}
+
+std::tuple<at::Tensor, at::Tensor> rms_norm_rope_qk_with_config(
+    const at::Tensor& q, const at::Tensor& k, const std::optional<at::Tensor>& weight_q,
+    const std::optional<at::Tensor>& weight_k, const at::Tensor& cos, const at::Tensor& sin, double eps,
+    int64_t threads_per_row, int64_t chunks_per_thread) {
+  const char* op = "rms_norm_rope_qk_with_config";
+  ltx::check_float_cuda(q, op, "q");
+  TORCH_CHECK(ltx::valid_tpr(threads_per_row), op,
+              ": threads_per_row must be a power of two <= 32 or a multiple of 32 <= ", ltx::kMaxThreadsPerRow,
+              ", got ", threads_per_row);
+  TORCH_CHECK(chunks_per_thread >= 1 && chunks_per_thread <= ltx::kMaxVptNormRope, op,
+              ": chunks_per_thread must be 1..", ltx::kMaxVptNormRope, ", got ", chunks_per_thread);
+  const int64_t n = 16 / q.element_size();
+  const int64_t d = q.dim() >= 1 ? q.size(-1) : 0;
+  TORCH_CHECK(threads_per_row * chunks_per_thread * n >= d, op, ": ", threads_per_row, " threads x ",
+              chunks_per_thread, " chunks of ", n, " elements do not cover a row of ", d);
+  return ltx::norm_rope_forward(op, q, k, weight_q, weight_k, cos, sin, eps, static_cast<int>(threads_per_row),
+                                static_cast<int>(chunks_per_thread));
 }

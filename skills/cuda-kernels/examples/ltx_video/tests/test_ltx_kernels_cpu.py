@@ -188,6 +188,8 @@ def _fake_cases(kernels: ModuleType, dtype: torch.dtype):
         "rope_interleaved": lambda: [kernels.rope_interleaved(xt, cos, cos)],
         "rms_norm_rope": lambda: [kernels.rms_norm_rope(x, w, cos, cos, 1e-5)],
         "rms_norm_rope_qk": lambda: list(kernels.rms_norm_rope_qk(x, xt, w, w, cos, cos, 1e-5)),
+        "rms_norm_rope_qk_with_config": lambda: list(
+            kernels.rms_norm_rope_qk_with_config(x, xt, w, w, cos, cos, 1e-5, 8, 1)),
     }
 
 

@@ -585,6 +585,50 @@ def test_rms_norm_rope_qk(kernels: ModuleType, dtype, d, layout, with_weight) ->
     assert torch.equal(single, q_out)
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("d", [2048, 3072, 64])
+def test_rms_norm_rope_qk_with_config_every_launch_config(kernels: ModuleType, dtype, d) -> None:
+    # Every threads x chunks that covers a row (the last chunk round partly idle where the
+    # chunks do not divide evenly); the default op's own configuration equals it bit for bit.
+    b, s = 2, 13
+    n = 16 // torch.empty((), dtype=dtype).element_size()
+    q = randn(b, s, d, dtype=dtype, scale=2.0)
+    k = row_strided(randn(b, s, d, dtype=dtype, seed=5, scale=0.5, shift=0.2))
+    wq = randn(d, dtype=dtype, seed=1, scale=0.4, shift=1.0)
+    cos, sin = _tables("random", b, s, d)
+    tprs = [1, 2, 4, 8, 16, 32, 64, 96, 128, 192, 256, 384, 512]
+    configs = [(t, v) for t, v in itertools.product(tprs, [1, 2, 3, 4]) if t * v * n >= d and t * (v - 1) * n < d]
+    assert configs
+    default = kernels.rms_norm_rope_qk(q, k, wq, None, cos, sin, 1e-5)
+    matched = False
+    for tpr, vpt in configs:
+        poison(((b, s, d), dtype), ((b, s, d), dtype))
+        q_out, k_out = kernels.rms_norm_rope_qk_with_config(q, k, wq, None, cos, sin, 1e-5, tpr, vpt)
+        for out, t, w in ((q_out, q, wq), (k_out, k, None)):
+            y = exact.rms_norm(t, w, 1e-5)
+            assert_close(out, exact.rope_interleaved(y, cos, sin), dtype, rope_magnitude(y, cos, sin))
+        matched |= torch.equal(q_out, default[0]) and torch.equal(k_out, default[1])
+    assert matched  # the default configuration is one of the swept ones
+
+
+def test_rms_norm_rope_qk_with_config_refuses_what_it_cannot_run(kernels: ModuleType) -> None:
+    q = randn(2, 5, 2048)
+    cos, sin = _tables("random", 2, 5, 2048)
+    f = kernels.rms_norm_rope_qk_with_config
+    with pytest.raises(RuntimeError, match="threads_per_row"):
+        f(q, q, None, None, cos, sin, 1e-5, 48, 2)
+    with pytest.raises(RuntimeError, match="chunks_per_thread must be 1..4"):
+        f(q, q, None, None, cos, sin, 1e-5, 32, 8)
+    with pytest.raises(RuntimeError, match="do not cover"):
+        f(q, q, None, None, cos, sin, 1e-5, 32, 4)
+    with pytest.raises(RuntimeError, match="16-byte path"):
+        f(misaligned(q), q, None, None, cos, sin, 1e-5, 128, 2)
+    odd = randn(2, 5, 1002)  # even (pairs) but not a multiple of 8
+    oc, os_ = _tables("random", 2, 5, 1002)
+    with pytest.raises(RuntimeError, match="16-byte path"):
+        f(odd, odd, None, None, oc, os_, 1e-5, 128, 1)
+
+
 def test_rms_norm_rope_qk_at_the_ltx_shape(kernels: ModuleType) -> None:
     # attn1 at 49 frames x 512 x 768: q, k [2, 2688, 2048] bf16, cos/sin [2, 2688, 2048] fp32.
     ref = kernels.reference

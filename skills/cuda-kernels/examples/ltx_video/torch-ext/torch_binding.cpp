@@ -52,6 +52,11 @@ TORCH_LIBRARY_EXPAND(TORCH_EXTENSION_NAME, ops) {
       "rms_norm_rope_qk(Tensor q, Tensor k, Tensor? weight_q, Tensor? weight_k, Tensor cos, Tensor sin, "
       "float eps) -> (Tensor, Tensor)");
   ops.impl("rms_norm_rope_qk", c10::kCUDA, &rms_norm_rope_qk);
+
+  ops.def(
+      "rms_norm_rope_qk_with_config(Tensor q, Tensor k, Tensor? weight_q, Tensor? weight_k, Tensor cos, "
+      "Tensor sin, float eps, int threads_per_row, int chunks_per_thread) -> (Tensor, Tensor)");
+  ops.impl("rms_norm_rope_qk_with_config", c10::kCUDA, &rms_norm_rope_qk_with_config);
 }
 
 REGISTER_EXTENSION(TORCH_EXTENSION_NAME)

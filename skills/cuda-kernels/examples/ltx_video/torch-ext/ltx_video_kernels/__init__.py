@@ -10,8 +10,8 @@
 - ``rms_norm_rope`` / ``rms_norm_rope_qk``: norm_q/norm_k fused with the rotary embedding;
   the q/k form reads cos/sin once for both
 - ``rms_norm_with_config``, ``rms_norm_modulate_with_config``,
-  ``add_rms_norm_modulate_with_config``, ``rope_interleaved_with_config``: forced launch
-  configurations for tuning sweeps
+  ``add_rms_norm_modulate_with_config``, ``rope_interleaved_with_config``,
+  ``rms_norm_rope_qk_with_config``: forced launch configurations for tuning sweeps
 
 Every function takes any leading dimensions (feature dimension last) and float32, float16
 or bfloat16. CUDA tensors run the kernels; CPU tensors, mixed dtypes (e.g. an fp32 scale
@@ -40,6 +40,7 @@ __all__ = [
     "rms_norm_modulate_with_config",
     "rms_norm_rope",
     "rms_norm_rope_qk",
+    "rms_norm_rope_qk_with_config",
     "rms_norm_with_config",
     "rope_interleaved",
     "rope_interleaved_with_config",
@@ -193,6 +194,28 @@ def rms_norm_rope_qk(
         q_out, k_out = ops.rms_norm_rope_qk(q, k, weight_q, weight_k, cos, sin, float(eps))
         return q_out, k_out
     return reference.rms_norm_rope_qk(q, k, weight_q, weight_k, cos, sin, eps)
+
+
+def rms_norm_rope_qk_with_config(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    weight_q: torch.Tensor | None,
+    weight_k: torch.Tensor | None,
+    cos: torch.Tensor,
+    sin: torch.Tensor,
+    eps: float,
+    threads_per_row: int,
+    chunks_per_thread: int,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """rms_norm_rope_qk at a forced launch configuration, for the q/k sweep (CUDA only).
+
+    ``threads_per_row`` threads share a row, each holding ``chunks_per_thread`` (1-4)
+    16-byte chunks of q and of k with their cos/sin; it needs the 16-byte path (last dim a
+    multiple of 16 bytes, aligned operands) and refuses other inputs.
+    """
+    q_out, k_out = ops.rms_norm_rope_qk_with_config(
+        q, k, weight_q, weight_k, cos, sin, float(eps), int(threads_per_row), int(chunks_per_thread))
+    return q_out, k_out
 
 
 def rms_norm_with_config(
@@ -403,6 +426,21 @@ def _rms_norm_rope_qk_fake(
     cos: torch.Tensor,
     sin: torch.Tensor,
     eps: float,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    return _like(q), _like(q)
+
+
+@_register_fake("rms_norm_rope_qk_with_config")
+def _rms_norm_rope_qk_with_config_fake(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    weight_q: torch.Tensor | None,
+    weight_k: torch.Tensor | None,
+    cos: torch.Tensor,
+    sin: torch.Tensor,
+    eps: float,
+    threads_per_row: int,
+    chunks_per_thread: int,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     return _like(q), _like(q)
 
