@@ -217,6 +217,15 @@ struct NormRequest {
   int pipe_stages = 0;  // > 0: the opt-in pipelined AdaLN kernel with this many stages
 };
 
+// Pipeline stages the default AdaLN ops run the pipelined kernel with (0 = the rows kernel),
+// by operand set and the rows configuration chosen for the row. Measured by
+// bench_ops.py --sweep-adaln on the H200 (run 10, benchmarks/logs/h200_run10): modulate at
+// 64x4 (d = 2048) took 6-11 % less time with 2 stages than the rows kernel on all 7 shapes
+// with d = 2048 (3 stages: -1 to +5 % against 2); at d = 3072 the best pipelined point was
+// within 1 % of the 128x3 rows kernel either way; the fused add at 64x4 took 5-8 % more
+// time pipelined.
+int adaln_default_stages(bool add, int vpt) { return !add && vpt == 4 ? 2 : 0; }
+
 // The column-stationary kernel keeps one batch's scale/shift/gate rows in registers while
 // it walks that batch's rows: it needs them constant over x's second-to-last dim (per
 // batch, [B, 1, D]); per-token tables ([B, S, D]) take the rows kernel.
@@ -337,14 +346,18 @@ std::tuple<at::Tensor, at::Tensor> norm_forward(const NormRequest& q) {
     }
     // per-token modulation: the rows kernel with the same threads and chunks
   }
-  if (q.pipe_stages > 0) {
-    // Opt-in sweep path (never taken by the default ops); vec and vpt were checked above.
-    const size_t need = launch_rms_norm_pipe(dtype_of(x), a, vpt, q.pipe_stages, stream);
-    TORCH_CHECK(need == 0, op, ": ", q.pipe_stages, " pipeline stages of ", norm_rows_per_block(tpr),
+  int stages = q.pipe_stages;
+  if (q.tpr <= 0 && mod && vec && vpt >= 1 && vpt <= kMaxVptPipe && tpr <= kMaxPipeBlock)
+    stages = adaln_default_stages(add, vpt);
+  if (stages > 0) {
+    // vec and vpt were checked above (the *_with_config ops) or just now (the default ops)
+    const size_t need = launch_rms_norm_pipe(dtype_of(x), a, vpt, stages, stream);
+    if (need == 0) return {out, residual_out};
+    TORCH_CHECK(q.pipe_stages == 0, op, ": ", stages, " pipeline stages of ", norm_rows_per_block(tpr),
                 " row(s) of ", d64, " elements need ", need,
                 " bytes of shared memory per block, more than this GPU gives one block; use flag 8 (2 stages)",
                 " or fewer threads per row");
-    return {out, residual_out};
+    // default op: the rows kernel needs no shared memory for the rows
   }
   if (vpt == 0)
     launch_rms_norm_loop(dtype_of(x), a, tpr, vec, stream);
@@ -459,9 +472,13 @@ std::tuple<at::Tensor, at::Tensor> norm_rope_forward(const char* op, const at::T
 
   const int n = 16 / static_cast<int>(in.x.element_size());
   const int64_t d = in.x.size(-1);
-  // Two chunks per thread: each holds q, k, cos and sin (48 registers for bf16), so 2048
-  // is 128 threads x 2 and 3072 is 192 x 2.
-  RowConfig cfg = choose_row_config(d, n, 2);
+  // One chunk per thread (q, k, cos and sin: 24 registers in bf16) while a row fits in 256
+  // threads, else up to 3: 2048 -> 256 x 1, 3072 -> 128 x 3. bench_ops.py --sweep-qk (H200
+  // run 10, benchmarks/logs/h200_run10): at 2048, 256x1 took 1-7 % less time than the former
+  // 128x2 on all 7 shapes (96x3 took 7-15 % more); at 3072, 128x3 took 1-2 % less than
+  // 192x2 and 384x1 27-29 % more.
+  const int64_t qk_chunks = ceil_div(d, n);
+  RowConfig cfg = choose_row_config(d, n, qk_chunks <= 256 ? 1 : 3);
   if (forced_tpr > 0) cfg = RowConfig{forced_tpr, forced_vpt};  // *_with_config: validated by the caller
   bool vec = d % n == 0 && rows_aligned16(in.x, in.xi) && rows_aligned16(in.cos, in.ci) &&
              rows_aligned16(in.sin, in.si) && aligned16(out.data_ptr());

@@ -153,8 +153,8 @@ void launch_colstat_vpt(const NormArgs& a, int vpt, int strip_rows, int flags, c
 
 // Resident blocks per SM and SM count for a persistent launch, cached per (kernel, device,
 // block, shared memory): the occupancy query and the attribute call cost host time that a
-// 5-20 us kernel cannot afford on every call. Above 48 KB of dynamic shared memory a kernel
-// must opt in (cudaFuncSetAttribute) before it may launch or be queried.
+// 5-20 us kernel cannot afford on every call. Above 48 KB of shared memory a kernel must opt
+// in (cudaFuncSetAttribute) before it may launch or be queried.
 struct PersistentFit {
   int per_sm;
   int sms;
@@ -176,8 +176,9 @@ PersistentFit persistent_fit(const void* kernel, int block, size_t smem) {
     if (e.kernel == kernel && e.device == device && e.block == block && e.smem == smem) return e.fit;
   PersistentFit fit{0, 0};
   C10_CUDA_CHECK(cudaDeviceGetAttribute(&fit.sms, cudaDevAttrMultiProcessorCount, device));
-  if (smem > 48 * 1024)
-    C10_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+  // The 48 KB default counts static shared memory too (the 128-byte reduction buffer): a
+  // 48 KB stage set failed without the opt-in (H200 run 10), so opt in for every size.
+  C10_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
   C10_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fit.per_sm, kernel, block, smem));
   cache.push_back({kernel, device, block, smem, fit});
   return fit;
