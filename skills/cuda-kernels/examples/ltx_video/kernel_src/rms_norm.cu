@@ -151,9 +151,10 @@ void launch_colstat_vpt(const NormArgs& a, int vpt, int strip_rows, int flags, c
   abort();
 }
 
-// Resident blocks per SM and SM count for a persistent launch, cached per (kernel, device,
-// block, shared memory): the occupancy query and the attribute call cost host time that a
-// 5-20 us kernel cannot afford on every call. Above 48 KB of shared memory a kernel must opt
+// Resident blocks per SM (0: the shared memory does not fit) and SM count for a persistent
+// launch, cached per (kernel, device, block, shared memory): the device queries, the
+// occupancy query and the attribute call cost host time that a 5-20 us kernel cannot
+// afford on every call. Above 48 KB of shared memory a kernel must opt
 // in (cudaFuncSetAttribute) before it may launch or be queried.
 struct PersistentFit {
   int per_sm;
@@ -167,8 +168,18 @@ PersistentFit persistent_fit(const void* kernel, int block, size_t smem) {
     size_t smem;
     PersistentFit fit;
   };
+  // The shared-memory allowance each kernel was given on each device, which only ever grows:
+  // the attribute is per kernel, not per launch, so lowering it for a smaller configuration
+  // made a later launch of a cached larger one fail with "invalid argument" (H200 run 11,
+  // 7 GPU tests that mix configurations in one process).
+  struct Allowance {
+    const void* kernel;
+    int device;
+    size_t smem;
+  };
   static std::mutex mu;
   static std::vector<Entry> cache;
+  static std::vector<Allowance> allowances;
   int device = 0;
   C10_CUDA_CHECK(cudaGetDevice(&device));
   const std::lock_guard<std::mutex> lock(mu);
@@ -176,9 +187,25 @@ PersistentFit persistent_fit(const void* kernel, int block, size_t smem) {
     if (e.kernel == kernel && e.device == device && e.block == block && e.smem == smem) return e.fit;
   PersistentFit fit{0, 0};
   C10_CUDA_CHECK(cudaDeviceGetAttribute(&fit.sms, cudaDevAttrMultiProcessorCount, device));
+  int limit = 0;
+  C10_CUDA_CHECK(cudaDeviceGetAttribute(&limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  // the kernel's own 128-byte reduction buffer shares the block's allowance
+  if (smem + 32 * sizeof(float) > static_cast<size_t>(limit)) {
+    cache.push_back({kernel, device, block, smem, fit});  // per_sm 0: does not fit
+    return fit;
+  }
   // The 48 KB default counts static shared memory too (the 128-byte reduction buffer): a
-  // 48 KB stage set failed without the opt-in (H200 run 10), so opt in for every size.
-  C10_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+  // 48 KB stage set failed without the opt-in (H200 run 10), so opt in at every size.
+  Allowance* allowed = nullptr;
+  for (Allowance& a : allowances)
+    if (a.kernel == kernel && a.device == device) allowed = &a;
+  if (allowed == nullptr || allowed->smem < smem) {
+    C10_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+    if (allowed == nullptr)
+      allowances.push_back({kernel, device, smem});
+    else
+      allowed->smem = smem;
+  }
   C10_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fit.per_sm, kernel, block, smem));
   cache.push_back({kernel, device, block, smem, fit});
   return fit;
@@ -189,11 +216,6 @@ size_t launch_pipe(const NormArgs& a, cudaStream_t stream) {
   const int rpb = norm_rows_per_block(a.tpr);
   const int block = rpb * a.tpr;
   const size_t smem = rms_norm_pipe_smem(a.tpr, a.d, sizeof(T), ADD, STAGES);
-  int device = 0, limit = 0;
-  C10_CUDA_CHECK(cudaGetDevice(&device));
-  C10_CUDA_CHECK(cudaDeviceGetAttribute(&limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-  // the kernel's own 128-byte reduction buffer shares the block's allowance
-  if (smem + 32 * sizeof(float) > static_cast<size_t>(limit)) return smem;
   const void* kernel = reinterpret_cast<const void*>(&rms_norm_mod_pipe_kernel<T, VPT, HAS_W, ADD, STAGES>);
   const PersistentFit fit = persistent_fit(kernel, block, smem);
   if (fit.per_sm < 1) return smem;
