@@ -28,6 +28,65 @@ __device__ __forceinline__ void finish_chunk(const Pack<T, N>& v, float rstd, co
   store_pack<VEC>(orow + e, o, valid);
 }
 
+// h = residual + x [* gate] for one chunk, rounded to T in v (the residual stream eager
+// keeps, and what the norm then normalizes).
+template <typename T, int N>
+__device__ __forceinline__ void add_residual_chunk(Pack<T, N>& v, const Pack<T, N>& r, bool gated,
+                                                   const Pack<T, N>& g) {
+  float xf[N], rf[N];
+  unpack(v, xf);
+  unpack(r, rf);
+  if (gated) {
+    float gf[N];
+    unpack(g, gf);
+#pragma unroll
+    for (int i = 0; i < N; ++i) xf[i] = fmaf(xf[i], gf[i], rf[i]);
+  } else {
+#pragma unroll
+    for (int i = 0; i < N; ++i) xf[i] = rf[i] + xf[i];
+  }
+  pack_floats(v, xf);
+}
+
+template <typename T, int N>
+__device__ __forceinline__ void add_squares(const Pack<T, N>& v, float& ss) {
+  float f[N];
+  unpack(v, f);
+#pragma unroll
+  for (int i = 0; i < N; ++i) ss = fmaf(f[i], f[i], ss);
+}
+
+// y = y * (1 + scale) + shift, the AdaLN modulation of one chunk.
+template <typename T, int N>
+__device__ __forceinline__ void modulate_chunk(float (&y)[N], const Pack<T, N>& sv, const Pack<T, N>& hv) {
+  float sf[N], hf[N];
+  unpack(sv, sf);
+  unpack(hv, hf);
+#pragma unroll
+  for (int i = 0; i < N; ++i) y[i] = fmaf(y[i], 1.0f + sf[i], hf[i]);
+}
+
+// One output chunk of the AdaLN kernels that hold every operand in registers:
+// v * rstd [* w] * (1 + scale) + shift, rounded once.
+template <bool HAS_W, typename T, int N>
+__device__ __forceinline__ Pack<T, N> modulated_chunk(const Pack<T, N>& v, float rstd, const Pack<T, N>& wv,
+                                                      const Pack<T, N>& sv, const Pack<T, N>& hv) {
+  float y[N];
+  unpack(v, y);
+#pragma unroll
+  for (int i = 0; i < N; ++i) y[i] *= rstd;
+  if constexpr (HAS_W) {
+    float wf[N];
+    unpack(wv, wf);
+#pragma unroll
+    for (int i = 0; i < N; ++i) y[i] *= wf[i];
+  }
+  modulate_chunk(y, sv, hv);
+  Pack<T, N> o;
+  pack_floats(o, y);
+  return o;
+}
+
 // Row-resident kernel (16-byte path only; the host checked alignment and divisibility).
 // `tpr` consecutive threads own a row, each holding VPT 16-byte chunks of it. Every
 // operand a chunk needs - x, and the residual and gate (ADD), the weight (HAS_W), scale
@@ -126,19 +185,7 @@ __global__ void __launch_bounds__(LATE ? 256 : 512, LATE ? (ADD ? 3 : 4) : 0) rm
         for (int k = 0; k < VPT; ++k) {
           const int e = (lane + k * tpr) * N;
           if (e < d) {
-            float xf[N], rf[N];
-            unpack(v[k], xf);
-            unpack(rv[k], rf);
-            if (gr != nullptr) {
-              float gf[N];
-              unpack(gv[k], gf);
-#pragma unroll
-              for (int i = 0; i < N; ++i) xf[i] = fmaf(xf[i], gf[i], rf[i]);
-            } else {
-#pragma unroll
-              for (int i = 0; i < N; ++i) xf[i] = rf[i] + xf[i];
-            }
-            pack_floats(v[k], xf);
+            add_residual_chunk(v[k], rv[k], gr != nullptr, gv[k]);
             store_pack16(ro + e, v[k]);
           }
         }
@@ -146,12 +193,7 @@ __global__ void __launch_bounds__(LATE ? 256 : 512, LATE ? (ADD ? 3 : 4) : 0) rm
 #pragma unroll
       for (int k = 0; k < VPT; ++k) {
         const int e = (lane + k * tpr) * N;
-        if (e < d) {
-          float f[N];
-          unpack(v[k], f);
-#pragma unroll
-          for (int i = 0; i < N; ++i) ss[0] = fmaf(f[i], f[i], ss[0]);
-        }
+        if (e < d) add_squares(v[k], ss[0]);
       }
     }
     row_sum<1>(ss, tpr, red);
@@ -181,19 +223,14 @@ __global__ void __launch_bounds__(LATE ? 256 : 512, LATE ? (ADD ? 3 : 4) : 0) rm
             for (int i = 0; i < N; ++i) y[i] *= wf[i];
           }
           if constexpr (MOD) {
-            float sf[N], hf[N];
             if constexpr (LATE) {
               P sl, hl;
               load_pack<true>(sl, srow_late + e, N);
               load_pack<true>(hl, hrow_late + e, N);
-              unpack(sl, sf);
-              unpack(hl, hf);
+              modulate_chunk(y, sl, hl);
             } else {
-              unpack(sv[k], sf);
-              unpack(hv[k], hf);
+              modulate_chunk(y, sv[k], hv[k]);
             }
-#pragma unroll
-            for (int i = 0; i < N; ++i) y[i] = fmaf(y[i], 1.0f + sf[i], hf[i]);
           }
           P o;
           pack_floats(o, y);
@@ -318,19 +355,7 @@ __global__ void __launch_bounds__(256, 1) rms_norm_mod_colstat_kernel(const Norm
           for (int k = 0; k < VPT; ++k) {
             const int e = (lane + k * tpr) * N;
             if (e < d) {
-              float xf[N], rf[N];
-              unpack(v[k], xf);
-              unpack(rv[k], rf);
-              if (gated) {
-                float gf[N];
-                unpack(gv[k], gf);
-#pragma unroll
-                for (int i = 0; i < N; ++i) xf[i] = fmaf(xf[i], gf[i], rf[i]);
-              } else {
-#pragma unroll
-                for (int i = 0; i < N; ++i) xf[i] = rf[i] + xf[i];
-              }
-              pack_floats(v[k], xf);
+              add_residual_chunk(v[k], rv[k], gated, gv[k]);
               store_once<STREAM>(ro + e, v[k]);
             }
           }
@@ -338,12 +363,7 @@ __global__ void __launch_bounds__(256, 1) rms_norm_mod_colstat_kernel(const Norm
 #pragma unroll
         for (int k = 0; k < VPT; ++k) {
           const int e = (lane + k * tpr) * N;
-          if (e < d) {
-            float f[N];
-            unpack(v[k], f);
-#pragma unroll
-            for (int i = 0; i < N; ++i) ss[0] = fmaf(f[i], f[i], ss[0]);
-          }
+          if (e < d) add_squares(v[k], ss[0]);
         }
       }
       P nv[PREFETCH ? VPT : 1], nr[PREFETCH && ADD ? VPT : 1];
@@ -369,23 +389,7 @@ __global__ void __launch_bounds__(256, 1) rms_norm_mod_colstat_kernel(const Norm
         for (int k = 0; k < VPT; ++k) {
           const int e = (lane + k * tpr) * N;
           if (e < d) {
-            float y[N], sf[N], hf[N];
-            unpack(v[k], y);
-#pragma unroll
-            for (int i = 0; i < N; ++i) y[i] *= rstd;
-            if constexpr (HAS_W) {
-              float wf[N];
-              unpack(wv[k], wf);
-#pragma unroll
-              for (int i = 0; i < N; ++i) y[i] *= wf[i];
-            }
-            unpack(sv[k], sf);
-            unpack(hv[k], hf);
-#pragma unroll
-            for (int i = 0; i < N; ++i) y[i] = fmaf(y[i], 1.0f + sf[i], hf[i]);
-            P o;
-            pack_floats(o, y);
-            store_once<STREAM>(orow + e, o);
+            store_once<STREAM>(orow + e, modulated_chunk<HAS_W>(v[k], rstd, wv[k], sv[k], hv[k]));
           }
         }
       }
@@ -524,19 +528,7 @@ __global__ void __launch_bounds__(256) rms_norm_mod_pipe_kernel(const NormArgs a
           if (e < d) {
             P rv;
             load_shared16(rv, src + d + e);
-            float xf[N], rf[N];
-            unpack(v[k], xf);
-            unpack(rv, rf);
-            if (gr != nullptr) {
-              float gf[N];
-              unpack(gv[k], gf);
-#pragma unroll
-              for (int i = 0; i < N; ++i) xf[i] = fmaf(xf[i], gf[i], rf[i]);
-            } else {
-#pragma unroll
-              for (int i = 0; i < N; ++i) xf[i] = rf[i] + xf[i];
-            }
-            pack_floats(v[k], xf);
+            add_residual_chunk(v[k], rv, gr != nullptr, gv[k]);
             store_pack16(ro + e, v[k]);
           }
         }
@@ -544,12 +536,7 @@ __global__ void __launch_bounds__(256) rms_norm_mod_pipe_kernel(const NormArgs a
 #pragma unroll
       for (int k = 0; k < VPT; ++k) {
         const int e = (lane + k * tpr) * N;
-        if (e < d) {
-          float f[N];
-          unpack(v[k], f);
-#pragma unroll
-          for (int i = 0; i < N; ++i) ss[0] = fmaf(f[i], f[i], ss[0]);
-        }
+        if (e < d) add_squares(v[k], ss[0]);
       }
     }
     row_sum<1>(ss, tpr, red);
@@ -560,23 +547,7 @@ __global__ void __launch_bounds__(256) rms_norm_mod_pipe_kernel(const NormArgs a
       for (int k = 0; k < VPT; ++k) {
         const int e = (lane + k * tpr) * N;
         if (e < d) {
-          float y[N], sf[N], hf[N];
-          unpack(v[k], y);
-#pragma unroll
-          for (int i = 0; i < N; ++i) y[i] *= rstd;
-          if constexpr (HAS_W) {
-            float wf[N];
-            unpack(wv[k], wf);
-#pragma unroll
-            for (int i = 0; i < N; ++i) y[i] *= wf[i];
-          }
-          unpack(sv[k], sf);
-          unpack(hv[k], hf);
-#pragma unroll
-          for (int i = 0; i < N; ++i) y[i] = fmaf(y[i], 1.0f + sf[i], hf[i]);
-          P o;
-          pack_floats(o, y);
-          store_pack16(orow + e, o);
+          store_pack16(orow + e, modulated_chunk<HAS_W>(v[k], rstd, wv[k], sv[k], hv[k]));
         }
       }
     }
