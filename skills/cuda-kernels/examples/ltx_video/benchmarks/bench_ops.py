@@ -888,9 +888,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="subprocesses that pre-compile the torch.compile peers (default: cores/2 - 1, at most 8)")
     parser.add_argument("--sweep", action="store_true", help="also time RMSNorm launch configurations")
     parser.add_argument("--sweep-adaln", action="store_true",
-                        help="also time the AdaLN *_with_config grid (rows kernel vs column-stationary kernel:"
-                             " threads x chunks, rows per block, cache-hint/prefetch flags) on the >= 64 MB and"
-                             " 2688-token shapes; written under 'adaln_sweep'")
+                        help="also time the AdaLN *_with_config grid (rows kernel, late scale/shift, pipelined"
+                             " kernel, column-stationary kernel: threads x chunks, rows per block, flags) on every"
+                             " issue and LTX shape; written under 'adaln_sweep'")
     parser.add_argument("--sweep-rope", action="store_true",
                         help="also time rope_interleaved's kernels (per-row, flat at 1/2/4 chunks per thread) on"
                              " every shape; written under 'rope_sweep'")
@@ -898,7 +898,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="also time rms_norm_rope_qk at every threads x chunks of QK_SWEEP on every shape;"
                              " written under 'qk_sweep'")
     parser.add_argument("--adaln-rows-only", action="store_true",
-                        help="with --sweep-adaln: only the rows kernel (flags 0 and 4), not the column-stationary grid")
+                        help="with --sweep-adaln: only rows_per_block 0 (flags 0, 4, 8, 16), not the"
+                             " column-stationary grid")
     parser.add_argument("--plan", action="store_true", help="print the measurement plan and estimate, then exit")
     parser.add_argument("--compile-worker", help=argparse.SUPPRESS)  # k/n, internal
     parser.add_argument("--warm-dir", type=Path, help=argparse.SUPPRESS)

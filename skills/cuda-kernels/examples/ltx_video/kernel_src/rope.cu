@@ -21,7 +21,8 @@
 // the matching 32 bytes of fp32 cos and of sin) are the unit of work. The
 // fused kernel keeps its rows in registers like rms_norm.cu - q, k, cos and
 // sin, all requested before the reduction so that every DRAM byte of the row
-// is in flight at once (2 chunks per thread: 96 registers for bf16) - and
+// is in flight at once (1 chunk per thread at d = 2048: 64 registers for bf16,
+// ptxas -v; 3 at d = 3072, norm_rope_forward in ltx_ops.cpp says why) - and
 // runs only on the 16-byte path; misaligned or odd-sized inputs are
 // normalized by the scalar loop kernel and rotated by rope_kernel's scalar
 // path instead (ltx_ops.cpp decides).
