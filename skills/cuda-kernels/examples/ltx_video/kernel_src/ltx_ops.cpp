@@ -615,6 +615,16 @@ void check_adaln_config(const char* op, const at::Tensor& x, int64_t tpr, int64_
                 " elements do not cover a row of ", d);
 }
 
+// Decodes the AdaLN *_with_config ops' launch knobs (validated by check_adaln_config).
+void set_adaln_config(NormRequest& q, int64_t tpr, int64_t vpt, int64_t strip_rows, int64_t flags) {
+  q.tpr = static_cast<int>(tpr);
+  q.vpt = static_cast<int>(vpt);
+  q.strip_rows = static_cast<int>(strip_rows);
+  q.colstat_flags = static_cast<int>(flags & (kColstatStream | kColstatPrefetch));
+  q.late_modulation = (flags & kRowsLateModulation) != 0;
+  q.pipe_stages = (flags & kAdalnPipe2) != 0 ? 2 : (flags & kAdalnPipe3) != 0 ? 3 : 0;
+}
+
 }  // namespace
 }  // namespace ltx
 
@@ -626,12 +636,7 @@ at::Tensor rms_norm_modulate_with_config(const at::Tensor& x, const std::optiona
   ltx::check_float_cuda(x, op, "x");
   ltx::check_adaln_config(op, x, threads_per_row, chunks_per_thread, rows_per_block, flags);
   ltx::NormRequest q{op, x, weight, scale, shift, std::nullopt, std::nullopt, eps};
-  q.tpr = static_cast<int>(threads_per_row);
-  q.vpt = static_cast<int>(chunks_per_thread);
-  q.strip_rows = static_cast<int>(rows_per_block);
-  q.colstat_flags = static_cast<int>(flags & (ltx::kColstatStream | ltx::kColstatPrefetch));
-  q.late_modulation = (flags & ltx::kRowsLateModulation) != 0;
-  q.pipe_stages = (flags & ltx::kAdalnPipe2) != 0 ? 2 : (flags & ltx::kAdalnPipe3) != 0 ? 3 : 0;
+  ltx::set_adaln_config(q, threads_per_row, chunks_per_thread, rows_per_block, flags);
   return std::get<0>(ltx::norm_forward(q));
 }
 
@@ -643,12 +648,7 @@ std::tuple<at::Tensor, at::Tensor> add_rms_norm_modulate_with_config(
   ltx::check_float_cuda(x, op, "x");
   ltx::check_adaln_config(op, x, threads_per_row, chunks_per_thread, rows_per_block, flags);
   ltx::NormRequest q{op, x, weight, scale, shift, residual, gate, eps};
-  q.tpr = static_cast<int>(threads_per_row);
-  q.vpt = static_cast<int>(chunks_per_thread);
-  q.strip_rows = static_cast<int>(rows_per_block);
-  q.colstat_flags = static_cast<int>(flags & (ltx::kColstatStream | ltx::kColstatPrefetch));
-  q.late_modulation = (flags & ltx::kRowsLateModulation) != 0;
-  q.pipe_stages = (flags & ltx::kAdalnPipe2) != 0 ? 2 : (flags & ltx::kAdalnPipe3) != 0 ? 3 : 0;
+  ltx::set_adaln_config(q, threads_per_row, chunks_per_thread, rows_per_block, flags);
   return ltx::norm_forward(q);
 }
 

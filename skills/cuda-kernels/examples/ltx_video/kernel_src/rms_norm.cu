@@ -168,18 +168,8 @@ PersistentFit persistent_fit(const void* kernel, int block, size_t smem) {
     size_t smem;
     PersistentFit fit;
   };
-  // The shared-memory allowance each kernel was given on each device, which only ever grows:
-  // the attribute is per kernel, not per launch, so lowering it for a smaller configuration
-  // made a later launch of a cached larger one fail with "invalid argument" (H200 run 11,
-  // 7 GPU tests that mix configurations in one process).
-  struct Allowance {
-    const void* kernel;
-    int device;
-    size_t smem;
-  };
   static std::mutex mu;
   static std::vector<Entry> cache;
-  static std::vector<Allowance> allowances;
   int device = 0;
   C10_CUDA_CHECK(cudaGetDevice(&device));
   const std::lock_guard<std::mutex> lock(mu);
@@ -191,21 +181,21 @@ PersistentFit persistent_fit(const void* kernel, int block, size_t smem) {
   C10_CUDA_CHECK(cudaDeviceGetAttribute(&limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
   // the kernel's own 128-byte reduction buffer shares the block's allowance
   if (smem + 32 * sizeof(float) > static_cast<size_t>(limit)) {
-    cache.push_back({kernel, device, block, smem, fit});  // per_sm 0: does not fit
-    return fit;
+    const PersistentFit none{0, 0};  // does not fit (and was never opted in: sms 0)
+    cache.push_back({kernel, device, block, smem, none});
+    return none;
   }
   // The 48 KB default counts static shared memory too (the 128-byte reduction buffer): a
-  // 48 KB stage set failed without the opt-in (H200 run 10), so opt in at every size.
-  Allowance* allowed = nullptr;
-  for (Allowance& a : allowances)
-    if (a.kernel == kernel && a.device == device) allowed = &a;
-  if (allowed == nullptr || allowed->smem < smem) {
+  // 48 KB stage set failed without the opt-in (H200 run 10), so opt in at every size. The
+  // allowance is per kernel, not per launch, and only ever grows: it is the largest size
+  // cached so far (entries that fit have sms > 0). Lowering it for a smaller configuration
+  // made a later launch of a cached larger one fail with "invalid argument" (H200 run 11,
+  // 7 GPU tests that mix configurations in one process).
+  size_t allowed = 0;  // smem > 0 always (at least 2 stages of one 16-byte chunk)
+  for (const Entry& e : cache)
+    if (e.kernel == kernel && e.device == device && e.fit.sms > 0 && e.smem > allowed) allowed = e.smem;
+  if (allowed < smem)
     C10_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
-    if (allowed == nullptr)
-      allowances.push_back({kernel, device, smem});
-    else
-      allowed->smem = smem;
-  }
   C10_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fit.per_sm, kernel, block, smem));
   cache.push_back({kernel, device, block, smem, fit});
   return fit;

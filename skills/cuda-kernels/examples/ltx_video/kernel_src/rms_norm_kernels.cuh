@@ -465,7 +465,7 @@ __global__ void __launch_bounds__(256) rms_norm_mod_pipe_kernel(const NormArgs a
   // that wait_group counts the same groups in every thread.
   auto request = [&](int64_t g, int s) {
     const int64_t row = g * rpb + slot;
-    if (g < groups && row < a.rows) {
+    if (row < a.rows) {  // past the last group every row is too
       T* dst = stage_row(s);
       const T* __restrict__ xr = x + a.xi(row);
       const T* __restrict__ rr = ADD ? residual + a.ri(row) : nullptr;
