@@ -303,16 +303,21 @@ def qk_inputs(ref, shape: tuple[int, int, int]) -> Callable[[int], tuple[torch.T
     """Input set i of rms_norm_rope_qk: q, k, weight_q, weight_k, cos, sin (LTX's own tables
     at the 2688-token shapes, random fp32 elsewhere)."""
 
+    rope = rope_inputs(ref, shape)  # q is RoPE's x: the same tensors for the same i
+
     def make(i: int) -> tuple[torch.Tensor, ...]:
-        b, _, d = shape
-        if shape in LTX_SHAPES and d == 2048:
-            cos, sin = ref.rope_tables(b, 7, 16, 24, d, device="cuda")
-        else:
-            cos, sin = randn(shape, torch.float32, seed=300 + i), randn(shape, torch.float32, seed=400 + i)
-        return (randn(shape, seed=i, scale=2.0), randn(shape, seed=700 + i, scale=2.0),
+        q, cos, sin = rope(i)
+        d = shape[-1]
+        return (q, randn(shape, seed=700 + i, scale=2.0),
                 randn((d,), seed=98, scale=0.3, shift=1.0), randn((d,), seed=97, scale=0.3, shift=1.0), cos, sin)
 
     return make
+
+
+def qk_bytes(shape: tuple[int, int, int], el: int = 2) -> int:
+    """Bytes one rms_norm_rope_qk call moves: q and k read and written, fp32 cos and sin read,
+    both weights read."""
+    return math.prod(shape) * (4 * el + 4 + 4) + 2 * shape[-1] * el
 
 
 def max_rel_diff(a: torch.Tensor, b: torch.Tensor) -> float:
@@ -388,9 +393,6 @@ def cases(pkg, quick: bool) -> list[dict]:
         })
     # attn1's norm_q(q), norm_k(k), apply_rotary_emb(q), apply_rotary_emb(k)
     for shape in norm_shapes:
-        n = math.prod(shape)
-        d = shape[-1]
-
         make = qk_inputs(ref, shape)
 
         def unfused(q, k, wq, wk, c, s):
@@ -398,7 +400,7 @@ def cases(pkg, quick: bool) -> list[dict]:
 
         out.append({
             "op": "rms_norm_rope_qk", "variant": "norm_q/norm_k + RoPE on q and k", "shape": shape,
-            "bytes": n * (4 * el + 4 + 4) + 2 * d * el,
+            "bytes": qk_bytes(shape, el),
             "make": make,
             "impls": {
                 "kernel": lambda q, k, wq, wk, c, s: pkg.rms_norm_rope_qk(q, k, wq, wk, c, s, 1e-5),
@@ -724,8 +726,7 @@ def run_qk_sweep(pkg, runner: Runner) -> list[dict]:
         d = shape[-1]
         if d not in QK_SWEEP:
             continue
-        n = math.prod(shape)
-        nbytes = n * (4 * 2 + 4 + 4) + 2 * d * 2
+        nbytes = qk_bytes(shape)
         sets = runner.inputs({"bytes": nbytes, "make": qk_inputs(pkg.reference, shape)})
         row: dict[str, Any] = {"shape": list(shape), "dtype": "bfloat16", "bytes": nbytes, "input_sets": len(sets),
                                "configs": {}}
