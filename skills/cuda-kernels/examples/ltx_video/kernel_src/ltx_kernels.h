@@ -19,24 +19,74 @@ enum class DType : int { kFloat32 = 0, kFloat16 = 1, kBFloat16 = 2 };
 // its first element is at o * s_outer + i * s_inner. Broadcast operands have
 // stride 0 where they broadcast, so scale/shift of shape [B, 1, D] and
 // cos/sin of shape [B, S, D] or [1, S, D] are read in place.
+// Build it with make_row_index: every kernel evaluates it once per row and operand,
+// and the division by `inner` it needs is a multiply-high and a shift by the
+// precomputed div_mul / div_shr. The hardware has no integer divider: `row / inner`
+// compiles to ~20 instructions (I2F, MUFU.RCP, F2I and corrections, SASS sm_90) in
+// series, and the AdaLN norms evaluate three to five RowIndexes per row.
 struct RowIndex {
   int64_t inner;
   int64_t s_outer;
   int64_t s_inner;
+  // row / inner == umulhi(row, div_mul) >> div_shr for 0 <= row < 2^31 when div_mul != 0
+  // (make_row_index sets it for 2 <= inner < 2^31; 0 = divide the slow way).
+  uint32_t div_mul;
+  uint32_t div_shr;
 #if defined(__CUDACC__) || defined(LTX_CPU_EMULATION)  // the emulation test runs kernels on a CPU
+  __device__ __forceinline__ int64_t outer(int64_t row) const {
+    if (div_mul != 0 && static_cast<uint64_t>(row) < (1ULL << 31))
+      return static_cast<int64_t>(__umulhi(static_cast<uint32_t>(row), div_mul) >> div_shr);
+    return row / inner;
+  }
   __device__ __forceinline__ int64_t operator()(int64_t row) const {
     if (inner == 1) return row * s_outer;
-    // 32-bit division when it is exact (always, below 2^32 rows): the 64-bit
-    // one is a long software routine.
-    int64_t o;
-    if (row <= 0xffffffffLL && inner <= 0xffffffffLL)
-      o = static_cast<uint32_t>(row) / static_cast<uint32_t>(inner);
-    else
-      o = row / inner;
+    if (div_mul != 0 && static_cast<uint64_t>(row) < (1ULL << 31)) {
+      // 32-bit quotient and remainder (both < 2^31), widened only for the strides
+      const uint32_t r = static_cast<uint32_t>(row);
+      const uint32_t o = __umulhi(r, div_mul) >> div_shr;
+      const uint32_t i = r - o * static_cast<uint32_t>(inner);
+      return static_cast<int64_t>(o) * s_outer + static_cast<int64_t>(i) * s_inner;
+    }
+    const int64_t o = row / inner;
     return o * s_outer + (row - o * inner) * s_inner;
   }
 #endif
 };
+
+// The multiplier for n / d (1 <= d < 2^31, 0 <= n < 2^31): with l = ceil(log2 d) and
+// p = 31 + l, m = ceil(2^p / d) = (2^p + e) / d for some 0 <= e < d, so
+// n * m / 2^p = n / d + n * e / (d * 2^p), and n * e < 2^31 * 2^l = 2^p keeps the error
+// below 1 / d: floor(n * m / 2^p) = floor(n / d). m < 2^32 because d > 2^(l-1), and
+// p >= 32 for d >= 2, so the shift is p - 32 after the multiply-high.
+// tests/test_kernels_emulated.py checks it against exact division.
+inline RowIndex make_row_index(int64_t inner, int64_t s_outer, int64_t s_inner) {
+  RowIndex r{inner, s_outer, s_inner, 0, 0};
+  if (inner >= 2 && inner < (int64_t{1} << 31)) {
+    int l = 0;
+    while ((int64_t{1} << l) < inner) ++l;
+    const uint64_t p2 = uint64_t{1} << (31 + l);
+    r.div_mul = static_cast<uint32_t>((p2 + static_cast<uint64_t>(inner) - 1) / static_cast<uint64_t>(inner));
+    r.div_shr = static_cast<uint32_t>(31 + l - 32);
+  }
+  return r;
+}
+
+// Host: two operands address their rows alike (views sliced from one tensor, or tensors of
+// one shape and layout), so a kernel can reuse one's row offset for the other.
+inline bool same_rows(const RowIndex& a, const RowIndex& b) {
+  return a.inner == b.inner && a.s_outer == b.s_outer && a.s_inner == b.s_inner;
+}
+
+// Bits of NormArgs::same / RopeArgs::same: the operand's RowIndex equals the named one's, so
+// the kernel adds the offset it already computed instead of evaluating the RowIndex again.
+// LTX's scale, shift and gate are slices of one modulation table, its residual and x have
+// one shape and layout, and so do q and k, and cos and sin: the fused residual-add norm
+// then evaluates two RowIndexes per row instead of five.
+constexpr unsigned kResidualAsX = 1;  // NormArgs: ri == xi
+constexpr unsigned kShiftAsScale = 2;  // NormArgs: hi == si
+constexpr unsigned kGateAsScale = 4;   // NormArgs: gi == si
+constexpr unsigned kX2AsX = 1;         // RopeArgs: x2i == xi
+constexpr unsigned kSinAsCos = 2;      // RopeArgs: si == ci
 
 struct NormArgs {
   const void* x;
@@ -56,6 +106,7 @@ struct NormArgs {
   int d;
   int tpr;  // threads per row: a power of two <= 32 or a multiple of 32
   float eps;
+  unsigned same;  // kResidualAsX | kShiftAsScale | kGateAsScale
 };
 
 struct RopeArgs {
@@ -75,6 +126,7 @@ struct RopeArgs {
   int d;
   int tpr;
   float eps;
+  unsigned same;  // kX2AsX | kSinAsCos
 };
 
 // Register-resident rows hold `vpt` 16-byte chunks per thread, vpt from this

@@ -58,22 +58,23 @@ std::optional<RowIndex> try_row_index(const at::Tensor& t) {
   const int64_t nd = t.dim();
   if (nd == 0) return std::nullopt;
   if (t.size(nd - 1) > 1 && t.stride(nd - 1) != 1) return std::nullopt;
-  if (nd == 1) return RowIndex{1, 0, 0};
-  RowIndex r{std::max<int64_t>(t.size(nd - 2), 1), 0, t.size(nd - 2) > 1 ? t.stride(nd - 2) : 0};
+  if (nd == 1) return make_row_index(1, 0, 0);
+  const int64_t inner = std::max<int64_t>(t.size(nd - 2), 1);
+  const int64_t s_inner = t.size(nd - 2) > 1 ? t.stride(nd - 2) : 0;
+  int64_t s_outer = 0;
   bool have = false;
   int64_t expected = 0;
   for (int64_t d = nd - 3; d >= 0; --d) {
     if (t.size(d) == 1) continue;
     if (!have) {
-      r.s_outer = t.stride(d);
+      s_outer = t.stride(d);
       have = true;
     } else if (t.stride(d) != expected) {
       return std::nullopt;
     }
     expected = t.stride(d) * t.size(d);
   }
-  if (!have) r.s_outer = 0;
-  return r;
+  return make_row_index(inner, s_outer, s_inner);
 }
 
 // x itself as rows: views are used in place when they can be, else copied.
@@ -244,7 +245,7 @@ std::tuple<at::Tensor, at::Tensor> norm_forward(const NormRequest& q) {
   const at::Tensor w = checked_weight(q.weight, q.x, op, "weight");
   TORCH_CHECK(q.scale.has_value() == q.shift.has_value(), op, ": pass both scale and shift, or neither");
   at::Tensor scale, shift, residual, gate;
-  RowIndex si{1, 0, 0}, hi{1, 0, 0}, ri{1, 0, 0}, gi{1, 0, 0};
+  RowIndex si = make_row_index(1, 0, 0), hi = si, ri = si, gi = si;
   if (q.scale.has_value()) {
     check_same(*q.scale, q.x, op, "scale");
     check_same(*q.shift, q.x, op, "shift");
@@ -332,6 +333,9 @@ std::tuple<at::Tensor, at::Tensor> norm_forward(const NormRequest& q) {
   a.si = si;
   a.shift = ptr_or_null(shift);
   a.hi = hi;
+  a.same = (residual.defined() && same_rows(ri, xi) ? kResidualAsX : 0u) |
+           (scale.defined() && same_rows(hi, si) ? kShiftAsScale : 0u) |
+           (gate.defined() && scale.defined() && same_rows(gi, si) ? kGateAsScale : 0u);
   a.out = out.data_ptr();
   a.residual_out = residual_out.defined() ? residual_out.data_ptr() : nullptr;
   a.rows = x.numel() / d64;
@@ -429,6 +433,7 @@ at::Tensor rope_forward(const char* op, const at::Tensor& x_in, const at::Tensor
   a.ci = in.ci;
   a.sin = in.sin.data_ptr<float>();
   a.si = in.si;
+  a.same = same_rows(in.si, in.ci) ? kSinAsCos : 0u;
   a.out = out.data_ptr();
   a.rows = in.x.numel() / d;
   a.d = static_cast<int>(d);
@@ -458,7 +463,7 @@ std::tuple<at::Tensor, at::Tensor> norm_rope_forward(const char* op, const at::T
   const RopeInputs in = prepare_rope(op, q_in, cos, sin);
   const at::Tensor wq = checked_weight(wq_in, in.x, op, "weight_q");
   at::Tensor k, wk;
-  RowIndex ki{1, 0, 0};
+  RowIndex ki = make_row_index(1, 0, 0);
   if (k_in.has_value()) {
     check_same(*k_in, in.x, op, "k");
     TORCH_CHECK(k_in->sizes() == q_in.sizes(), op, ": k has shape ", k_in->sizes(), " but q has shape ",
@@ -511,6 +516,7 @@ std::tuple<at::Tensor, at::Tensor> norm_rope_forward(const char* op, const at::T
   a.ci = in.ci;
   a.sin = in.sin.data_ptr<float>();
   a.si = in.si;
+  a.same = (k.defined() && same_rows(ki, in.xi) ? kX2AsX : 0u) | (same_rows(in.si, in.ci) ? kSinAsCos : 0u);
   a.w = ptr_or_null(wq);
   a.w2 = ptr_or_null(wk);
   a.out = out.data_ptr();

@@ -7,7 +7,8 @@
 namespace ltx {
 namespace {
 
-// Writes one chunk of the output: y = v * rstd [* w] [* (1 + scale) + shift].
+// Writes one chunk of the output: y = v * rstd [* w], or with scale/shift
+// y = v [* w] * (rstd * (1 + scale)) + shift (the factor as modulate_chunk folds it).
 template <bool VEC, typename T, int N>
 __device__ __forceinline__ void finish_chunk(const Pack<T, N>& v, float rstd, const T* __restrict__ w,
                                              const T* __restrict__ srow, const T* __restrict__ hrow,
@@ -20,9 +21,14 @@ __device__ __forceinline__ void finish_chunk(const Pack<T, N>& v, float rstd, co
   }
 #pragma unroll
   for (int i = 0; i < N; ++i) {
-    float y = to_float(v.e[i]) * rstd;
-    if (w != nullptr) y *= to_float(wv.e[i]);
-    if (srow != nullptr) y = fmaf(y, 1.0f + to_float(sv.e[i]), to_float(hv.e[i]));
+    float y = to_float(v.e[i]);
+    if (srow != nullptr) {
+      if (w != nullptr) y *= to_float(wv.e[i]);
+      y = fmaf(y, fmaf(rstd, to_float(sv.e[i]), rstd), to_float(hv.e[i]));
+    } else {
+      y *= rstd;
+      if (w != nullptr) y *= to_float(wv.e[i]);
+    }
     o.e[i] = from_float<T>(y);
   }
   store_pack<VEC>(orow + e, o, valid);
@@ -56,32 +62,35 @@ __device__ __forceinline__ void add_squares(const Pack<T, N>& v, float& ss) {
   for (int i = 0; i < N; ++i) ss = fmaf(f[i], f[i], ss);
 }
 
-// y = y * (1 + scale) + shift, the AdaLN modulation of one chunk.
+// The AdaLN output of one chunk, y = x [* w] on entry: y * (rstd * (1 + scale)) + shift.
+// rstd is folded into the per-element factor, fma(rstd, scale, rstd), so an element costs
+// two FFMAs where x * rstd, 1 + scale and the final FFMA took three instructions - the
+// AdaLN kernels issue about 1.5x the instructions of the plain norm and run close to the
+// schedulers' issue limit (README, "Instructions per element").
 template <typename T, int N>
-__device__ __forceinline__ void modulate_chunk(float (&y)[N], const Pack<T, N>& sv, const Pack<T, N>& hv) {
+__device__ __forceinline__ void modulate_chunk(float (&y)[N], float rstd, const Pack<T, N>& sv,
+                                               const Pack<T, N>& hv) {
   float sf[N], hf[N];
   unpack(sv, sf);
   unpack(hv, hf);
 #pragma unroll
-  for (int i = 0; i < N; ++i) y[i] = fmaf(y[i], 1.0f + sf[i], hf[i]);
+  for (int i = 0; i < N; ++i) y[i] = fmaf(y[i], fmaf(rstd, sf[i], rstd), hf[i]);
 }
 
 // One output chunk of the AdaLN kernels that hold every operand in registers:
-// v * rstd [* w] * (1 + scale) + shift, rounded once.
+// v [* w] * (rstd * (1 + scale)) + shift, rounded once.
 template <bool HAS_W, typename T, int N>
 __device__ __forceinline__ Pack<T, N> modulated_chunk(const Pack<T, N>& v, float rstd, const Pack<T, N>& wv,
                                                       const Pack<T, N>& sv, const Pack<T, N>& hv) {
   float y[N];
   unpack(v, y);
-#pragma unroll
-  for (int i = 0; i < N; ++i) y[i] *= rstd;
   if constexpr (HAS_W) {
     float wf[N];
     unpack(wv, wf);
 #pragma unroll
     for (int i = 0; i < N; ++i) y[i] *= wf[i];
   }
-  modulate_chunk(y, sv, hv);
+  modulate_chunk(y, rstd, sv, hv);
   Pack<T, N> o;
   pack_floats(o, y);
   return o;
@@ -137,9 +146,14 @@ __global__ void __launch_bounds__(LATE ? 256 : 512, LATE ? (ADD ? 3 : 4) : 0) rm
     P sv[MOD && !LATE ? VPT : 1], hv[MOD && !LATE ? VPT : 1];
     float ss[1] = {0.0f};
     if (active) {
-      const T* __restrict__ xr = x + a.xi(row);
+      const int64_t xoff = a.xi(row);
+      const T* __restrict__ xr = x + xoff;
       const T* __restrict__ rr = nullptr;
       const T* __restrict__ gr = nullptr;
+      // scale's row offset, reused for shift and gate when they are views alike (a.same).
+      // Evaluated after x's loads are issued: computed before them, it raised modulate at
+      // 3 chunks from 64 to 77 registers (ptxas -v, sm_90).
+      int64_t soff = 0;
       P rv[ADD ? VPT : 1], gv[ADD ? VPT : 1];
 #pragma unroll
       for (int k = 0; k < VPT; ++k) {
@@ -147,8 +161,11 @@ __global__ void __launch_bounds__(LATE ? 256 : 512, LATE ? (ADD ? 3 : 4) : 0) rm
         if (e < d) load_pack<true>(v[k], xr + e, N);
       }
       if constexpr (ADD) {
-        rr = static_cast<const T*>(a.residual) + a.ri(row);
-        gr = a.gate != nullptr ? static_cast<const T*>(a.gate) + a.gi(row) : nullptr;
+        rr = static_cast<const T*>(a.residual) + ((a.same & kResidualAsX) ? xoff : a.ri(row));
+        if (a.gate != nullptr) {
+          if constexpr (MOD && !LATE) soff = a.si(row);
+          gr = static_cast<const T*>(a.gate) + (MOD && !LATE && (a.same & kGateAsScale) ? soff : a.gi(row));
+        }
 #pragma unroll
         for (int k = 0; k < VPT; ++k) {
           const int e = (lane + k * tpr) * N;
@@ -166,8 +183,9 @@ __global__ void __launch_bounds__(LATE ? 256 : 512, LATE ? (ADD ? 3 : 4) : 0) rm
         }
       }
       if constexpr (MOD && !LATE) {
-        const T* __restrict__ srow = scale + a.si(row);
-        const T* __restrict__ hrow = shift + a.hi(row);
+        if (!ADD || a.gate == nullptr) soff = a.si(row);
+        const T* __restrict__ srow = scale + soff;
+        const T* __restrict__ hrow = shift + ((a.same & kShiftAsScale) ? soff : a.hi(row));
 #pragma unroll
         for (int k = 0; k < VPT; ++k) {
           const int e = (lane + k * tpr) * N;
@@ -200,16 +218,19 @@ __global__ void __launch_bounds__(LATE ? 256 : 512, LATE ? (ADD ? 3 : 4) : 0) rm
     if (active) {
       const float rstd = rsqrtf(ss[0] * inv_d + a.eps);
       T* __restrict__ orow = out + row * d;
-      const T* __restrict__ srow_late = LATE ? scale + a.si(row) : nullptr;
-      const T* __restrict__ hrow_late = LATE ? shift + a.hi(row) : nullptr;
+      const int64_t soff_late = LATE ? a.si(row) : 0;
+      const T* __restrict__ srow_late = LATE ? scale + soff_late : nullptr;
+      const T* __restrict__ hrow_late = LATE ? shift + ((a.same & kShiftAsScale) ? soff_late : a.hi(row)) : nullptr;
 #pragma unroll
       for (int k = 0; k < VPT; ++k) {
         const int e = (lane + k * tpr) * N;
         if (e < d) {
           float y[N];
           unpack(v[k], y);
+          if constexpr (!MOD) {  // AdaLN folds rstd into its factor (modulate_chunk)
 #pragma unroll
-          for (int i = 0; i < N; ++i) y[i] *= rstd;
+            for (int i = 0; i < N; ++i) y[i] *= rstd;
+          }
           if constexpr (HAS_W) {
             float wf[N];
             if constexpr (kEarlyW) {
@@ -227,9 +248,9 @@ __global__ void __launch_bounds__(LATE ? 256 : 512, LATE ? (ADD ? 3 : 4) : 0) rm
               P sl, hl;
               load_pack<true>(sl, srow_late + e, N);
               load_pack<true>(hl, hrow_late + e, N);
-              modulate_chunk(y, sl, hl);
+              modulate_chunk(y, rstd, sl, hl);
             } else {
-              modulate_chunk(y, sv[k], hv[k]);
+              modulate_chunk(y, rstd, sv[k], hv[k]);
             }
           }
           P o;
@@ -467,8 +488,9 @@ __global__ void __launch_bounds__(256) rms_norm_mod_pipe_kernel(const NormArgs a
     const int64_t row = g * rpb + slot;
     if (row < a.rows) {  // past the last group every row is too
       T* dst = stage_row(s);
-      const T* __restrict__ xr = x + a.xi(row);
-      const T* __restrict__ rr = ADD ? residual + a.ri(row) : nullptr;
+      const int64_t xoff = a.xi(row);
+      const T* __restrict__ xr = x + xoff;
+      const T* __restrict__ rr = ADD ? residual + ((a.same & kResidualAsX) ? xoff : a.ri(row)) : nullptr;
 #pragma unroll
       for (int k = 0; k < VPT; ++k) {
         const int e = (lane + k * tpr) * N;
@@ -494,11 +516,15 @@ __global__ void __launch_bounds__(256) rms_norm_mod_pipe_kernel(const NormArgs a
     P v[VPT];
     P wv[HAS_W ? VPT : 1], sv[VPT], hv[VPT], gv[ADD ? VPT : 1];
     float ss[1] = {0.0f};
-    const T* __restrict__ gr = ADD && a.gate != nullptr ? static_cast<const T*>(a.gate) + a.gi(row) : nullptr;
+    const int64_t soff = active ? a.si(row) : 0;
+    const T* __restrict__ gr =
+        ADD && a.gate != nullptr
+            ? static_cast<const T*>(a.gate) + ((a.same & kGateAsScale) ? soff : a.gi(row))
+            : nullptr;
     if (active) {
       // The L1/L2-resident operands go out before the wait for x.
-      const T* __restrict__ srow = scale + a.si(row);
-      const T* __restrict__ hrow = shift + a.hi(row);
+      const T* __restrict__ srow = scale + soff;
+      const T* __restrict__ hrow = shift + ((a.same & kShiftAsScale) ? soff : a.hi(row));
 #pragma unroll
       for (int k = 0; k < VPT; ++k) {
         const int e = (lane + k * tpr) * N;

@@ -30,8 +30,9 @@ __global__ void __launch_bounds__(512) rope_kernel(const RopeArgs a) {
   for (int64_t row = static_cast<int64_t>(blockIdx.x) * rpb + slot; row < a.rows;
        row += static_cast<int64_t>(gridDim.x) * rpb) {
     const T* __restrict__ xr = static_cast<const T*>(a.x) + a.xi(row);
-    const float* __restrict__ cr = a.cos + a.ci(row);
-    const float* __restrict__ sr = a.sin + a.si(row);
+    const int64_t coff = a.ci(row);
+    const float* __restrict__ cr = a.cos + coff;
+    const float* __restrict__ sr = a.sin + ((a.same & kSinAsCos) ? coff : a.si(row));
     T* __restrict__ orow = static_cast<T*>(a.out) + row * d;
     for (int e = lane * N; e < d; e += tpr * N) {
       const int valid = d - e;
@@ -116,10 +117,13 @@ __global__ void __launch_bounds__(512) rms_norm_rope_kernel(const RopeArgs a) {
     Pack<float, N> cv[VPT], sv[VPT];
     float ss[2] = {0.0f, 0.0f};
     if (active) {
-      const T* __restrict__ xr = static_cast<const T*>(a.x) + a.xi(row);
-      const T* __restrict__ x2r = two ? static_cast<const T*>(a.x2) + a.x2i(row) : nullptr;
-      const float* __restrict__ cr = a.cos + a.ci(row);
-      const float* __restrict__ sr = a.sin + a.si(row);
+      const int64_t xoff = a.xi(row);
+      const int64_t coff = a.ci(row);
+      const T* __restrict__ xr = static_cast<const T*>(a.x) + xoff;
+      const T* __restrict__ x2r =
+          two ? static_cast<const T*>(a.x2) + ((a.same & kX2AsX) ? xoff : a.x2i(row)) : nullptr;
+      const float* __restrict__ cr = a.cos + coff;
+      const float* __restrict__ sr = a.sin + ((a.same & kSinAsCos) ? coff : a.si(row));
 #pragma unroll
       for (int k = 0; k < VPT; ++k) {
         const int e = (lane + k * tpr) * N;

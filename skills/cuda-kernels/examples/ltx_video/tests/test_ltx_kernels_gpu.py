@@ -262,6 +262,28 @@ def test_add_rms_norm_modulate(kernels: ModuleType, dtype, gated, modulated, d, 
     assert_close(out, expected, dtype)
 
 
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32])
+@pytest.mark.parametrize("d", [2048, 3072])
+def test_adaln_operands_laid_out_differently(kernels: ModuleType, dtype, d) -> None:
+    # The kernels evaluate one row offset for operands addressed alike (LTX: scale, shift
+    # and gate from one table; residual and x of one layout) and reuse it. Here no two are
+    # alike - x row-strided, residual contiguous, scale per batch, shift and gate per token -
+    # so every operand must be addressed by its own strides.
+    b, s = 2, 37
+    branch = row_strided(randn(b, s, d, dtype=dtype, scale=0.7))
+    residual = randn(b, s, d, dtype=dtype, seed=1, scale=2.0)
+    scale = _ada_table(b, 1, d, dtype)[:, :, 1]
+    per_token = _ada_table(b, s, d, dtype, seed=8)
+    shift, gate = per_token[:, :, 0], per_token[:, :, 2]
+    poison(((b, s, d), dtype), ((b, s, d), dtype))
+    out, h = kernels.add_rms_norm_modulate(branch, residual, gate, None, scale, shift, 1e-6)
+    h_exact = residual.double() + branch.double() * gate.double()
+    assert_close(h, h_exact, dtype)
+    assert_close(out, exact.modulate(exact.rms_norm(h_exact.to(dtype), None, 1e-6), scale, shift), dtype)
+    out = kernels.rms_norm_modulate(branch, None, scale, shift, 1e-6)
+    assert_close(out, exact.modulate(exact.rms_norm(branch, None, 1e-6), scale, shift), dtype)
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("d", [128, 2304, 8192, 16392])
 @pytest.mark.parametrize("per_token", [False, True], ids=["one_timestep", "per_token_timestep"])
@@ -583,6 +605,25 @@ def test_rms_norm_rope_qk(kernels: ModuleType, dtype, d, layout, with_weight) ->
         assert_close(out, exact.rope_interleaved(y, cos, sin), dtype, rope_magnitude(y, cos, sin), rounds)
     single = kernels.rms_norm_rope(q, wq, cos, sin, 1e-5)
     assert torch.equal(single, q_out)
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32])
+@pytest.mark.parametrize("d", [2048, 3072])
+def test_rms_norm_rope_qk_operands_laid_out_differently(kernels: ModuleType, dtype, d) -> None:
+    # q and k (and cos and sin) share one row offset when laid out alike; here k is
+    # row-strided and sin broadcasts over the batch while cos does not.
+    b, s = 2, 21
+    q = randn(b, s, d, dtype=dtype, scale=2.0)
+    k = row_strided(randn(b, s, d, dtype=dtype, seed=5, scale=0.5, shift=0.2))
+    cos = randn(b, s, d, dtype=torch.float32, seed=11)
+    sin = randn(1, s, d, dtype=torch.float32, seed=12)
+    poison(((b, s, d), dtype), ((b, s, d), dtype))
+    q_out, k_out = kernels.rms_norm_rope_qk(q, k, None, None, cos, sin, 1e-5)
+    for out, t in ((q_out, q), (k_out, k)):
+        y = exact.rms_norm(t, None, 1e-5)
+        assert_close(out, exact.rope_interleaved(y, cos, sin), dtype, rope_magnitude(y, cos, sin))
+    out = kernels.rope_interleaved(k, cos, sin)
+    assert_close(out, exact.rope_interleaved(k, cos, sin), dtype, magnitude=rope_magnitude(k, cos, sin))
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

@@ -72,6 +72,9 @@ inline uint4 __ldg(const uint4* p) {
 inline float rsqrtf(float x) { return 1.0f / std::sqrt(x); }
 inline float __expf(float x) { return std::exp(x); }
 inline float __fdividef(float a, float b) { return a / b; }
+inline unsigned __umulhi(unsigned a, unsigned b) {
+  return static_cast<unsigned>((static_cast<unsigned long long>(a) * b) >> 32);
+}
 
 // Runs kernel() for every thread of a grid of `grid` blocks of `block` threads.
 template <typename F>

@@ -59,24 +59,36 @@ static int rpb(int tpr) { return tpr >= 256 ? 1 : 256 / tpr; }
 // or, per_token, of [B, S, 6, D] (LTX-Video 0.9.5+'s per-token timestep embedding).
 // pipe > 0: the opt-in pipelined AdaLN kernel with that many stages, on a grid of at most 3
 // blocks (each walks several row groups, so stages wrap around) - same checks.
+// mixed: operands the kernels may share a row offset between get different layouts - the
+// residual a row stride N elements longer than x's, shift and gate per token where scale is
+// per batch (or the reverse) - so NormArgs::same is 0 and every RowIndex is evaluated; a.same
+// is set as ltx_ops.cpp sets it.
 template <typename T>
 void test_norm(int B, int S, int D, int tpr, int vpt, bool weight, bool mod, bool add, bool gate, int pad,
-               bool per_token = false, bool late = false, int pipe = 0) {
+               bool per_token = false, bool late = false, int pipe = 0, bool mixed = false) {
   const int N = VecWidth<T>::value;
-  int64_t rows = (int64_t)B * S, rs = D + pad;
-  auto xs = rand_vec<T>(rows * rs, 2.0f), rsd = rand_vec<T>(rows * rs, 1.5f);
+  int64_t rows = (int64_t)B * S, rs = D + pad, rrs = mixed ? rs + N : rs;
+  auto xs = rand_vec<T>(rows * rs, 2.0f), rsd = rand_vec<T>(rows * rrs, 1.5f);
   auto w = rand_vec<T>(D, 0.4f, 1.0f);
-  const int64_t trows = per_token ? (int64_t)B * S : B;  // rows of the [.., 6, D] table
+  const bool tok_s = per_token, tok_h = per_token != mixed;  // scale; shift and gate
+  const int64_t trows = tok_s || tok_h ? (int64_t)B * S : B;  // rows of the [.., 6, D] table
   auto table = rand_vec<T>((size_t)trows * 6 * D, 0.3f);
-  const RowIndex ti = per_token ? RowIndex{S, (int64_t)S * 6 * D, 6LL * D} : RowIndex{S, 6LL * D, 0};
-  auto trow = [&](int64_t r) -> size_t { return (size_t)(per_token ? r : r / S) * 6 * D; };
+  auto table_index = [&](bool tok) {
+    return tok ? make_row_index(S, (int64_t)S * 6 * D, 6LL * D) : make_row_index(S, 6LL * D, 0);
+  };
+  const RowIndex ts = table_index(tok_s), th = table_index(tok_h);
+  auto trow = [&](int64_t r, bool tok) -> size_t { return (size_t)(tok ? r : r / S) * 6 * D; };
   std::vector<T> out(rows * D, ff<T>(NAN)), rout(rows * D, ff<T>(NAN));
   NormArgs a{};
-  a.x = xs.data(); a.xi = RowIndex{S, (int64_t)S * rs, rs};
-  if (add) { a.residual = rsd.data(); a.ri = RowIndex{S, (int64_t)S * rs, rs}; a.residual_out = rout.data();
-             if (gate) { a.gate = table.data() + 2 * D; a.gi = ti; } }
+  a.x = xs.data(); a.xi = make_row_index(S, (int64_t)S * rs, rs);
+  if (add) { a.residual = rsd.data(); a.ri = make_row_index(S, (int64_t)S * rrs, rrs); a.residual_out = rout.data();
+             if (gate) { a.gate = table.data() + 2 * D; a.gi = th; } }
   if (weight) a.weight = w.data();
-  if (mod) { a.scale = table.data() + D; a.si = ti; a.shift = table.data(); a.hi = ti; }
+  if (mod) { a.scale = table.data() + D; a.si = ts; a.shift = table.data(); a.hi = th; }
+  a.same = (add && same_rows(a.ri, a.xi) ? kResidualAsX : 0u) | (mod && same_rows(a.hi, a.si) ? kShiftAsScale : 0u) |
+           (mod && add && gate && same_rows(a.gi, a.si) ? kGateAsScale : 0u);
+  if (a.same != (mixed ? 0u : (add ? kResidualAsX : 0u) | (mod ? kShiftAsScale : 0u) | (mod && add && gate ? kGateAsScale : 0u)))
+    std::abort();
   a.out = out.data(); a.rows = rows; a.d = D; a.tpr = tpr; a.eps = 1e-6f;
   bool vec = D % N == 0 && rs % N == 0;
   if (pipe > 0) {
@@ -138,13 +150,13 @@ void test_norm(int B, int S, int D, int tpr, int vpt, bool weight, bool mod, boo
   }
   std::vector<double> ref(rows * D), href(rows * D);
   for (int64_t r = 0; r < rows; ++r) {
-    const size_t tb = trow(r);
+    const size_t tb = trow(r, tok_s), hb = trow(r, tok_h);
     std::vector<double> h(D);
     for (int i = 0; i < D; ++i) {
       double xv = tf(xs[r * rs + i]);
       if (add) {
-        double g = gate ? tf(table[tb + 2 * D + i]) : 1.0;
-        double hv = tf(rsd[r * rs + i]) + xv * g;
+        double g = gate ? tf(table[hb + 2 * D + i]) : 1.0;
+        double hv = tf(rsd[r * rrs + i]) + xv * g;
         href[r * D + i] = hv;
         h[i] = tf(ff<T>((float)hv));
       } else h[i] = xv;
@@ -154,13 +166,13 @@ void test_norm(int B, int S, int D, int tpr, int vpt, bool weight, bool mod, boo
     for (int i = 0; i < D; ++i) {
       double y = h[i] * rstd;
       if (weight) y *= tf(w[i]);
-      if (mod) y = y * (1 + tf(table[tb + D + i])) + tf(table[tb + i]);
+      if (mod) y = y * (1 + tf(table[tb + D + i])) + tf(table[hb + i]);
       ref[r * D + i] = y;
     }
   }
   std::string what = std::string("norm ") + tn<T>() + " D=" + std::to_string(D) + " tpr=" + std::to_string(tpr) + " vpt=" + std::to_string(vpt) +
       (weight ? " w" : "") + (mod ? " mod" : "") + (add ? " add" : "") + (gate ? " gate" : "") + (per_token ? " per-token" : "") +
-      (late ? " late" : "") + (pipe ? " pipe" + std::to_string(pipe) : "") +
+      (late ? " late" : "") + (pipe ? " pipe" + std::to_string(pipe) : "") + (mixed ? " mixed" : "") +
       " pad=" + std::to_string(pad);
   check(what.c_str(), out, ref);
   if (add) check((what + " residual").c_str(), rout, href);
@@ -177,10 +189,10 @@ void test_colstat(int B, int S, int D, int tpr, int vpt, int R, int flags, bool 
   auto xs = rand_vec<T>(rows * rs, 2.0f), rsd = rand_vec<T>(rows * rs, 1.5f);
   auto w = rand_vec<T>(D, 0.4f, 1.0f);
   auto table = rand_vec<T>((size_t)B * 6 * D, 0.3f);
-  const RowIndex ti{S, 6LL * D, 0};
+  const RowIndex ti = make_row_index(S, 6LL * D, 0);
   std::vector<T> out(rows * D, ff<T>(NAN)), rout(rows * D, ff<T>(NAN));
   NormArgs a{};
-  a.x = xs.data(); a.xi = RowIndex{S, (int64_t)S * rs, rs};
+  a.x = xs.data(); a.xi = make_row_index(S, (int64_t)S * rs, rs);
   if (add) { a.residual = rsd.data(); a.ri = a.xi; a.residual_out = rout.data();
              if (gate) { a.gate = table.data() + 2 * D; a.gi = ti; } }
   if (weight) a.weight = w.data();
@@ -244,20 +256,25 @@ void test_colstat(int B, int S, int D, int tpr, int vpt, int R, int flags, bool 
 template <typename T>
 // flat_cpt > 0: the flat kernel (dense, aligned rows only) with that many chunks per
 // thread, on blocks of `flat_block` threads and `flat_grid` blocks (small: the grid-stride
-// loop and a partial last round of chunks).
+// loop and a partial last round of chunks). mixed (with bcast): sin is [B, S, D] while cos
+// broadcasts [1, S, D], so the kernel cannot reuse cos's row offset for sin.
 void test_rope(int B, int S, int D, bool vec_ok, bool bcast, int tpr, int flat_cpt = 0, unsigned flat_block = 32,
-               unsigned flat_grid = 2) {
+               unsigned flat_grid = 2, bool mixed = false) {
   int64_t rows = (int64_t)B * S;
   int shift = vec_ok ? 0 : 1;
   auto xbuf = rand_vec<T>(rows * D + 1, 2.0f);
   const T* x = xbuf.data() + shift;
-  int64_t crows = bcast ? S : rows;
-  auto cs = rand_vec<float>(crows * D), sn = rand_vec<float>(crows * D);
+  const bool sbcast = bcast && !mixed;
+  int64_t crows = bcast ? S : rows, srows = sbcast ? S : rows;
+  auto cs = rand_vec<float>(crows * D), sn = rand_vec<float>(srows * D);
   std::vector<T> out(rows * D, ff<T>(NAN));
   RopeArgs a{};
-  a.x = x; a.xi = RowIndex{S, (int64_t)S * D, D};
+  a.x = x; a.xi = make_row_index(S, (int64_t)S * D, D);
   a.cos = cs.data(); a.sin = sn.data();
-  a.ci = RowIndex{S, bcast ? 0 : (int64_t)S * D, D}; a.si = a.ci;
+  a.ci = make_row_index(S, bcast ? 0 : (int64_t)S * D, D);
+  a.si = make_row_index(S, sbcast ? 0 : (int64_t)S * D, D);
+  a.same = same_rows(a.si, a.ci) ? kSinAsCos : 0u;  // as ltx_ops.cpp sets it
+  if ((a.same != 0) == (bcast && mixed)) std::abort();
   a.out = out.data(); a.rows = rows; a.d = D; a.tpr = tpr;
   int r = rpb(tpr);
   unsigned grid = (rows + r - 1) / r;
@@ -273,31 +290,36 @@ void test_rope(int B, int S, int D, bool vec_ok, bool bcast, int tpr, int flat_c
   else emu_launch(grid, r * tpr, [&] { rope_kernel<T, false>(a); });
   std::vector<double> ref(rows * D), mag(rows * D);
   for (int64_t row = 0; row < rows; ++row) {
-    int64_t cr = bcast ? row % S : row;
+    int64_t cr = bcast ? row % S : row, sr = sbcast ? row % S : row;
     for (int i = 0; i < D; i += 2) {
       double x0 = tf(x[row * D + i]), x1 = tf(x[row * D + i + 1]);
-      double c0 = cs[cr * D + i], c1 = cs[cr * D + i + 1], s0 = sn[cr * D + i], s1 = sn[cr * D + i + 1];
+      double c0 = cs[cr * D + i], c1 = cs[cr * D + i + 1], s0 = sn[sr * D + i], s1 = sn[sr * D + i + 1];
       ref[row * D + i] = x0 * c0 - x1 * s0; ref[row * D + i + 1] = x1 * c1 + x0 * s1;
       mag[row * D + i] = std::fabs(x0 * c0) + std::fabs(x1 * s0); mag[row * D + i + 1] = std::fabs(x1 * c1) + std::fabs(x0 * s1);
     }
   }
-  std::string what = std::string("rope ") + tn<T>() + " D=" + std::to_string(D) + (vec ? " vec" : " scalar") + (bcast ? " bcast" : "") +
+  std::string what = std::string("rope ") + tn<T>() + " D=" + std::to_string(D) + (vec ? " vec" : " scalar") + (bcast ? " bcast" : "") + (mixed ? " mixed" : "") +
       (flat_cpt ? " flat cpt=" + std::to_string(flat_cpt) + " block=" + std::to_string(flat_block) : "");
   check(what.c_str(), out, ref, 1, &mag);
 }
 
+// mixed: k and sin are stored with a row stride 16 elements longer than q's and cos's, so
+// the kernel evaluates all four RowIndexes (RopeArgs::same = 0).
 template <typename T>
-void test_norm_rope(int B, int S, int D, int tpr, int vpt, bool two, bool weight) {
-  int64_t rows = (int64_t)B * S;
-  auto q = rand_vec<T>(rows * D, 2.0f), k = rand_vec<T>(rows * D, 0.5f, 0.2f);
+void test_norm_rope(int B, int S, int D, int tpr, int vpt, bool two, bool weight, bool mixed = false) {
+  int64_t rows = (int64_t)B * S, ks = mixed ? D + 16 : D;
+  auto q = rand_vec<T>(rows * D, 2.0f), k = rand_vec<T>(rows * ks, 0.5f, 0.2f);
   auto wq = rand_vec<T>(D, 0.4f, 1.0f), wk = rand_vec<T>(D, 0.4f, 1.0f);
-  auto cs = rand_vec<float>(rows * D), sn = rand_vec<float>(rows * D);
+  auto cs = rand_vec<float>(rows * D), sn = rand_vec<float>(rows * ks);
   std::vector<T> o1(rows * D, ff<T>(NAN)), o2(rows * D, ff<T>(NAN));
   RopeArgs a{};
-  a.x = q.data(); a.xi = RowIndex{S, (int64_t)S * D, D};
-  if (two) { a.x2 = k.data(); a.x2i = a.xi; a.out2 = o2.data(); if (weight) a.w2 = wk.data(); }
+  a.x = q.data(); a.xi = make_row_index(S, (int64_t)S * D, D);
+  const RowIndex padded = make_row_index(S, (int64_t)S * ks, ks);
+  if (two) { a.x2 = k.data(); a.x2i = padded; a.out2 = o2.data(); if (weight) a.w2 = wk.data(); }
   if (weight) a.w = wq.data();
-  a.cos = cs.data(); a.sin = sn.data(); a.ci = a.xi; a.si = a.xi;
+  a.cos = cs.data(); a.sin = sn.data(); a.ci = a.xi; a.si = padded;
+  a.same = (two && same_rows(a.x2i, a.xi) ? kX2AsX : 0u) | (same_rows(a.si, a.ci) ? kSinAsCos : 0u);  // as ltx_ops.cpp
+  if ((a.same & kSinAsCos) == 0 && !mixed) std::abort();
   a.out = o1.data(); a.rows = rows; a.d = D; a.tpr = tpr; a.eps = 1e-5f;
   int r = rpb(tpr);
   unsigned grid = (rows + r - 1) / r;
@@ -313,19 +335,20 @@ void test_norm_rope(int B, int S, int D, int tpr, int vpt, bool two, bool weight
   }
   for (int which = 0; which < (two ? 2 : 1); ++which) {
     auto& src = which ? k : q; auto& w = which ? wk : wq; auto& out = which ? o2 : o1;
+    const int64_t xs = which ? ks : D;
     std::vector<double> ref(rows * D), mag(rows * D);
     for (int64_t row = 0; row < rows; ++row) {
-      double ss = 0; for (int i = 0; i < D; ++i) { double v = tf(src[row * D + i]); ss += v * v; }
+      double ss = 0; for (int i = 0; i < D; ++i) { double v = tf(src[row * xs + i]); ss += v * v; }
       double rstd = 1 / std::sqrt(ss / D + 1e-5);
       std::vector<double> y(D);
-      for (int i = 0; i < D; ++i) y[i] = tf(src[row * D + i]) * rstd * (weight ? tf(w[i]) : 1.0);
+      for (int i = 0; i < D; ++i) y[i] = tf(src[row * xs + i]) * rstd * (weight ? tf(w[i]) : 1.0);
       for (int i = 0; i < D; i += 2) {
-        double c0 = cs[row * D + i], c1 = cs[row * D + i + 1], s0 = sn[row * D + i], s1 = sn[row * D + i + 1];
+        double c0 = cs[row * D + i], c1 = cs[row * D + i + 1], s0 = sn[row * ks + i], s1 = sn[row * ks + i + 1];
         ref[row * D + i] = y[i] * c0 - y[i + 1] * s0; ref[row * D + i + 1] = y[i + 1] * c1 + y[i] * s1;
         mag[row * D + i] = std::fabs(y[i] * c0) + std::fabs(y[i + 1] * s0); mag[row * D + i + 1] = std::fabs(y[i + 1] * c1) + std::fabs(y[i] * s1);
       }
     }
-    std::string what = std::string("normrope ") + tn<T>() + " D=" + std::to_string(D) + " tpr=" + std::to_string(tpr) + " vpt=" + std::to_string(vpt) + (which ? " k" : " q");
+    std::string what = std::string("normrope ") + tn<T>() + " D=" + std::to_string(D) + " tpr=" + std::to_string(tpr) + " vpt=" + std::to_string(vpt) + (which ? " k" : " q") + (mixed ? " mixed" : "");
     check(what.c_str(), out, ref, 1, &mag);
   }
 }
@@ -372,11 +395,15 @@ template <typename T> void all() {
       test_norm<T>(2, 3, D, tpr, vpt, true, true, true, true, 8, true);
       test_norm<T>(1, 3, D, tpr, vpt, true, false, true, false, 8);
       test_norm<T>(1, 3, D, tpr, vpt, false, false, true, true, 0, true);
+      // layouts that stop the kernels from sharing row offsets between operands
+      test_norm<T>(2, 3, D, tpr, vpt, true, true, true, true, 8, false, false, 0, true);
+      test_norm<T>(2, 3, D, tpr, vpt, false, true, true, true, 0, true, false, 0, true);
       // scale/shift read after the reduction (flag 4 of the *_with_config ops)
       if (tpr <= kMaxLateBlock) {
         test_norm<T>(2, 5, D, tpr, vpt, false, true, false, false, 8, false, true);
         test_norm<T>(2, 3, D, tpr, vpt, true, true, true, true, 8, true, true);
         test_norm<T>(2, 3, D, tpr, vpt, false, true, true, true, 0, false, true);
+        test_norm<T>(2, 3, D, tpr, vpt, true, true, true, true, 8, true, true, 0, true);
       }
       // the pipelined kernel (flags 8 / 16): 2 and 3 stages, more row groups than blocks x
       // stages (B * S = 21 rows), per-token tables, gated and ungated add, padded rows
@@ -384,6 +411,7 @@ template <typename T> void all() {
         for (int st : {2, 3}) {
           test_norm<T>(3, 7, D, tpr, vpt, false, true, false, false, 8, false, false, st);
           test_norm<T>(3, 7, D, tpr, vpt, true, true, true, true, 0, true, false, st);
+          test_norm<T>(3, 7, D, tpr, vpt, true, true, true, true, 8, false, false, st, true);
           if (full || st == 2) {
             test_norm<T>(2, 5, D, tpr, vpt, true, true, false, false, 0, true, false, st);
             test_norm<T>(3, 4, D, tpr, vpt, false, true, true, false, 8, false, false, st);
@@ -432,6 +460,7 @@ template <typename T> void all() {
     if (chunks <= 32) while (tpr < chunks) tpr <<= 1;
     test_rope<T>(2, 3, D, true, bc, tpr);
     test_rope<T>(2, 3, D, false, bc, tpr);
+    if (bc) test_rope<T>(2, 3, D, true, true, tpr, 0, 32, 2, true);
     // flat kernel: dense rows only; partial last rounds (D = 64 in bf16: 48 chunks on 2
     // blocks of 32 threads x 2 chunks), the grid-stride loop (D = 2048), one block
     if (!bc && D % N == 0)
@@ -445,13 +474,52 @@ template <typename T> void all() {
     int chunks = D / N;
     for (int tpr : {1, 2, 4, 8, 16, 32, 64, 96, 128, 192, 256, 384, 512})
       for (int vpt : {1, 2, 3, 4})
-        if (tpr * vpt >= chunks && tpr * (vpt - 1) < chunks) { test_norm_rope<T>(2, 3, D, tpr, vpt, true, true); test_norm_rope<T>(1, 2, D, tpr, vpt, false, false); }
+        if (tpr * vpt >= chunks && tpr * (vpt - 1) < chunks) { test_norm_rope<T>(2, 3, D, tpr, vpt, true, true); test_norm_rope<T>(1, 2, D, tpr, vpt, false, false);
+          test_norm_rope<T>(2, 3, D, tpr, vpt, true, false, true); }
   }
   for (int64_t n : {1, 7, 8, 1000, 20003, 8192 * 3 + 5}) { test_gelu<T>(n, true); test_gelu<T>(n, false); }
 }
 
+// RowIndex's multiply-high division (make_row_index) against exact division: every inner
+// size up to 4096, powers of two and their neighbours up to 2^31 - 1, random sizes; rows at
+// the ends of the fast range, next to multiples of inner, random, and past 2^31 (slow path).
+void test_row_index() {
+  std::vector<int64_t> inners;
+  for (int64_t d = 1; d <= 4096; ++d) inners.push_back(d);
+  for (int k = 12; k <= 31; ++k)
+    for (int64_t dd : {int64_t{-1}, int64_t{0}, int64_t{1}}) {
+      const int64_t d = (int64_t{1} << k) + dd;
+      if (d < (int64_t{1} << 31)) inners.push_back(d);
+    }
+  std::uniform_int_distribution<int64_t> any_inner(2, (int64_t{1} << 31) - 1), any_row(0, (int64_t{1} << 31) - 1);
+  for (int i = 0; i < 2000; ++i) inners.push_back(any_inner(rng));
+  int bad = 0;
+  for (int64_t inner : inners) {
+    const RowIndex r = make_row_index(inner, 7, 3);
+    if (inner >= 2 && r.div_mul == 0) ++bad;  // the fast path must be on for every size we use
+    std::vector<int64_t> rows = {0, 1, inner - 1, inner, inner + 1, (int64_t{1} << 31) - 1,
+                                 (int64_t{1} << 31), (int64_t{1} << 33) + 5};
+    const int64_t top = ((int64_t{1} << 31) - 1) / inner * inner;
+    for (int64_t m : {top - inner, top, top + inner - 1})
+      if (m >= 0 && m < (int64_t{1} << 31)) rows.push_back(m);
+    for (int i = 0; i < 64; ++i) rows.push_back(any_row(rng));
+    for (int64_t row : rows) {
+      if (row < 0) continue;
+      const int64_t want = (row / inner) * 7 + (row % inner) * 3;
+      if (r.outer(row) != row / inner || r(row) != want) {
+        if (bad < 10) printf("FAIL row_index inner=%lld row=%lld: outer %lld, want %lld\n", (long long)inner,
+                             (long long)row, (long long)r.outer(row), (long long)(row / inner));
+        ++bad;
+      }
+    }
+  }
+  printf("row_index: %zu sizes, %d wrong\n", inners.size(), bad);
+  failures += bad;
+}
+
 int main(int argc, char** argv) {
   full = argc > 1 && std::strcmp(argv[1], "full") == 0;
+  test_row_index();
   all<__nv_bfloat16>();
   printf("bf16 done, failures %d\n", failures); fflush(stdout);
   all<float>();
