@@ -167,8 +167,8 @@ RowConfig choose_row_config(int64_t d, int n_per_chunk, int target) {
 // Chunks per thread the heuristic aims for, by the number of operand rows the
 // kernel holds in registers (16 bytes each per chunk, 4 registers):
 //   plain (x [, w]): 4 - bf16 2048 -> 64x4, 3072 -> 96x4;
-//   modulate (x, scale, shift [, w]): 3 where the row splits into whole warps of exactly
-//     3 chunks, else 4 - 2048 -> 64x4, 3072 -> 128x3 (modulate_prefers_3);
+//   modulate (x, scale, shift [, w]): 4 - 2048 -> 64x4, 3072 -> 96x4 (run by the pipelined
+//     kernel, adaln_default_stages);
 //   fused add (x, residual, gate, scale, shift [, w]): 4 - 2048 -> 64x4, 3072 -> 96x4.
 // Chosen on the H200 by measurement. Plain: benchmarks/sweep_norm_targets.sh +
 // pick_norm_targets.py (run 4, benchmarks/logs/h200_run4/target_sweep): 4 beat 6 by 2 %
@@ -176,15 +176,11 @@ RowConfig choose_row_config(int64_t d, int n_per_chunk, int target) {
 // (run 5, benchmarks/logs/h200_run5/adaln_sweep.json), every threads x chunks of the rows
 // kernel and of the column-stationary kernel on the >= 64 MB and 2688-token shapes: the
 // fused add at 4 chunks was 1.13-1.28x faster than at 2 (the earlier target sweep never
-// tried 4 for it), modulate at 3072 was 1.05x faster at 128x3 than at 96x4 and at 2048
-// fastest at 64x4; no column-stationary point beat the best rows kernel by more than 6 %.
+// tried 4 for it), modulate at 2048 fastest at 64x4; no column-stationary point beat the
+// best rows kernel by more than 6 %. Modulate at 3072 ran 128x3 (1.05x faster than 96x4 on
+// the rows kernel in run 5) until run 13 put the pipelined kernel first there, where 96x4
+// was 0.6-1.2 % faster than 128x3.
 int norm_target_vpt(bool mod, bool add) { return add ? 4 : mod ? 4 : 4; }
-
-// Modulate only: 128x3 beat 96x4 at d = 3072 (run 5) while 2048 (no whole-warp split into
-// 3-chunk threads) stays at 64x4.
-bool modulate_prefers_3(int64_t chunks) {
-  return chunks % 3 == 0 && (chunks / 3) % 32 == 0 && chunks / 3 <= kMaxThreadsPerRow;
-}
 
 // The largest chunk count with a rows kernel for this operand set (rms_norm.cu).
 int max_rows_vpt(bool mod, bool add) { return add ? kMaxVptAdd : mod ? kMaxVptMod : 16; }
@@ -224,8 +220,12 @@ struct NormRequest {
 // 64x4 (d = 2048) took 6-11 % less time with 2 stages than the rows kernel on all 7 shapes
 // with d = 2048 (3 stages: -1 to +5 % against 2); at d = 3072 the best pipelined point was
 // within 1 % of the 128x3 rows kernel either way; the fused add at 64x4 took 5-8 % more
-// time pipelined.
-int adaln_default_stages(bool add, int vpt) { return !add && vpt == 4 ? 2 : 0; }
+// time pipelined. Run 13 (benchmarks/logs/h200_run13, after the per-row and per-element
+// instruction cuts): 2 stages were the fastest or within 1 % of the fastest point for
+// modulate on all 9 sweep shapes, now also at d = 3072 (96x4: 7.7 % and 4.5 % less time
+// than the 128x3 rows kernel at 2x4096x3072 and 4x4096x3072); the fused add stayed fastest
+// on the rows kernel at 8 of 9 shapes.
+int adaln_default_stages(bool add) { return add ? 0 : 2; }
 
 // The column-stationary kernel keeps one batch's scale/shift/gate rows in registers while
 // it walks that batch's rows: it needs them constant over x's second-to-last dim (per
@@ -291,15 +291,9 @@ std::tuple<at::Tensor, at::Tensor> norm_forward(const NormRequest& q) {
               ") must be a multiple of ", n, " and every operand 16-byte aligned with 16-byte row strides");
   int tpr = q.tpr, vpt = q.vpt;
   if (tpr <= 0) {
-    const int64_t chunks = ceil_div(d64, n);
-    if (mod && !add && chunks > 32 && modulate_prefers_3(chunks)) {
-      tpr = static_cast<int>(chunks / 3);
-      vpt = 3;
-    } else {
-      const RowConfig cfg = choose_row_config(d64, n, norm_target_vpt(mod, add));
-      tpr = cfg.tpr;
-      vpt = cfg.vpt;
-    }
+    const RowConfig cfg = choose_row_config(d64, n, norm_target_vpt(mod, add));
+    tpr = cfg.tpr;
+    vpt = cfg.vpt;
   }
   // Rows too long for this operand set's rows kernels, or the scalar path: the
   // loop kernel, one block of whole warps per row.
@@ -352,7 +346,7 @@ std::tuple<at::Tensor, at::Tensor> norm_forward(const NormRequest& q) {
   }
   int stages = q.pipe_stages;
   if (q.tpr <= 0 && mod && vec && vpt >= 1 && vpt <= kMaxVptPipe && tpr <= kMaxPipeBlock)
-    stages = adaln_default_stages(add, vpt);
+    stages = adaln_default_stages(add);
   if (stages > 0) {
     // vec and vpt were checked above (the *_with_config ops) or just now (the default ops)
     const size_t need = launch_rms_norm_pipe(dtype_of(x), a, vpt, stages, stream);
