@@ -78,12 +78,11 @@ def test_the_adaln_sweep_is_opt_in_counted_and_covers_every_issue_and_ltx_shape(
     assert plan["adaln_sweep_measurements"] == 2 * per_op
     assert plan["measurements"] == plan["adaln_sweep_measurements"] + 3 * plan["cases"]  # kernel, eager, compile
     # every (threads, chunks) gets the rows kernel with scale/shift held early (flags 0),
-    # read late (4), the pipelined kernel (8, 16) and its x-re-reading variant (40, 48) -
-    # those in blocks of <= 256 threads only - and every rows_per_block x flags point of the
-    # column-stationary kernel
+    # read late (4) and the pipelined kernel (8, 16) - those three in blocks of <= 256
+    # threads only - and every rows_per_block x flags point of the column-stationary kernel
     grid = bench_ops.adaln_sweep_grid(2048)
-    assert {(64, 4, 0, f) for f in (0, 4, 8, 16, 40, 48)} <= set(grid) and (64, 4, 16, 3) in grid
-    assert all(f in (0, 4, 8, 16, 40, 48) for _, _, r, f in grid if r == 0)
+    assert {(64, 4, 0, f) for f in (0, 4, 8, 16)} <= set(grid) and (64, 4, 16, 3) in grid
+    assert all(f in (0, 4, 8, 16) for _, _, r, f in grid if r == 0)
     assert all(r == 0 for _, _, r, f in grid if f & (4 | 8 | 16))
     assert all(t <= 256 for t, _, _, f in grid if f & (4 | 8 | 16))
     # --adaln-rows-only: just the rows_per_block 0 points, a sweep that fits one GPU call

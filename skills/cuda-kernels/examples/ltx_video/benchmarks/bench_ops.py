@@ -39,7 +39,7 @@ and compile counts, estimated seconds) is printed first; --plan prints it and ex
 
 --sweep-adaln times the opt-in AdaLN launch knobs (README "Opt-in AdaLN launch knobs") and
 writes them under the JSON key "adaln_sweep"; make_results.py does not render it.
---adaln-rows-only leaves the column-stationary grid out (rows_per_block 0: flags 0, 4, 8, 16, 40, 48).
+--adaln-rows-only leaves the column-stationary grid out (rows_per_block 0: flags 0, 4, 8, 16).
 --sweep-rope times rope_interleaved's per-row and flat kernels (JSON key "rope_sweep").
 --sweep-qk times rms_norm_rope_qk at each threads x chunks per thread (JSON key "qk_sweep").
 
@@ -102,9 +102,8 @@ SWEEP = {
 # *_with_config ops on every issue shape and the 2688-token LTX shapes (the small ones too:
 # the issue asks for torch.compile to be beaten on each). For each (threads per row, chunks
 # per thread): rows_per_block 0 with flags 0 (the default rows kernel at that config), 4
-# (scale/shift read after the reduction), 8 and 16 (the pipelined kernel, 2 / 3 stages),
-# 40 and 48 (the same with flag 32: x re-read from shared memory after the reduction) and,
-# unless --adaln-rows-only, the column-stationary kernel at every rows_per_block x
+# (scale/shift read after the reduction), 8 and 16 (the pipelined kernel, 2 / 3 stages)
+# and, unless --adaln-rows-only, the column-stationary kernel at every rows_per_block x
 # flags below (flags bit 0 = streaming cache hints, bit 1 = prefetch the next row). The
 # default op itself is timed in the same row.
 ADALN_SWEEP_TPR_VPT = {
@@ -113,8 +112,8 @@ ADALN_SWEEP_TPR_VPT = {
 }
 ADALN_SWEEP_ROWS = [1, 4, 16, 64]
 ADALN_SWEEP_FLAGS = [0, 1, 2, 3]
-ADALN_ROWS_FLAGS = [0, 4, 8, 16, 40, 48]
-ADALN_LATE_MAX_TPR = 256  # flags 4, 8, 16 (40, 48) run blocks of at most 256 threads (kMaxLateBlock, kMaxPipeBlock)
+ADALN_ROWS_FLAGS = [0, 4, 8, 16]
+ADALN_LATE_MAX_TPR = 256  # flags 4, 8, 16 run blocks of at most 256 threads (kMaxLateBlock, kMaxPipeBlock)
 ADALN_SWEEP_OPS = ("rms_norm_modulate", "add_rms_norm_modulate")
 
 
@@ -900,7 +899,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="also time rms_norm_rope_qk at every threads x chunks of QK_SWEEP on every shape;"
                              " written under 'qk_sweep'")
     parser.add_argument("--adaln-rows-only", action="store_true",
-                        help="with --sweep-adaln: only rows_per_block 0 (flags 0, 4, 8, 16, 40, 48), not the"
+                        help="with --sweep-adaln: only rows_per_block 0 (flags 0, 4, 8, 16), not the"
                              " column-stationary grid")
     parser.add_argument("--plan", action="store_true", help="print the measurement plan and estimate, then exit")
     parser.add_argument("--compile-worker", help=argparse.SUPPRESS)  # k/n, internal

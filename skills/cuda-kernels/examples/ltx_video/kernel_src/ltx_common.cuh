@@ -272,18 +272,6 @@ __device__ __forceinline__ void load_shared16(Pack<T, N>& dst, const T* p) {
   memcpy(&dst, &raw, 16);
 }
 
-// One 16-byte shared-memory write of a pack.
-template <typename T, int N>
-__device__ __forceinline__ void store_shared16(T* p, const Pack<T, N>& src) {
-  static_assert(sizeof(Pack<T, N>) == 16, "one 16-byte word");
-#if defined(LTX_CPU_EMULATION)
-  emu_check_align(p);
-#endif
-  uint4 raw;
-  memcpy(&raw, &src, 16);
-  *reinterpret_cast<uint4*>(p) = raw;  // one STS.128
-}
-
 // ------------------------------------------------------------------ reduction
 // Sums v[0..K) over the `tpr` threads that share a row. Rows occupy
 // consecutive threads: tpr is a power of two <= 32 (rows inside a warp) or a

@@ -169,13 +169,11 @@ void launch_rms_norm_colstat(DType dt, const NormArgs& a, int vpt, int strip_row
 // vpt <= kMaxVptPipe, tpr <= kMaxPipeBlock, stages 2 or 3, rows per block as the rows
 // kernel (norm_rows_per_block). Returns 0 after launching, or - launching nothing - the
 // bytes of shared memory per block the configuration needs when this GPU cannot give them.
-// Only the *_with_config ops call it (flags kAdalnPipe2 / kAdalnPipe3, plus kAdalnReread:
-// nothing held in registers across the reduction, x re-read from the stage).
+// Only the *_with_config ops call it (flags kAdalnPipe2 / kAdalnPipe3).
 constexpr int kMaxVptPipe = 4;
 constexpr int kMaxPipeBlock = 256;
 constexpr int kAdalnPipe2 = 8;
 constexpr int kAdalnPipe3 = 16;
-constexpr int kAdalnReread = 32;
 // Rows per block of the RMSNorm rows kernels. Short rows (tpr < 32) pack 256 threads'
 // worth of rows into a block; rows of whole warps get blocks of about 128 threads
 // (32 -> 4 rows, 64 -> 2, 96 and up -> 1). Small blocks let the register allocator fit
@@ -188,7 +186,7 @@ inline int norm_rows_per_block(int tpr) {
 inline size_t rms_norm_pipe_smem(int tpr, int d, size_t elem, bool add, int stages) {
   return static_cast<size_t>(stages) * norm_rows_per_block(tpr) * (add ? 2 : 1) * static_cast<size_t>(d) * elem;
 }
-size_t launch_rms_norm_pipe(DType dt, const NormArgs& a, int vpt, int stages, bool reread, cudaStream_t stream);
+size_t launch_rms_norm_pipe(DType dt, const NormArgs& a, int vpt, int stages, cudaStream_t stream);
 void launch_rope(DType dt, const RopeArgs& a, bool vec, cudaStream_t stream);
 // Flat RoPE (rope_kernels.cuh): x, cos, sin and out with rows back to back (stride d),
 // d % chunk width == 0, 16-byte aligned; `cpt` chunks per thread, one of kRopeFlatCpt.

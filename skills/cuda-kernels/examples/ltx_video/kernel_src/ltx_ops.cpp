@@ -212,7 +212,6 @@ struct NormRequest {
   int colstat_flags = 0;
   bool late_modulation = false;  // rows kernel reads scale/shift after the reduction (sweep knob)
   int pipe_stages = 0;  // > 0: the opt-in pipelined AdaLN kernel with this many stages
-  bool pipe_reread = false;  // its variant that re-reads x from shared memory (flag 32)
 };
 
 // Pipeline stages the default AdaLN ops run the pipelined kernel with (0 = the rows kernel),
@@ -350,7 +349,7 @@ std::tuple<at::Tensor, at::Tensor> norm_forward(const NormRequest& q) {
     stages = adaln_default_stages(add);
   if (stages > 0) {
     // vec and vpt were checked above (the *_with_config ops) or just now (the default ops)
-    const size_t need = launch_rms_norm_pipe(dtype_of(x), a, vpt, stages, q.pipe_reread, stream);
+    const size_t need = launch_rms_norm_pipe(dtype_of(x), a, vpt, stages, stream);
     if (need == 0) return {out, residual_out};
     TORCH_CHECK(q.pipe_stages == 0, op, ": ", stages, " pipeline stages of ", norm_rows_per_block(tpr),
                 " row(s) of ", d64, " elements need ", need,
@@ -584,14 +583,9 @@ void check_adaln_config(const char* op, const at::Tensor& x, int64_t tpr, int64_
   TORCH_CHECK(strip_rows >= 0 && strip_rows <= kMaxStripRows, op, ": rows_per_block must be 0 (the default rows",
               " kernel) or 1..", kMaxStripRows, " (the column-stationary kernel), got ", strip_rows);
   constexpr int64_t kPipe = kAdalnPipe2 | kAdalnPipe3;
-  TORCH_CHECK(flags >= 0 &&
-                  flags <= (kColstatStream | kColstatPrefetch | kRowsLateModulation | kPipe | kAdalnReread),
-              op,
+  TORCH_CHECK(flags >= 0 && flags <= (kColstatStream | kColstatPrefetch | kRowsLateModulation | kPipe), op,
               ": flags is a bit set (1 = streaming cache hints, 2 = prefetch the next row, 4 = read scale/shift",
-              " after the reduction, 8 / 16 = the pipelined kernel with 2 / 3 stages, 32 = with 8 or 16: re-read",
-              " x from shared memory after the reduction), got ", flags);
-  TORCH_CHECK((flags & kAdalnReread) == 0 || (flags & kPipe) != 0, op,
-              ": flag 32 is a variant of the pipelined kernel: combine it with 8 or 16");
+              " after the reduction, 8 / 16 = the pipelined kernel with 2 / 3 stages), got ", flags);
   TORCH_CHECK(strip_rows > 0 || (flags & (kColstatStream | kColstatPrefetch)) == 0, op,
               ": flags 1 and 2 need the column-stationary kernel (rows_per_block >= 1)");
   TORCH_CHECK(strip_rows == 0 || (flags & (kRowsLateModulation | kPipe)) == 0, op,
@@ -629,7 +623,6 @@ void set_adaln_config(NormRequest& q, int64_t tpr, int64_t vpt, int64_t strip_ro
   q.colstat_flags = static_cast<int>(flags & (kColstatStream | kColstatPrefetch));
   q.late_modulation = (flags & kRowsLateModulation) != 0;
   q.pipe_stages = (flags & kAdalnPipe2) != 0 ? 2 : (flags & kAdalnPipe3) != 0 ? 3 : 0;
-  q.pipe_reread = (flags & kAdalnReread) != 0;
 }
 
 }  // namespace

@@ -201,43 +201,39 @@ PersistentFit persistent_fit(const void* kernel, int block, size_t smem) {
   return fit;
 }
 
-template <typename T, int VPT, bool HAS_W, bool ADD, int STAGES, bool REREAD>
+template <typename T, int VPT, bool HAS_W, bool ADD, int STAGES>
 size_t launch_pipe(const NormArgs& a, cudaStream_t stream) {
   const int rpb = norm_rows_per_block(a.tpr);
   const int block = rpb * a.tpr;
   const size_t smem = rms_norm_pipe_smem(a.tpr, a.d, sizeof(T), ADD, STAGES);
-  const auto kernel_fn = &rms_norm_mod_pipe_kernel<T, VPT, HAS_W, ADD, STAGES, REREAD>;
-  const PersistentFit fit = persistent_fit(reinterpret_cast<const void*>(kernel_fn), block, smem);
+  const void* kernel = reinterpret_cast<const void*>(&rms_norm_mod_pipe_kernel<T, VPT, HAS_W, ADD, STAGES>);
+  const PersistentFit fit = persistent_fit(kernel, block, smem);
   if (fit.per_sm < 1) return smem;
   const int64_t groups = ceil_div(a.rows, rpb);
   const int64_t resident = static_cast<int64_t>(fit.per_sm) * fit.sms;
   const dim3 grid(static_cast<unsigned>(groups < resident ? groups : resident));
-  kernel_fn<<<grid, dim3(static_cast<unsigned>(block)), smem, stream>>>(a);
+  rms_norm_mod_pipe_kernel<T, VPT, HAS_W, ADD, STAGES><<<grid, dim3(static_cast<unsigned>(block)), smem, stream>>>(a);
   C10_CUDA_KERNEL_LAUNCH_CHECK();
   return 0;
 }
 
 template <typename T, int VPT, bool HAS_W, bool ADD>
-size_t launch_pipe_stages(const NormArgs& a, int stages, bool reread, cudaStream_t stream) {
-  if (reread) {
-    if (stages == 3) return launch_pipe<T, VPT, HAS_W, ADD, 3, true>(a, stream);
-    return launch_pipe<T, VPT, HAS_W, ADD, 2, true>(a, stream);
-  }
-  if (stages == 3) return launch_pipe<T, VPT, HAS_W, ADD, 3, false>(a, stream);
-  return launch_pipe<T, VPT, HAS_W, ADD, 2, false>(a, stream);
+size_t launch_pipe_stages(const NormArgs& a, int stages, cudaStream_t stream) {
+  if (stages == 3) return launch_pipe<T, VPT, HAS_W, ADD, 3>(a, stream);
+  return launch_pipe<T, VPT, HAS_W, ADD, 2>(a, stream);
 }
 
 template <typename T, bool HAS_W, bool ADD>
-size_t launch_pipe_vpt(const NormArgs& a, int vpt, int stages, bool reread, cudaStream_t stream) {
+size_t launch_pipe_vpt(const NormArgs& a, int vpt, int stages, cudaStream_t stream) {
   switch (vpt) {
     case 1:
-      return launch_pipe_stages<T, 1, HAS_W, ADD>(a, stages, reread, stream);
+      return launch_pipe_stages<T, 1, HAS_W, ADD>(a, stages, stream);
     case 2:
-      return launch_pipe_stages<T, 2, HAS_W, ADD>(a, stages, reread, stream);
+      return launch_pipe_stages<T, 2, HAS_W, ADD>(a, stages, stream);
     case 3:
-      return launch_pipe_stages<T, 3, HAS_W, ADD>(a, stages, reread, stream);
+      return launch_pipe_stages<T, 3, HAS_W, ADD>(a, stages, stream);
     case 4:
-      return launch_pipe_stages<T, 4, HAS_W, ADD>(a, stages, reread, stream);
+      return launch_pipe_stages<T, 4, HAS_W, ADD>(a, stages, stream);
     default:
       break;
   }
@@ -286,17 +282,17 @@ void launch_rms_norm_colstat(DType dt, const NormArgs& a, int vpt, int strip_row
   });
 }
 
-size_t launch_rms_norm_pipe(DType dt, const NormArgs& a, int vpt, int stages, bool reread, cudaStream_t stream) {
+size_t launch_rms_norm_pipe(DType dt, const NormArgs& a, int vpt, int stages, cudaStream_t stream) {
   size_t status = 0;
   dispatch_dtype(dt, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const bool add = a.residual != nullptr;
     if (a.weight != nullptr)
-      status = add ? launch_pipe_vpt<T, true, true>(a, vpt, stages, reread, stream)
-                   : launch_pipe_vpt<T, true, false>(a, vpt, stages, reread, stream);
+      status = add ? launch_pipe_vpt<T, true, true>(a, vpt, stages, stream)
+                   : launch_pipe_vpt<T, true, false>(a, vpt, stages, stream);
     else
-      status = add ? launch_pipe_vpt<T, false, true>(a, vpt, stages, reread, stream)
-                   : launch_pipe_vpt<T, false, false>(a, vpt, stages, reread, stream);
+      status = add ? launch_pipe_vpt<T, false, true>(a, vpt, stages, stream)
+                   : launch_pipe_vpt<T, false, false>(a, vpt, stages, stream);
   });
   return status;
 }

@@ -457,14 +457,7 @@ __global__ void __launch_bounds__(256, 1) rms_norm_mod_colstat_kernel(const Norm
 #define LTX_DYNAMIC_SMEM(name) extern __shared__ __align__(16) unsigned char name[]
 #endif
 
-// REREAD (flag 32 with 8 or 16): nothing is held in registers across the reduction. The sum
-// of squares is taken chunk by chunk from the shared-memory stage (for the fused add, h is
-// written back over x's slot of the stage, by the thread that reads it again), and the
-// output pass reads x or h from the stage once more and the weight, scale and shift from
-// L1/L2 only then. It tests whether the registers that hold the row through the reduction
-// (96 for modulate at 4 chunks, 5 blocks per SM) are what keeps this instruction-bound
-// kernel from issuing more often: fewer registers, more resident warps to issue from.
-template <typename T, int VPT, bool HAS_W, bool ADD, int STAGES, bool REREAD = false>
+template <typename T, int VPT, bool HAS_W, bool ADD, int STAGES>
 __global__ void __launch_bounds__(256) rms_norm_mod_pipe_kernel(const NormArgs a) {
   static_assert(STAGES >= 2, "one stage computes while the others load");
   constexpr int N = VecWidth<T>::value;
@@ -519,128 +512,68 @@ __global__ void __launch_bounds__(256) rms_norm_mod_pipe_kernel(const NormArgs a
     // iteration ago.
     request(g + (STAGES - 1) * step, cur == 0 ? STAGES - 1 : cur - 1);
     const int64_t row = g * rpb + slot;
-    if constexpr (REREAD) {
-      const bool active = row < a.rows;
-      float ss[1] = {0.0f};
-      cp_async_wait<STAGES - 1>();
-      T* const src = stage_row(cur);
-      if (active) {
-        if constexpr (ADD) {
-          const T* __restrict__ gr =
-              a.gate != nullptr
-                  ? static_cast<const T*>(a.gate) + ((a.same & kGateAsScale) ? a.si(row) : a.gi(row))
-                  : nullptr;
-          T* __restrict__ ro = static_cast<T*>(a.residual_out) + row * d;
+    const bool active = row < a.rows;
+    P v[VPT];
+    P wv[HAS_W ? VPT : 1], sv[VPT], hv[VPT], gv[ADD ? VPT : 1];
+    float ss[1] = {0.0f};
+    const int64_t soff = active ? a.si(row) : 0;
+    const T* __restrict__ gr =
+        ADD && a.gate != nullptr
+            ? static_cast<const T*>(a.gate) + ((a.same & kGateAsScale) ? soff : a.gi(row))
+            : nullptr;
+    if (active) {
+      // The L1/L2-resident operands go out before the wait for x.
+      const T* __restrict__ srow = scale + soff;
+      const T* __restrict__ hrow = shift + ((a.same & kShiftAsScale) ? soff : a.hi(row));
 #pragma unroll
-          for (int k = 0; k < VPT; ++k) {
-            const int e = (lane + k * tpr) * N;
-            if (e < d) {
-              P v, rv, gv;
-              load_shared16(v, src + e);
-              load_shared16(rv, src + d + e);
-              if (gr != nullptr) load_pack<true>(gv, gr + e, N);
-              add_residual_chunk(v, rv, gr != nullptr, gv);
-              store_pack16(ro + e, v);
-              store_shared16(src + e, v);  // h over x: this thread reads it back below
-              add_squares(v, ss[0]);
-            }
-          }
-        } else {
-#pragma unroll
-          for (int k = 0; k < VPT; ++k) {
-            const int e = (lane + k * tpr) * N;
-            if (e < d) {
-              P v;
-              load_shared16(v, src + e);
-              add_squares(v, ss[0]);
-            }
+      for (int k = 0; k < VPT; ++k) {
+        const int e = (lane + k * tpr) * N;
+        if (e < d) {
+          if constexpr (HAS_W) load_pack<true>(wv[k], w + e, N);
+          load_pack<true>(sv[k], srow + e, N);
+          load_pack<true>(hv[k], hrow + e, N);
+          if constexpr (ADD) {
+            if (gr != nullptr) load_pack<true>(gv[k], gr + e, N);
           }
         }
       }
-      row_sum<1>(ss, tpr, red);
-      if (active) {
-        const float rstd = rsqrtf(ss[0] * inv_d + a.eps);
-        const int64_t soff = a.si(row);
-        const T* __restrict__ srow = scale + soff;
-        const T* __restrict__ hrow = shift + ((a.same & kShiftAsScale) ? soff : a.hi(row));
-        T* __restrict__ orow = out + row * d;
+    }
+    cp_async_wait<STAGES - 1>();  // this group's copies (the STAGES-1 later ones may still fly)
+    if (active) {
+      const T* src = stage_row(cur);
+#pragma unroll
+      for (int k = 0; k < VPT; ++k) {
+        const int e = (lane + k * tpr) * N;
+        if (e < d) load_shared16(v[k], src + e);
+      }
+      if constexpr (ADD) {
+        T* __restrict__ ro = static_cast<T*>(a.residual_out) + row * d;
 #pragma unroll
         for (int k = 0; k < VPT; ++k) {
           const int e = (lane + k * tpr) * N;
           if (e < d) {
-            P v, wv, sv, hv;
-            load_shared16(v, src + e);
-            if constexpr (HAS_W) load_pack<true>(wv, w + e, N);
-            load_pack<true>(sv, srow + e, N);
-            load_pack<true>(hv, hrow + e, N);
-            store_pack16(orow + e, modulated_chunk<HAS_W>(v, rstd, wv, sv, hv));
+            P rv;
+            load_shared16(rv, src + d + e);
+            add_residual_chunk(v[k], rv, gr != nullptr, gv[k]);
+            store_pack16(ro + e, v[k]);
           }
         }
       }
-    } else {
-      const bool active = row < a.rows;
-      P v[VPT];
-      P wv[HAS_W ? VPT : 1], sv[VPT], hv[VPT], gv[ADD ? VPT : 1];
-      float ss[1] = {0.0f};
-      const int64_t soff = active ? a.si(row) : 0;
-      const T* __restrict__ gr =
-          ADD && a.gate != nullptr
-              ? static_cast<const T*>(a.gate) + ((a.same & kGateAsScale) ? soff : a.gi(row))
-              : nullptr;
-      if (active) {
-        // The L1/L2-resident operands go out before the wait for x.
-        const T* __restrict__ srow = scale + soff;
-        const T* __restrict__ hrow = shift + ((a.same & kShiftAsScale) ? soff : a.hi(row));
 #pragma unroll
-        for (int k = 0; k < VPT; ++k) {
-          const int e = (lane + k * tpr) * N;
-          if (e < d) {
-            if constexpr (HAS_W) load_pack<true>(wv[k], w + e, N);
-            load_pack<true>(sv[k], srow + e, N);
-            load_pack<true>(hv[k], hrow + e, N);
-            if constexpr (ADD) {
-              if (gr != nullptr) load_pack<true>(gv[k], gr + e, N);
-            }
-          }
-        }
+      for (int k = 0; k < VPT; ++k) {
+        const int e = (lane + k * tpr) * N;
+        if (e < d) add_squares(v[k], ss[0]);
       }
-      cp_async_wait<STAGES - 1>();  // this group's copies (the STAGES-1 later ones may still fly)
-      if (active) {
-        const T* src = stage_row(cur);
+    }
+    row_sum<1>(ss, tpr, red);
+    if (active) {
+      const float rstd = rsqrtf(ss[0] * inv_d + a.eps);
+      T* __restrict__ orow = out + row * d;
 #pragma unroll
-        for (int k = 0; k < VPT; ++k) {
-          const int e = (lane + k * tpr) * N;
-          if (e < d) load_shared16(v[k], src + e);
-        }
-        if constexpr (ADD) {
-          T* __restrict__ ro = static_cast<T*>(a.residual_out) + row * d;
-#pragma unroll
-          for (int k = 0; k < VPT; ++k) {
-            const int e = (lane + k * tpr) * N;
-            if (e < d) {
-              P rv;
-              load_shared16(rv, src + d + e);
-              add_residual_chunk(v[k], rv, gr != nullptr, gv[k]);
-              store_pack16(ro + e, v[k]);
-            }
-          }
-        }
-#pragma unroll
-        for (int k = 0; k < VPT; ++k) {
-          const int e = (lane + k * tpr) * N;
-          if (e < d) add_squares(v[k], ss[0]);
-        }
-      }
-      row_sum<1>(ss, tpr, red);
-      if (active) {
-        const float rstd = rsqrtf(ss[0] * inv_d + a.eps);
-        T* __restrict__ orow = out + row * d;
-#pragma unroll
-        for (int k = 0; k < VPT; ++k) {
-          const int e = (lane + k * tpr) * N;
-          if (e < d) {
-            store_pack16(orow + e, modulated_chunk<HAS_W>(v[k], rstd, wv[k], sv[k], hv[k]));
-          }
+      for (int k = 0; k < VPT; ++k) {
+        const int e = (lane + k * tpr) * N;
+        if (e < d) {
+          store_pack16(orow + e, modulated_chunk<HAS_W>(v[k], rstd, wv[k], sv[k], hv[k]));
         }
       }
     }

@@ -65,7 +65,7 @@ static int rpb(int tpr) { return tpr >= 256 ? 1 : 256 / tpr; }
 // is set as ltx_ops.cpp sets it.
 template <typename T>
 void test_norm(int B, int S, int D, int tpr, int vpt, bool weight, bool mod, bool add, bool gate, int pad,
-               bool per_token = false, bool late = false, int pipe = 0, bool mixed = false, bool reread = false) {
+               bool per_token = false, bool late = false, int pipe = 0, bool mixed = false) {
   const int N = VecWidth<T>::value;
   int64_t rows = (int64_t)B * S, rs = D + pad, rrs = mixed ? rs + N : rs;
   auto xs = rand_vec<T>(rows * rs, 2.0f), rsd = rand_vec<T>(rows * rrs, 1.5f);
@@ -98,8 +98,7 @@ void test_norm(int B, int S, int D, int tpr, int vpt, bool weight, bool mod, boo
     auto go = [&](auto vc, auto wc, auto ac, auto sc) {
       constexpr int V = decltype(vc)::value, ST = decltype(sc)::value;
       constexpr bool W = decltype(wc)::value, A = decltype(ac)::value;
-      if (reread) emu_launch(grid, r * tpr, [&] { rms_norm_mod_pipe_kernel<T, V, W, A, ST, true>(a); });
-      else emu_launch(grid, r * tpr, [&] { rms_norm_mod_pipe_kernel<T, V, W, A, ST>(a); });
+      emu_launch(grid, r * tpr, [&] { rms_norm_mod_pipe_kernel<T, V, W, A, ST>(a); });
     };
     using F = std::false_type; using Tr = std::true_type;
     auto by_stages = [&](auto vc, auto wc, auto ac) {
@@ -173,8 +172,7 @@ void test_norm(int B, int S, int D, int tpr, int vpt, bool weight, bool mod, boo
   }
   std::string what = std::string("norm ") + tn<T>() + " D=" + std::to_string(D) + " tpr=" + std::to_string(tpr) + " vpt=" + std::to_string(vpt) +
       (weight ? " w" : "") + (mod ? " mod" : "") + (add ? " add" : "") + (gate ? " gate" : "") + (per_token ? " per-token" : "") +
-      (late ? " late" : "") + (pipe ? " pipe" + std::to_string(pipe) : "") + (reread ? " reread" : "") +
-      (mixed ? " mixed" : "") +
+      (late ? " late" : "") + (pipe ? " pipe" + std::to_string(pipe) : "") + (mixed ? " mixed" : "") +
       " pad=" + std::to_string(pad);
   check(what.c_str(), out, ref);
   if (add) check((what + " residual").c_str(), rout, href);
@@ -414,10 +412,6 @@ template <typename T> void all() {
           test_norm<T>(3, 7, D, tpr, vpt, false, true, false, false, 8, false, false, st);
           test_norm<T>(3, 7, D, tpr, vpt, true, true, true, true, 0, true, false, st);
           test_norm<T>(3, 7, D, tpr, vpt, true, true, true, true, 8, false, false, st, true);
-          // flag 32: nothing held across the reduction, x / h re-read from the stage
-          test_norm<T>(3, 7, D, tpr, vpt, false, true, false, false, 8, false, false, st, false, true);
-          test_norm<T>(3, 7, D, tpr, vpt, true, true, true, true, 0, true, false, st, false, true);
-          test_norm<T>(3, 4, D, tpr, vpt, false, true, true, false, 8, false, false, st, true, true);
           if (full || st == 2) {
             test_norm<T>(2, 5, D, tpr, vpt, true, true, false, false, 0, true, false, st);
             test_norm<T>(3, 4, D, tpr, vpt, false, true, true, false, 8, false, false, st);

@@ -236,7 +236,6 @@ ADALN_PREFETCH = 2  # request the next row's x before reducing this one
 ADALN_LATE = 4  # rows kernel: read scale/shift after the reduction (fewer registers)
 ADALN_PIPE2 = 8  # pipelined kernel: persistent grid, next rows copied to shared memory, 2 stages
 ADALN_PIPE3 = 16  # the same with 3 stages (two row groups in flight ahead)
-ADALN_REREAD = 32  # with PIPE2/PIPE3: hold nothing across the reduction, re-read x from shared memory
 
 
 def rms_norm_modulate_with_config(
@@ -258,9 +257,7 @@ def rms_norm_modulate_with_config(
     resident blocks; threads_per_row <= 256, chunks_per_thread >= 1), or ADALN_PIPE2 /
     ADALN_PIPE3: the pipelined kernel - a persistent grid that copies the next one / two row
     groups' x (and residual) into shared memory with cp.async while it computes the current
-    one (threads_per_row <= 256, chunks_per_thread 1-4; same results bit for bit); with
-    ``| ADALN_REREAD`` it holds nothing in registers across the reduction and reads x (or
-    the fused add's h) back from shared memory and weight/scale/shift from L1/L2 after it.
+    one (threads_per_row <= 256, chunks_per_thread 1-4; same results bit for bit).
     ``rows_per_block >= 1``: the column-stationary kernel - each group of threads_per_row
     threads (<= 256) loads one batch's weight/scale/shift chunks once and normalizes up to
     rows_per_block consecutive rows of that batch with them (chunks_per_thread 1-4);
