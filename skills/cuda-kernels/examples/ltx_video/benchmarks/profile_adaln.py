@@ -1,12 +1,13 @@
 """One launch of each RMSNorm variant at one shape, for Nsight Compute to compare.
 
-Why: rms_norm_modulate moves the same bytes as rms_norm (x in, y out) yet reads 68-75 % of
-copy bandwidth where rms_norm reads 87-95 % (README "Why AdaLN still misses"). Holding
+Why: rms_norm_modulate moves the same bytes as rms_norm (x in, y out) yet read 68-75 % of
+copy bandwidth where rms_norm read 87-95 % (README "Why AdaLN missed"). Holding
 scale/shift in registers across rows (column-stationary kernel) and reading them late with
 fewer registers (flag 4) each moved it by at most a few percent, so this script gives ncu
-the kernels side by side - plain with and without weight, modulate with scale/shift
-held early and read late, and the pipelined modulate kernel - on identical x, to read DRAM throughput, L1/L2 traffic,
-occupancy and stall reasons instead of guessing:
+the kernels side by side - plain with and without weight, the default modulate op,
+modulate with scale/shift read late and the pipelined modulate kernel - on identical x, to
+read DRAM throughput, L1/L2 traffic, occupancy, executed instructions and stall reasons
+instead of guessing:
 
     ncu --clock-control none --kernel-name regex:rms_norm \\
         --section SpeedOfLight --section MemoryWorkloadAnalysis --section Occupancy \\
