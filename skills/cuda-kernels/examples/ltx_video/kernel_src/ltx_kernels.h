@@ -163,13 +163,14 @@ constexpr int kMaxStripRows = 1024;
 constexpr int kColstatStream = 1;
 constexpr int kColstatPrefetch = 2;
 void launch_rms_norm_colstat(DType dt, const NormArgs& a, int vpt, int strip_rows, int flags, cudaStream_t stream);
-// Opt-in pipelined AdaLN kernel (rms_norm_kernels.cuh, rms_norm_mod_pipe_kernel): a
+// Pipelined AdaLN kernel (rms_norm_kernels.cuh, rms_norm_mod_pipe_kernel): a
 // persistent grid whose blocks copy the x (and residual) rows of the next stages-1 row
 // groups into shared memory (cp.async) while computing the current group. 16-byte path,
 // vpt <= kMaxVptPipe, tpr <= kMaxPipeBlock, stages 2 or 3, rows per block as the rows
 // kernel (norm_rows_per_block). Returns 0 after launching, or - launching nothing - the
 // bytes of shared memory per block the configuration needs when this GPU cannot give them.
-// Only the *_with_config ops call it (flags kAdalnPipe2 / kAdalnPipe3).
+// The default modulate op calls it with 2 stages (adaln_default_stages in ltx_ops.cpp); the
+// *_with_config ops with flags kAdalnPipe2 / kAdalnPipe3.
 constexpr int kMaxVptPipe = 4;
 constexpr int kMaxPipeBlock = 256;
 constexpr int kAdalnPipe2 = 8;

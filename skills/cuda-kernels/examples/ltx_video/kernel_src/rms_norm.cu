@@ -15,9 +15,10 @@
 //    output is written from registers - one read and one write of x.
 //  * loop_kernel: rows too long for registers (> 512 threads x 16 chunks) are
 //    read twice by one block, the second read mostly from L2.
-//  * pipe_kernel (opt-in, only the *_with_config ops): the AdaLN norms on a persistent
-//    grid that copies the next rows' x (and residual) into shared memory with cp.async
-//    while it computes the current ones.
+//  * pipe_kernel: the AdaLN norms on a persistent grid that copies the next rows' x (and
+//    residual) into shared memory with cp.async while it computes the current ones. The
+//    default modulate op runs it with 2 stages (adaln_default_stages in ltx_ops.cpp); the
+//    fused add runs it only through the *_with_config ops.
 //  * colstat_kernel (opt-in, only the *_with_config ops): the AdaLN norms with one
 //    batch's scale/shift/gate/weight chunks held in registers over several rows of that
 //    batch, for the sweep in README.md "Next: the AdaLN sweep".

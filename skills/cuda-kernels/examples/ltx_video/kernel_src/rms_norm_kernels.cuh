@@ -438,12 +438,13 @@ __global__ void __launch_bounds__(256, 1) rms_norm_mod_colstat_kernel(const Norm
   }
 }
 
-// Pipelined AdaLN kernel (opt-in: flags ADALN_PIPE2 / ADALN_PIPE3 of the *_with_config
-// ops). The hypothesis it tests: the rows kernel keeps DRAM requests in flight only while a
-// row waits for its x, so every cycle a thread spends after the data arrived (unpacking
-// scale/shift, the reduction's barriers, the output math and stores: more of them for
-// AdaLN than for the plain norm) is a cycle with fewer bytes requested, and the registers
-// that hold x and scale/shift cap how many rows wait at once. Here a persistent grid
+// Pipelined AdaLN kernel (the default modulate op's kernel with 2 stages; flags ADALN_PIPE2 /
+// ADALN_PIPE3 of the *_with_config ops force it). The hypothesis it tested: the rows kernel
+// keeps DRAM requests in flight only while a row waits for its x, so every cycle a thread
+// spends after the data arrived (unpacking scale/shift, the reduction's barriers, the output
+// math and stores: more of them for AdaLN than for the plain norm) is a cycle with fewer
+// bytes requested, and the registers that hold x and scale/shift cap how many rows wait at
+// once. Here a persistent grid
 // (blocks resident on every SM, each walking row groups gridDim.x apart) copies the x (and
 // residual) rows of the next STAGES-1 groups into shared memory with cp.async while it
 // computes the current one: the copies stay in flight through the compute phase and hold
