@@ -129,6 +129,18 @@ struct RopeArgs {
   unsigned same;  // kX2AsX | kSinAsCos
 };
 
+// NormArgs::same / RopeArgs::same for arguments whose pointers and RowIndexes are set: the
+// host (ltx_ops.cpp) and the CPU emulator's tests fill them the same way.
+inline unsigned norm_shared_offsets(const NormArgs& a) {
+  const bool mod = a.scale != nullptr;
+  return (a.residual != nullptr && same_rows(a.ri, a.xi) ? kResidualAsX : 0u) |
+         (mod && same_rows(a.hi, a.si) ? kShiftAsScale : 0u) |
+         (mod && a.gate != nullptr && same_rows(a.gi, a.si) ? kGateAsScale : 0u);
+}
+inline unsigned rope_shared_offsets(const RopeArgs& a) {
+  return (a.x2 != nullptr && same_rows(a.x2i, a.xi) ? kX2AsX : 0u) | (same_rows(a.si, a.ci) ? kSinAsCos : 0u);
+}
+
 // Register-resident rows hold `vpt` 16-byte chunks per thread, vpt from this
 // list; threads per row are at most kMaxThreadsPerRow. The modulated norm (x, scale,
 // shift, weight) and the fused residual add (x, residual, gate, weight, scale, shift)

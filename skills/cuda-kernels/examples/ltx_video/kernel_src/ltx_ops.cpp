@@ -327,9 +327,7 @@ std::tuple<at::Tensor, at::Tensor> norm_forward(const NormRequest& q) {
   a.si = si;
   a.shift = ptr_or_null(shift);
   a.hi = hi;
-  a.same = (residual.defined() && same_rows(ri, xi) ? kResidualAsX : 0u) |
-           (scale.defined() && same_rows(hi, si) ? kShiftAsScale : 0u) |
-           (gate.defined() && scale.defined() && same_rows(gi, si) ? kGateAsScale : 0u);
+  a.same = norm_shared_offsets(a);
   a.out = out.data_ptr();
   a.residual_out = residual_out.defined() ? residual_out.data_ptr() : nullptr;
   a.rows = x.numel() / d64;
@@ -427,7 +425,7 @@ at::Tensor rope_forward(const char* op, const at::Tensor& x_in, const at::Tensor
   a.ci = in.ci;
   a.sin = in.sin.data_ptr<float>();
   a.si = in.si;
-  a.same = same_rows(in.si, in.ci) ? kSinAsCos : 0u;
+  a.same = rope_shared_offsets(a);
   a.out = out.data_ptr();
   a.rows = in.x.numel() / d;
   a.d = static_cast<int>(d);
@@ -510,7 +508,7 @@ std::tuple<at::Tensor, at::Tensor> norm_rope_forward(const char* op, const at::T
   a.ci = in.ci;
   a.sin = in.sin.data_ptr<float>();
   a.si = in.si;
-  a.same = (k.defined() && same_rows(ki, in.xi) ? kX2AsX : 0u) | (same_rows(in.si, in.ci) ? kSinAsCos : 0u);
+  a.same = rope_shared_offsets(a);
   a.w = ptr_or_null(wq);
   a.w2 = ptr_or_null(wk);
   a.out = out.data_ptr();

@@ -7,33 +7,6 @@
 namespace ltx {
 namespace {
 
-// Writes one chunk of the output: y = v * rstd [* w], or with scale/shift
-// y = v [* w] * (rstd * (1 + scale)) + shift (the factor as modulate_chunk folds it).
-template <bool VEC, typename T, int N>
-__device__ __forceinline__ void finish_chunk(const Pack<T, N>& v, float rstd, const T* __restrict__ w,
-                                             const T* __restrict__ srow, const T* __restrict__ hrow,
-                                             T* __restrict__ orow, int e, int valid) {
-  Pack<T, N> wv, sv, hv, o;
-  if (w != nullptr) load_pack<VEC>(wv, w + e, valid);
-  if (srow != nullptr) {
-    load_pack<VEC>(sv, srow + e, valid);
-    load_pack<VEC>(hv, hrow + e, valid);
-  }
-#pragma unroll
-  for (int i = 0; i < N; ++i) {
-    float y = to_float(v.e[i]);
-    if (srow != nullptr) {
-      if (w != nullptr) y *= to_float(wv.e[i]);
-      y = fmaf(y, fmaf(rstd, to_float(sv.e[i]), rstd), to_float(hv.e[i]));
-    } else {
-      y *= rstd;
-      if (w != nullptr) y *= to_float(wv.e[i]);
-    }
-    o.e[i] = from_float<T>(y);
-  }
-  store_pack<VEC>(orow + e, o, valid);
-}
-
 // h = residual + x [* gate] for one chunk, rounded to T in v (the residual stream eager
 // keeps, and what the norm then normalizes).
 template <typename T, int N>
@@ -66,7 +39,7 @@ __device__ __forceinline__ void add_squares(const Pack<T, N>& v, float& ss) {
 // rstd is folded into the per-element factor, fma(rstd, scale, rstd), so an element costs
 // two FFMAs where x * rstd, 1 + scale and the final FFMA took three instructions - the
 // AdaLN kernels issue about 1.5x the instructions of the plain norm and run close to the
-// schedulers' issue limit (README, "Instructions per element").
+// schedulers' issue limit (README, "Fewer instructions per row and element").
 template <typename T, int N>
 __device__ __forceinline__ void modulate_chunk(float (&y)[N], float rstd, const Pack<T, N>& sv,
                                                const Pack<T, N>& hv) {
@@ -94,6 +67,33 @@ __device__ __forceinline__ Pack<T, N> modulated_chunk(const Pack<T, N>& v, float
   Pack<T, N> o;
   pack_floats(o, y);
   return o;
+}
+
+// The looping kernel's output chunk (vector or bounds-checked scalar path): y = v * rstd
+// [* w], or with scale/shift the AdaLN output of modulate_chunk.
+template <bool VEC, typename T, int N>
+__device__ __forceinline__ void finish_chunk(const Pack<T, N>& v, float rstd, const T* __restrict__ w,
+                                             const T* __restrict__ srow, const T* __restrict__ hrow,
+                                             T* __restrict__ orow, int e, int valid) {
+  Pack<T, N> wv, o;
+  if (w != nullptr) load_pack<VEC>(wv, w + e, valid);
+  float y[N];
+  if (srow != nullptr) {
+    Pack<T, N> sv, hv;
+    load_pack<VEC>(sv, srow + e, valid);
+    load_pack<VEC>(hv, hrow + e, valid);
+#pragma unroll
+    for (int i = 0; i < N; ++i) y[i] = w != nullptr ? to_float(v.e[i]) * to_float(wv.e[i]) : to_float(v.e[i]);
+    modulate_chunk(y, rstd, sv, hv);
+  } else {
+#pragma unroll
+    for (int i = 0; i < N; ++i) {
+      y[i] = to_float(v.e[i]) * rstd;
+      if (w != nullptr) y[i] *= to_float(wv.e[i]);
+    }
+  }
+  pack_floats(o, y);
+  store_pack<VEC>(orow + e, o, valid);
 }
 
 // Row-resident kernel (16-byte path only; the host checked alignment and divisibility).
@@ -444,10 +444,9 @@ __global__ void __launch_bounds__(256, 1) rms_norm_mod_colstat_kernel(const Norm
 // spends after the data arrived (unpacking scale/shift, the reduction's barriers, the output
 // math and stores: more of them for AdaLN than for the plain norm) is a cycle with fewer
 // bytes requested, and the registers that hold x and scale/shift cap how many rows wait at
-// once. Here a persistent grid
-// (blocks resident on every SM, each walking row groups gridDim.x apart) copies the x (and
-// residual) rows of the next STAGES-1 groups into shared memory with cp.async while it
-// computes the current one: the copies stay in flight through the compute phase and hold
+// once. Here a persistent grid (blocks resident on every SM, each walking row groups
+// gridDim.x apart) copies the x (and residual) rows of the next STAGES-1 groups into shared
+// memory with cp.async while it computes the current one: the copies stay in flight through the compute phase and hold
 // no registers. Same threads x chunks layout, same summation order and the same math as
 // the rows kernel, so the results are bit-identical to it. 16-byte path only.
 // __launch_bounds__(256), blocks of at most kMaxPipeBlock threads: with (512) ptxas held

@@ -85,8 +85,7 @@ void test_norm(int B, int S, int D, int tpr, int vpt, bool weight, bool mod, boo
              if (gate) { a.gate = table.data() + 2 * D; a.gi = th; } }
   if (weight) a.weight = w.data();
   if (mod) { a.scale = table.data() + D; a.si = ts; a.shift = table.data(); a.hi = th; }
-  a.same = (add && same_rows(a.ri, a.xi) ? kResidualAsX : 0u) | (mod && same_rows(a.hi, a.si) ? kShiftAsScale : 0u) |
-           (mod && add && gate && same_rows(a.gi, a.si) ? kGateAsScale : 0u);
+  a.same = norm_shared_offsets(a);  // as ltx_ops.cpp sets it
   if (a.same != (mixed ? 0u : (add ? kResidualAsX : 0u) | (mod ? kShiftAsScale : 0u) | (mod && add && gate ? kGateAsScale : 0u)))
     std::abort();
   a.out = out.data(); a.rows = rows; a.d = D; a.tpr = tpr; a.eps = 1e-6f;
@@ -273,7 +272,7 @@ void test_rope(int B, int S, int D, bool vec_ok, bool bcast, int tpr, int flat_c
   a.cos = cs.data(); a.sin = sn.data();
   a.ci = make_row_index(S, bcast ? 0 : (int64_t)S * D, D);
   a.si = make_row_index(S, sbcast ? 0 : (int64_t)S * D, D);
-  a.same = same_rows(a.si, a.ci) ? kSinAsCos : 0u;  // as ltx_ops.cpp sets it
+  a.same = rope_shared_offsets(a);  // as ltx_ops.cpp sets it
   if ((a.same != 0) == (bcast && mixed)) std::abort();
   a.out = out.data(); a.rows = rows; a.d = D; a.tpr = tpr;
   int r = rpb(tpr);
@@ -318,7 +317,7 @@ void test_norm_rope(int B, int S, int D, int tpr, int vpt, bool two, bool weight
   if (two) { a.x2 = k.data(); a.x2i = padded; a.out2 = o2.data(); if (weight) a.w2 = wk.data(); }
   if (weight) a.w = wq.data();
   a.cos = cs.data(); a.sin = sn.data(); a.ci = a.xi; a.si = padded;
-  a.same = (two && same_rows(a.x2i, a.xi) ? kX2AsX : 0u) | (same_rows(a.si, a.ci) ? kSinAsCos : 0u);  // as ltx_ops.cpp
+  a.same = rope_shared_offsets(a);  // as ltx_ops.cpp sets it
   if ((a.same & kSinAsCos) == 0 && !mixed) std::abort();
   a.out = o1.data(); a.rows = rows; a.d = D; a.tpr = tpr; a.eps = 1e-5f;
   int r = rpb(tpr);
