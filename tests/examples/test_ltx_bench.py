@@ -79,12 +79,17 @@ def test_the_adaln_sweep_is_opt_in_counted_and_covers_every_issue_and_ltx_shape(
     assert plan["measurements"] == plan["adaln_sweep_measurements"] + 3 * plan["cases"]  # kernel, eager, compile
     # every (threads, chunks) gets the rows kernel with scale/shift held early (flags 0),
     # read late (4) and the pipelined kernel (8, 16) - those three in blocks of <= 256
-    # threads only - and every rows_per_block x flags point of the column-stationary kernel
+    # threads only - the lean kernel (64) at 1-2 chunks, and every rows_per_block x flags
+    # point of the column-stationary kernel (blocks of <= 256 threads)
     grid = bench_ops.adaln_sweep_grid(2048)
     assert {(64, 4, 0, f) for f in (0, 4, 8, 16)} <= set(grid) and (64, 4, 16, 3) in grid
-    assert all(f in (0, 4, 8, 16) for _, _, r, f in grid if r == 0)
-    assert all(r == 0 for _, _, r, f in grid if f & (4 | 8 | 16))
+    assert {(128, 2, 0, 64), (256, 1, 0, 64)} <= set(grid)
+    assert all(f in (0, 4, 8, 16, 64) for _, _, r, f in grid if r == 0)
+    assert all(r == 0 for _, _, r, f in grid if f & (4 | 8 | 16 | 64))
     assert all(t <= 256 for t, _, _, f in grid if f & (4 | 8 | 16))
+    assert all(v <= 2 and f == 64 for _, v, _, f in grid if f & 64)
+    assert (384, 1, 0, 64) in bench_ops.adaln_sweep_grid(3072)
+    assert all(t <= 256 for t, _, r, _ in bench_ops.adaln_sweep_grid(3072) if r > 0)
     # --adaln-rows-only: just the rows_per_block 0 points, a sweep that fits one GPU call
     rows_only = bench_ops.adaln_sweep_grid(3072, colstat=False)
     assert rows_only and all(r == 0 for _, _, r, _ in rows_only) and (128, 3, 0, 16) in rows_only

@@ -13,7 +13,7 @@ throughput, occupancy, launch shape, executed instructions and stall reasons ins
 
 --op modulate (default): plain norm with and without weight, the default modulate op, modulate
 with scale/shift read late and the pipelined kernel. --op add: the default fused add +
-AdaLN and its other rows-kernel and pipelined configurations. --compile also launches
+AdaLN and its rows-kernel (4, 2, 1 chunks), lean (2, 1) and pipelined configurations. --compile also launches
 torch.compile of the same reference code (after a warm-up that ncu also sees: profile the
 last launch of each kernel name, e.g. --launch-skip-before-match, or read the last one);
 --dump-compiled writes inductor's generated code for it to FILE.
@@ -63,7 +63,8 @@ def add_runs(k, x, r, gate, scale, shift) -> dict[str, Run]:
         "add_rms_norm_modulate (default)": (
             lambda: k.add_rms_norm_modulate(x, r, gate, None, scale, shift, 1e-6), want),
     }
-    for chunks, flags, what in ((4, 0, "rows"), (2, 0, "rows"), (1, 0, "rows"), (4, k.ADALN_PIPE2, "pipelined")):
+    for chunks, flags, what in ((4, 0, "rows"), (2, 0, "rows"), (2, k.ADALN_LEAN, "lean"), (1, 0, "rows"),
+                                (1, k.ADALN_LEAN, "lean"), (4, k.ADALN_PIPE2, "pipelined")):
         tpr, vpt = row_config(x.shape[-1], x.element_size(), chunks)
         runs[f"add_rms_norm_modulate ({tpr}x{vpt}, {what})"] = (
             lambda tpr=tpr, vpt=vpt, flags=flags: k.add_rms_norm_modulate_with_config(

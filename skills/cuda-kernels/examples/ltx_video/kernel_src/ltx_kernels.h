@@ -50,6 +50,16 @@ struct RowIndex {
     const int64_t o = row / inner;
     return o * s_outer + (row - o * inner) * s_inner;
   }
+  // operator() without its branches, for 0 <= row < 2^31 only (the host checks that before
+  // it launches a lean kernel). Then inner <= rows < 2^31 too, so make_row_index has set
+  // div_mul whenever inner >= 2, and inner == 1 is a select: no 64-bit division to keep
+  // code and registers for. The lean rows kernels use it (kRowsLean).
+  __device__ __forceinline__ int64_t lean(int64_t row) const {
+    const uint32_t r = static_cast<uint32_t>(row);
+    const uint32_t o = inner == 1 ? r : __umulhi(r, div_mul) >> div_shr;
+    const uint32_t i = r - o * static_cast<uint32_t>(inner);
+    return static_cast<int64_t>(o) * s_outer + static_cast<int64_t>(i) * s_inner;
+  }
 #endif
 };
 
@@ -162,7 +172,14 @@ constexpr int kMaxThreadsPerRow = 512;
 // kRowsLateModulation, rows_per_block 0).
 constexpr int kRowsLateModulation = 4;
 constexpr int kMaxLateBlock = 256;
-void launch_rms_norm_rows(DType dt, const NormArgs& a, int vpt, bool late, cudaStream_t stream);
+// lean: the AdaLN rows kernels at 1 or 2 chunks per thread with every row offset from
+// RowIndex::lean (rows < 2^31, which the host checks) and launch bounds that hold them to
+// 40 / 64 registers, so more blocks fit per SM (ptxas -v, sm_90: the fused add at one chunk
+// 58 -> 40, spilling nothing; with the general index it spilled at 40). Only the
+// *_with_config ops set it (flag kRowsLean, rows_per_block 0).
+constexpr int kRowsLean = 64;
+constexpr int kMaxVptLean = 2;
+void launch_rms_norm_rows(DType dt, const NormArgs& a, int vpt, bool late, bool lean, cudaStream_t stream);
 // One block of `block` threads per row, two reads of x; vec = 16-byte path.
 void launch_rms_norm_loop(DType dt, const NormArgs& a, int block, bool vec, cudaStream_t stream);
 // Opt-in column-stationary AdaLN kernel (rms_norm_kernels.cuh): 16-byte path, scale and

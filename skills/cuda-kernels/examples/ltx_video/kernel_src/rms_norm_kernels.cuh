@@ -118,9 +118,24 @@ __device__ __forceinline__ void finish_chunk(const Pack<T, N>& v, float rstd, co
 // kernels pass a minimum of 0 blocks, which ptxas treats as "not given": with an explicit
 // 1 it allocated more registers (plain norm with weight at 4 chunks: 74 instead of 64,
 // ptxas -v, sm_90) and the H200 run 8 lost 5-8 % on RMSNorm until this was found.
-template <typename T, int VPT, bool HAS_W, bool MOD, bool ADD, bool LATE = false>
-__global__ void __launch_bounds__(LATE ? 256 : 512, LATE ? (ADD ? 3 : 4) : 0) rms_norm_rows_kernel(const NormArgs a) {
+// LEAN (AdaLN only, 1 or 2 chunks; opt-in through flag 64): row offsets from
+// RowIndex::lean and a minimum of 3 / 2 resident 512-thread blocks, i.e. at most 40 / 64
+// registers. Torch.compile's fused add + AdaLN is this shape - one row per block of 256
+// threads, one 16-byte chunk each - and read about 90 % of copy bandwidth at 4 x 1024 x 2048
+// where this kernel at one chunk, 58-64 registers, read 63 % (H200 run 13 sweep).
+template <bool LEAN>
+__device__ __forceinline__ int64_t row_at(const RowIndex& ri, int64_t row) {
+  if constexpr (LEAN)
+    return ri.lean(row);
+  else
+    return ri(row);
+}
+
+template <typename T, int VPT, bool HAS_W, bool MOD, bool ADD, bool LATE = false, bool LEAN = false>
+__global__ void __launch_bounds__(LATE ? 256 : 512, LATE ? (ADD ? 3 : 4) : LEAN ? (VPT == 1 ? 3 : 2) : 0)
+    rms_norm_rows_kernel(const NormArgs a) {
   static_assert(!LATE || MOD, "LATE is the AdaLN kernels' variant");
+  static_assert(!LEAN || (MOD && !LATE && VPT <= kMaxVptLean), "LEAN is the AdaLN kernels' 1-2 chunk variant");
   constexpr int N = VecWidth<T>::value;
   using P = Pack<T, N>;
   __shared__ float red[32];
@@ -146,7 +161,7 @@ __global__ void __launch_bounds__(LATE ? 256 : 512, LATE ? (ADD ? 3 : 4) : 0) rm
     P sv[MOD && !LATE ? VPT : 1], hv[MOD && !LATE ? VPT : 1];
     float ss[1] = {0.0f};
     if (active) {
-      const int64_t xoff = a.xi(row);
+      const int64_t xoff = row_at<LEAN>(a.xi, row);
       const T* __restrict__ xr = x + xoff;
       const T* __restrict__ rr = nullptr;
       const T* __restrict__ gr = nullptr;
@@ -161,10 +176,10 @@ __global__ void __launch_bounds__(LATE ? 256 : 512, LATE ? (ADD ? 3 : 4) : 0) rm
         if (e < d) load_pack<true>(v[k], xr + e, N);
       }
       if constexpr (ADD) {
-        rr = static_cast<const T*>(a.residual) + ((a.same & kResidualAsX) ? xoff : a.ri(row));
+        rr = static_cast<const T*>(a.residual) + ((a.same & kResidualAsX) ? xoff : row_at<LEAN>(a.ri, row));
         if (a.gate != nullptr) {
-          if constexpr (MOD && !LATE) soff = a.si(row);
-          gr = static_cast<const T*>(a.gate) + (MOD && !LATE && (a.same & kGateAsScale) ? soff : a.gi(row));
+          if constexpr (MOD && !LATE) soff = row_at<LEAN>(a.si, row);
+          gr = static_cast<const T*>(a.gate) + (MOD && !LATE && (a.same & kGateAsScale) ? soff : row_at<LEAN>(a.gi, row));
         }
 #pragma unroll
         for (int k = 0; k < VPT; ++k) {
@@ -183,9 +198,9 @@ __global__ void __launch_bounds__(LATE ? 256 : 512, LATE ? (ADD ? 3 : 4) : 0) rm
         }
       }
       if constexpr (MOD && !LATE) {
-        if (!ADD || a.gate == nullptr) soff = a.si(row);
+        if (!ADD || a.gate == nullptr) soff = row_at<LEAN>(a.si, row);
         const T* __restrict__ srow = scale + soff;
-        const T* __restrict__ hrow = shift + ((a.same & kShiftAsScale) ? soff : a.hi(row));
+        const T* __restrict__ hrow = shift + ((a.same & kShiftAsScale) ? soff : row_at<LEAN>(a.hi, row));
 #pragma unroll
         for (int k = 0; k < VPT; ++k) {
           const int e = (lane + k * tpr) * N;
@@ -218,9 +233,9 @@ __global__ void __launch_bounds__(LATE ? 256 : 512, LATE ? (ADD ? 3 : 4) : 0) rm
     if (active) {
       const float rstd = rsqrtf(ss[0] * inv_d + a.eps);
       T* __restrict__ orow = out + row * d;
-      const int64_t soff_late = LATE ? a.si(row) : 0;
+      const int64_t soff_late = LATE ? row_at<LEAN>(a.si, row) : 0;
       const T* __restrict__ srow_late = LATE ? scale + soff_late : nullptr;
-      const T* __restrict__ hrow_late = LATE ? shift + ((a.same & kShiftAsScale) ? soff_late : a.hi(row)) : nullptr;
+      const T* __restrict__ hrow_late = LATE ? shift + ((a.same & kShiftAsScale) ? soff_late : row_at<LEAN>(a.hi, row)) : nullptr;
 #pragma unroll
       for (int k = 0; k < VPT; ++k) {
         const int e = (lane + k * tpr) * N;

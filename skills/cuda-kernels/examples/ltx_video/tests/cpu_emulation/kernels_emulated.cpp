@@ -65,7 +65,7 @@ static int rpb(int tpr) { return tpr >= 256 ? 1 : 256 / tpr; }
 // is set as ltx_ops.cpp sets it.
 template <typename T>
 void test_norm(int B, int S, int D, int tpr, int vpt, bool weight, bool mod, bool add, bool gate, int pad,
-               bool per_token = false, bool late = false, int pipe = 0, bool mixed = false) {
+               bool per_token = false, bool late = false, int pipe = 0, bool mixed = false, bool lean = false) {
   const int N = VecWidth<T>::value;
   int64_t rows = (int64_t)B * S, rs = D + pad, rrs = mixed ? rs + N : rs;
   auto xs = rand_vec<T>(rows * rs, 2.0f), rsd = rand_vec<T>(rows * rrs, 1.5f);
@@ -124,7 +124,10 @@ void test_norm(int B, int S, int D, int tpr, int vpt, bool weight, bool mod, boo
         constexpr bool W = decltype(wc)::value, M = decltype(mc)::value, A = decltype(ac)::value;
         if constexpr ((M || A) && V > kMaxVptMod) { std::abort(); }
         else if constexpr (M) {
-          if (late) emu_launch(grid, r * tpr, [&] { rms_norm_rows_kernel<T, V, W, M, A, true>(a); });
+          if (lean) {
+            if constexpr (V <= kMaxVptLean) emu_launch(grid, r * tpr, [&] { rms_norm_rows_kernel<T, V, W, M, A, false, true>(a); });
+            else std::abort();
+          } else if (late) emu_launch(grid, r * tpr, [&] { rms_norm_rows_kernel<T, V, W, M, A, true>(a); });
           else emu_launch(grid, r * tpr, [&] { rms_norm_rows_kernel<T, V, W, M, A>(a); });
         } else emu_launch(grid, r * tpr, [&] { rms_norm_rows_kernel<T, V, W, M, A>(a); });
       };
@@ -171,7 +174,7 @@ void test_norm(int B, int S, int D, int tpr, int vpt, bool weight, bool mod, boo
   }
   std::string what = std::string("norm ") + tn<T>() + " D=" + std::to_string(D) + " tpr=" + std::to_string(tpr) + " vpt=" + std::to_string(vpt) +
       (weight ? " w" : "") + (mod ? " mod" : "") + (add ? " add" : "") + (gate ? " gate" : "") + (per_token ? " per-token" : "") +
-      (late ? " late" : "") + (pipe ? " pipe" + std::to_string(pipe) : "") + (mixed ? " mixed" : "") +
+      (late ? " late" : "") + (lean ? " lean" : "") + (pipe ? " pipe" + std::to_string(pipe) : "") + (mixed ? " mixed" : "") +
       " pad=" + std::to_string(pad);
   check(what.c_str(), out, ref);
   if (add) check((what + " residual").c_str(), rout, href);
@@ -404,6 +407,15 @@ template <typename T> void all() {
         test_norm<T>(2, 3, D, tpr, vpt, false, true, true, true, 0, false, true);
         test_norm<T>(2, 3, D, tpr, vpt, true, true, true, true, 8, true, true, 0, true);
       }
+      // the lean kernel (flag 64): 32-bit row offsets - per-token and per-batch tables,
+      // padded rows, operands laid out differently, the grid-stride loop (grid 2 above)
+      if (vpt <= kMaxVptLean) {
+        test_norm<T>(2, 5, D, tpr, vpt, false, true, false, false, 8, false, false, 0, false, true);
+        test_norm<T>(2, 3, D, tpr, vpt, true, true, true, true, 8, true, false, 0, false, true);
+        test_norm<T>(2, 3, D, tpr, vpt, false, true, true, true, 0, false, false, 0, false, true);
+        test_norm<T>(2, 3, D, tpr, vpt, true, true, true, true, 8, true, false, 0, true, true);
+        test_norm<T>(3, 4, D, tpr, vpt, false, true, true, false, 0, true, false, 0, true, true);
+      }
       // the pipelined kernel (flags 8 / 16): 2 and 3 stages, more row groups than blocks x
       // stages (B * S = 21 rows), per-token tables, gated and ungated add, padded rows
       if (vec_ok(D, N) && vpt <= kMaxVptPipe && tpr <= kMaxPipeBlock) {
@@ -505,7 +517,9 @@ void test_row_index() {
     for (int64_t row : rows) {
       if (row < 0) continue;
       const int64_t want = (row / inner) * 7 + (row % inner) * 3;
-      if (r.outer(row) != row / inner || r(row) != want) {
+      // RowIndex::lean is only defined below 2^31 rows (the host's check for flag 64)
+      const bool lean_bad = row < (int64_t{1} << 31) && r.lean(row) != want;
+      if (r.outer(row) != row / inner || r(row) != want || lean_bad) {
         if (bad < 10) printf("FAIL row_index inner=%lld row=%lld: outer %lld, want %lld\n", (long long)inner,
                              (long long)row, (long long)r.outer(row), (long long)(row / inner));
         ++bad;

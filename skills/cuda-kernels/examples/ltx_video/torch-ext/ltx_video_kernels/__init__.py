@@ -236,6 +236,7 @@ ADALN_PREFETCH = 2  # request the next row's x before reducing this one
 ADALN_LATE = 4  # rows kernel: read scale/shift after the reduction (fewer registers)
 ADALN_PIPE2 = 8  # pipelined kernel: persistent grid, next rows copied to shared memory, 2 stages
 ADALN_PIPE3 = 16  # the same with 3 stages (two row groups in flight ahead)
+ADALN_LEAN = 64  # rows kernel at 1-2 chunks per thread held to 40 / 64 registers, 32-bit row offsets
 
 
 def rms_norm_modulate_with_config(
@@ -257,7 +258,9 @@ def rms_norm_modulate_with_config(
     resident blocks; threads_per_row <= 256, chunks_per_thread >= 1), or ADALN_PIPE2 /
     ADALN_PIPE3: the pipelined kernel - a persistent grid that copies the next one / two row
     groups' x (and residual) into shared memory with cp.async while it computes the current
-    one (threads_per_row <= 256, chunks_per_thread 1-4; same results bit for bit).
+    one (threads_per_row <= 256, chunks_per_thread 1-4; same results bit for bit), or
+    ADALN_LEAN alone: the rows kernel at chunks_per_thread 1-2 with launch bounds that hold
+    it to 40 / 64 registers and 32-bit row offsets (fewer than 2^31 rows; bit for bit too).
     ``rows_per_block >= 1``: the column-stationary kernel - each group of threads_per_row
     threads (<= 256) loads one batch's weight/scale/shift chunks once and normalizes up to
     rows_per_block consecutive rows of that batch with them (chunks_per_thread 1-4);
