@@ -169,7 +169,9 @@ RowConfig choose_row_config(int64_t d, int n_per_chunk, int target) {
 //   plain (x [, w]): 4 - bf16 2048 -> 64x4, 3072 -> 96x4;
 //   modulate (x, scale, shift [, w]): 4 - 2048 -> 64x4, 3072 -> 96x4 (run by the pipelined
 //     kernel, adaln_default_stages);
-//   fused add (x, residual, gate, scale, shift [, w]): 4 - 2048 -> 64x4, 3072 -> 96x4.
+//   fused add (x, residual, gate, scale, shift [, w]): 4 - 2048 -> 64x4, 3072 -> 96x4;
+//     without a weight the default op runs the lean kernel at 2 chunks instead
+//     (adaln_default_lean below: 2048 -> 128x2, 3072 -> 192x2).
 // Chosen on the H200 by measurement. Plain: benchmarks/sweep_norm_targets.sh +
 // pick_norm_targets.py (run 4, benchmarks/logs/h200_run4/target_sweep): 4 beat 6 by 2 %
 // summed over the shapes >= 20 MB. Modulate and fused add: bench_ops.py --sweep-adaln
@@ -227,6 +229,18 @@ struct NormRequest {
 // than the 128x3 rows kernel at 2x4096x3072 and 4x4096x3072); the fused add stayed fastest
 // on the rows kernel at 8 of 9 shapes.
 int adaln_default_stages(bool add) { return add ? 0 : 2; }
+
+// Whether the default ops run the lean rows kernel (kRowsLean) at kMaxVptLean chunks per
+// thread instead of norm_target_vpt's: the fused residual add + AdaLN without a weight (LTX's
+// norm2 after attn1 and after the FeedForward). bench_ops.py --sweep-adaln on the H200 (run
+// 16, benchmarks/logs/h200_run16): lean at 2 chunks (2048 -> 128x2, 3072 -> 192x2) was the
+// fastest point on all 9 sweep shapes, 1.5-13.2 % less time than the 4-chunk rows kernel
+// (4x1024x2048: 18.67 against 20.70 us). Ncu put the two side by side at 4x1024x2048: 64
+// registers and 44 % achieved occupancy against 126 and 23 %. Modulate alone stays on the
+// pipelined kernel, which beat lean on 8 of 9 shapes. With a weight the lean 2-chunk fused
+// add spills (ptxas -v, sm_90) and was not measured, and without scale/shift there is no
+// lean kernel: both keep norm_target_vpt's configuration.
+bool adaln_default_lean(bool mod, bool add, bool weighted) { return mod && add && !weighted; }
 
 // The column-stationary kernel keeps one batch's scale/shift/gate rows in registers while
 // it walks that batch's rows: it needs them constant over x's second-to-last dim (per
@@ -293,12 +307,19 @@ std::tuple<at::Tensor, at::Tensor> norm_forward(const NormRequest& q) {
   TORCH_CHECK(!q.lean || vec, op,
               ": flag 64 runs the lean rows kernel, which has only the 16-byte path: the last dim (", d64,
               ") must be a multiple of ", n, " and every operand 16-byte aligned with 16-byte row strides");
+  const int64_t rows = x.numel() / d64;
+  // RowIndex::lean computes in 32 bits; 2^31 rows of even 8 bf16 elements are 32 GiB
+  TORCH_CHECK(!q.lean || rows < (int64_t{1} << 31), op, ": flag 64 (the lean rows kernel) takes fewer than 2^31",
+              " rows, got ", rows);
+  const bool lean_default =
+      q.tpr <= 0 && vec && rows < (int64_t{1} << 31) && adaln_default_lean(mod, add, w.defined());
   int tpr = q.tpr, vpt = q.vpt;
   if (tpr <= 0) {
-    const RowConfig cfg = choose_row_config(d64, n, norm_target_vpt(mod, add));
+    const RowConfig cfg = choose_row_config(d64, n, lean_default ? kMaxVptLean : norm_target_vpt(mod, add));
     tpr = cfg.tpr;
     vpt = cfg.vpt;
   }
+  const bool lean = q.lean || (lean_default && vpt >= 1 && vpt <= kMaxVptLean);
   // Rows too long for this operand set's rows kernels, or the scalar path: the
   // loop kernel, one block of whole warps per row.
   if (!vec || vpt > max_rows_vpt(mod, add)) vpt = 0;
@@ -334,7 +355,7 @@ std::tuple<at::Tensor, at::Tensor> norm_forward(const NormRequest& q) {
   a.same = norm_shared_offsets(a);
   a.out = out.data_ptr();
   a.residual_out = residual_out.defined() ? residual_out.data_ptr() : nullptr;
-  a.rows = x.numel() / d64;
+  a.rows = rows;
   a.d = d;
   a.tpr = tpr;
   a.eps = static_cast<float>(q.eps);
@@ -346,9 +367,6 @@ std::tuple<at::Tensor, at::Tensor> norm_forward(const NormRequest& q) {
     }
     // per-token modulation: the rows kernel with the same threads and chunks
   }
-  // RowIndex::lean computes in 32 bits; 2^31 rows of even 8 bf16 elements are 32 GiB
-  TORCH_CHECK(!q.lean || a.rows < (int64_t{1} << 31), op, ": flag 64 (the lean rows kernel) takes fewer than 2^31",
-              " rows, got ", a.rows);
   int stages = q.pipe_stages;
   if (q.tpr <= 0 && mod && vec && vpt >= 1 && vpt <= kMaxVptPipe && tpr <= kMaxPipeBlock)
     stages = adaln_default_stages(add);
@@ -365,7 +383,7 @@ std::tuple<at::Tensor, at::Tensor> norm_forward(const NormRequest& q) {
   if (vpt == 0)
     launch_rms_norm_loop(dtype_of(x), a, tpr, vec, stream);
   else
-    launch_rms_norm_rows(dtype_of(x), a, vpt, q.late_modulation && scale.defined(), q.lean, stream);
+    launch_rms_norm_rows(dtype_of(x), a, vpt, q.late_modulation && scale.defined(), lean, stream);
   return {out, residual_out};
 }
 
