@@ -175,7 +175,7 @@ constexpr int kMaxLateBlock = 256;
 // lean: the AdaLN rows kernels at 1 or 2 chunks per thread with every row offset from
 // RowIndex::lean (rows < 2^31, which the host checks) and launch bounds that hold them to
 // 40 / 64 registers, so more blocks fit per SM (ptxas -v, sm_90: the fused add at one chunk
-// 58 -> 40, spilling nothing; with the general index it spilled at 40). Only the
+// 64 -> 40, spilling nothing; with the general index it spilled at 40). Only the
 // *_with_config ops set it (flag kRowsLean, rows_per_block 0).
 constexpr int kRowsLean = 64;
 constexpr int kMaxVptLean = 2;

@@ -120,9 +120,10 @@ __device__ __forceinline__ void finish_chunk(const Pack<T, N>& v, float rstd, co
 // ptxas -v, sm_90) and the H200 run 8 lost 5-8 % on RMSNorm until this was found.
 // LEAN (AdaLN only, 1 or 2 chunks; opt-in through flag 64): row offsets from
 // RowIndex::lean and a minimum of 3 / 2 resident 512-thread blocks, i.e. at most 40 / 64
-// registers. Torch.compile's fused add + AdaLN is this shape - one row per block of 256
-// threads, one 16-byte chunk each - and read about 90 % of copy bandwidth at 4 x 1024 x 2048
-// where this kernel at one chunk, 58-64 registers, read 63 % (H200 run 13 sweep).
+// registers. Why: the fused add at 4 chunks holds 126 registers (23 % achieved occupancy)
+// and lost to torch.compile's 32-register two-pass kernel at 4 x 1024 x 2048; uncapped at 1-2
+// chunks it still took 64-84. Lean at 2 chunks was the fused add's fastest configuration on
+// every shape of the H200 run-16 sweep (README, "The lean fused add").
 template <bool LEAN>
 __device__ __forceinline__ int64_t row_at(const RowIndex& ri, int64_t row) {
   if constexpr (LEAN)
