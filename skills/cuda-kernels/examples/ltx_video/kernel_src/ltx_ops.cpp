@@ -232,7 +232,7 @@ int adaln_default_stages(bool add) { return add ? 0 : 2; }
 
 // Whether the default ops run the lean rows kernel (kRowsLean) at kMaxVptLean chunks per
 // thread instead of norm_target_vpt's: the fused residual add + AdaLN without a weight (LTX's
-// norm2 after attn1 and after the FeedForward). bench_ops.py --sweep-adaln on the H200 (run
+// h + attn2(h) followed by norm2 and the MLP's AdaLN, once per block). bench_ops.py --sweep-adaln on the H200 (run
 // 16, benchmarks/logs/h200_run16): lean at 2 chunks (2048 -> 128x2, 3072 -> 192x2) was the
 // fastest point on all 9 sweep shapes, 1.4-11.7 % less time than the 4-chunk rows kernel
 // (4x1024x2048: 18.67 against 20.70 us). Ncu put the two side by side at 4x1024x2048: 64
