@@ -98,6 +98,11 @@ def test_the_adaln_sweep_is_opt_in_counted_and_covers_every_issue_and_ltx_shape(
     small = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert small["adaln_sweep_measurements"] == 2 * sum(len(bench_ops.adaln_sweep_grid(s[-1], False)) + 1 for s in shapes)
     assert small["estimated_s"] <= 300
+    # --adaln-ungated (the fused add as LTX calls it after attn2) times the same points
+    assert bench_ops.main(["--plan", "--sweep-adaln", "--adaln-rows-only", "--adaln-ungated", "--ops",
+                           "add_rms_norm_modulate", "--out", out, "--compile-workers", "7"]) == 0
+    ungated = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert ungated["adaln_sweep_measurements"] == small["adaln_sweep_measurements"] // 2
 
 
 def test_the_qk_sweep_is_opt_in_counted_and_each_point_covers_a_row(bench_ops, tmp_path, capsys) -> None:

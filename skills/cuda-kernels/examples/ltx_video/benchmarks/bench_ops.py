@@ -35,11 +35,13 @@ and compile counts, estimated seconds) is printed first; --plan prints it and ex
 
     python bench_ops.py --out results.json [--package-path DIR] [--quick] [--ops rms_norm,...]
                         [--max-seconds 600] [--compile-workers 8] [--sweep] [--sweep-adaln
-                        [--adaln-rows-only]] [--sweep-rope] [--sweep-qk] [--plan]
+                        [--adaln-rows-only] [--adaln-ungated]] [--sweep-rope] [--sweep-qk] [--plan]
 
 --sweep-adaln times the opt-in AdaLN launch knobs (README "Opt-in AdaLN launch knobs") and
 writes them under the JSON key "adaln_sweep"; make_results.py does not render it.
---adaln-rows-only leaves the column-stationary grid out (rows_per_block 0: flags 0, 4, 8, 16).
+--adaln-rows-only leaves the column-stationary grid out (rows_per_block 0: flags 0, 4, 8, 16, 64).
+--adaln-ungated sweeps the fused add without its gate (h = residual + x), the call LTX's
+blocks make after attn2; the main table times the gated form.
 --sweep-rope times rope_interleaved's per-row and flat kernels (JSON key "rope_sweep").
 --sweep-qk times rms_norm_rope_qk at each threads x chunks per thread (JSON key "qk_sweep").
 
@@ -103,7 +105,8 @@ SWEEP = {
 # the issue asks for torch.compile to be beaten on each). For each (threads per row, chunks
 # per thread): rows_per_block 0 with flags 0 (the default rows kernel at that config), 4
 # (scale/shift read after the reduction), 8 and 16 (the pipelined kernel, 2 / 3 stages),
-# 64 at 1-2 chunks (the lean kernel: 40 / 64 registers, 32-bit row offsets) and, unless --adaln-rows-only, the column-stationary kernel at every rows_per_block x
+# 64 at 1-2 chunks (the lean kernel: 40 / 64 registers, 32-bit row offsets) and, unless
+# --adaln-rows-only, the column-stationary kernel at every rows_per_block x
 # flags below (flags bit 0 = streaming cache hints, bit 1 = prefetch the next row). The
 # default op itself is timed in the same row.
 ADALN_SWEEP_TPR_VPT = {
@@ -631,9 +634,10 @@ def mark_best(row: dict[str, Any]) -> None:
         row["best_graph_speedup_vs_default"] = round(row["default"]["graph_us"] / best[1], 3)
 
 
-def run_adaln_sweep(pkg, runner: Runner, ops: set[str], colstat: bool = True) -> list[dict]:
+def run_adaln_sweep(pkg, runner: Runner, ops: set[str], colstat: bool = True, gated: bool = True) -> list[dict]:
     """Times every adaln_sweep_grid point of each AdaLN op against the default op, per shape;
-    each point's output on input set 0 is compared with the default op's (max_rel_diff)."""
+    each point's output on input set 0 is compared with the default op's (max_rel_diff).
+    gated=False runs the fused add without its gate (h = residual + x)."""
     rows = []
     for op in ADALN_SWEEP_OPS:
         if ops and op not in ops:
@@ -655,12 +659,12 @@ def run_adaln_sweep(pkg, runner: Runner, ops: set[str], colstat: bool = True) ->
                 def configured(t, v, r, f):
                     return lambda x, s, h: pkg.rms_norm_modulate_with_config(x, None, s, h, 1e-6, t, v, r, f)
             else:
-                nbytes = 4 * n * 2 + 3 * b * d * 2
+                nbytes = 4 * n * 2 + (3 if gated else 2) * b * d * 2
 
                 def make(i, shape=shape, b=b, d=d):
                     table = randn((b, 1, 6, d), seed=2000 + i, scale=0.3)
                     return (randn(shape, seed=i, scale=0.7), randn(shape, seed=500 + i, scale=2.0),
-                            table[:, :, 5], table[:, :, 4], table[:, :, 3])
+                            table[:, :, 5] if gated else None, table[:, :, 4], table[:, :, 3])
 
                 default = lambda x, r, g, s, h: pkg.add_rms_norm_modulate(x, r, g, None, s, h, 1e-6)  # noqa: E731
 
@@ -671,6 +675,8 @@ def run_adaln_sweep(pkg, runner: Runner, ops: set[str], colstat: bool = True) ->
             sets = runner.inputs({"bytes": nbytes, "make": make})
             row: dict[str, Any] = {"op": op, "shape": list(shape), "dtype": "bfloat16", "bytes": nbytes,
                                    "input_sets": len(sets), "configs": {}}
+            if op == "add_rms_norm_modulate":
+                row["gated"] = gated
             row["default"] = {k: v for k, v in runner.measure(default, sets, nbytes).items() if k in SWEEP_KEEP}
             want = default(*sets[0])
             want = want if isinstance(want, tuple) else (want,)
@@ -901,8 +907,11 @@ def main(argv: list[str] | None = None) -> int:
                         help="also time rms_norm_rope_qk at every threads x chunks of QK_SWEEP on every shape;"
                              " written under 'qk_sweep'")
     parser.add_argument("--adaln-rows-only", action="store_true",
-                        help="with --sweep-adaln: only rows_per_block 0 (flags 0, 4, 8, 16), not the"
+                        help="with --sweep-adaln: only rows_per_block 0 (flags 0, 4, 8, 16, 64), not the"
                              " column-stationary grid")
+    parser.add_argument("--adaln-ungated", action="store_true",
+                        help="with --sweep-adaln: the fused add without its gate (h = residual + x, LTX's call"
+                             " after attn2)")
     parser.add_argument("--plan", action="store_true", help="print the measurement plan and estimate, then exit")
     parser.add_argument("--compile-worker", help=argparse.SUPPRESS)  # k/n, internal
     parser.add_argument("--warm-dir", type=Path, help=argparse.SUPPRESS)
@@ -1037,9 +1046,10 @@ def main(argv: list[str] | None = None) -> int:
                 " same rotated graph timer and do_bench as the main table; rows_per_block 0 = the default rows"
                 " kernel at that config, >= 1 = the column-stationary kernel; flags 1 = streaming cache hints,"
                 " 2 = prefetch the next row (column-stationary), 4 = scale/shift read after the reduction (rows"
-                " kernel), 8 / 16 = the pipelined kernel with 2 / 3 stages (rows_per_block 0)")
+                " kernel), 8 / 16 = the pipelined kernel with 2 / 3 stages (rows_per_block 0), 64 = the lean rows"
+                " kernel (1-2 chunks)" + ("; the fused add without its gate (gate=None)" if args.adaln_ungated else ""))
             result["adaln_sweep"] = []
-            for row in run_adaln_sweep(pkg, runner, ops, not args.adaln_rows_only):
+            for row in run_adaln_sweep(pkg, runner, ops, not args.adaln_rows_only, not args.adaln_ungated):
                 result["adaln_sweep"].append(row)
                 save()
     finally:
