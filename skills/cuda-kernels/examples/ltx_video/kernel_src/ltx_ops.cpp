@@ -235,7 +235,7 @@ int adaln_default_stages(bool add) { return add ? 0 : 2; }
 // (LTX's h + attn2(h) followed by norm2 and the MLP's AdaLN, once per block).
 // bench_ops.py --sweep-adaln on the H200 (run 16, benchmarks/logs/h200_run16): lean at 2
 // chunks (2048 -> 128x2, 3072 -> 192x2) was the fastest point on all 9 sweep shapes,
-// 1.4-11.7 % less time than the 4-chunk rows kernel (4x1024x2048: 18.67 against 20.70 us);
+// 1.4-11.6 % less time than the 4-chunk rows kernel (4x1024x2048: 18.67 against 20.70 us);
 // without the gate, as LTX calls it, 1.1-9.7 % less on all 9 (run 18,
 // h200_run18/adaln_sweep_ungated.json). Ncu put the two side by side at 4x1024x2048: 64
 // registers and 44 % achieved occupancy against 126 and 23 %. Modulate alone stays on the
