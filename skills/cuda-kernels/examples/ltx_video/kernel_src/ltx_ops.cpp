@@ -177,8 +177,8 @@ RowConfig choose_row_config(int64_t d, int n_per_chunk, int target) {
 // summed over the shapes >= 20 MB. Modulate and fused add: bench_ops.py --sweep-adaln
 // (run 5, benchmarks/logs/h200_run5/adaln_sweep.json), every threads x chunks of the rows
 // kernel and of the column-stationary kernel on the >= 64 MB and 2688-token shapes: the
-// fused add at 4 chunks was 1.13-1.28x faster than at 2 (the earlier target sweep never
-// tried 4 for it), modulate at 2048 fastest at 64x4; no column-stationary point beat the
+// fused add at 4 chunks was 1.13-1.28x faster than at 2 on this kernel (the earlier target
+// sweep never tried 4 for it; the lean kernel at 2 chunks beat both in run 16), modulate at 2048 fastest at 64x4; no column-stationary point beat the
 // best rows kernel by more than 6 %. Modulate at 3072 ran 128x3 (1.05x faster than 96x4 on
 // the rows kernel in run 5) until run 13 put the pipelined kernel first there, where 96x4
 // was 0.6-1.2 % faster than 128x3.
