@@ -113,11 +113,15 @@ def test_the_qk_sweep_is_opt_in_counted_and_each_point_covers_a_row(bench_ops, t
     assert bench_ops.main([*args, "--sweep-qk"]) == 0
     plan = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     shapes = bench_ops.ISSUE_SHAPES + bench_ops.LTX_SHAPES
-    assert plan["qk_sweep_measurements"] == sum(len(bench_ops.QK_SWEEP[s[-1]]) + 1 for s in shapes) > len(shapes)
+    assert plan["qk_sweep_measurements"] == sum(len(bench_ops.qk_sweep_points(s[-1])) + 1 for s in shapes) > len(shapes)
     for d, points in bench_ops.QK_SWEEP.items():
         for tpr, vpt in points:  # bf16: 8 elements per chunk; no thread entirely idle
             assert tpr * vpt * 8 >= d > tpr * (vpt - 1) * 8 and 1 <= vpt <= 4
             assert tpr % 32 == 0 and tpr <= 512
+    # the lean kernel (flag 64) joins every one-chunk point whose row fits 256 threads, only those
+    assert (256, 1, 64) in bench_ops.qk_sweep_points(2048)
+    assert all(f == 0 for _, _, f in bench_ops.qk_sweep_points(3072))  # 3072 at one chunk is 384 threads
+    assert all(v == 1 and t <= 256 for t, v, f in bench_ops.qk_sweep_points(2048) if f)
 
 
 @pytest.mark.parametrize("nbytes", [1 << 20, 8_392_704, 67_000_000, 201_000_000, 805_000_000, 4 << 30])

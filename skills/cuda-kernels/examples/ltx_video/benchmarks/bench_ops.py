@@ -43,7 +43,8 @@ writes them under the JSON key "adaln_sweep"; make_results.py does not render it
 --adaln-ungated sweeps the fused add without its gate (h = residual + x), the call LTX's
 blocks make after attn2; the main table times the gated form.
 --sweep-rope times rope_interleaved's per-row and flat kernels (JSON key "rope_sweep").
---sweep-qk times rms_norm_rope_qk at each threads x chunks per thread (JSON key "qk_sweep").
+--sweep-qk times rms_norm_rope_qk at each threads x chunks per thread, and the lean one-chunk
+kernel (flag 64) where a row fits 256 threads (JSON key "qk_sweep").
 
 The package comes from --package-path (a build_local.py output dir), else
 LTX_VIDEO_KERNELS_PATH, else an importable ltx_video_kernels. No diffusers needed.
@@ -162,8 +163,17 @@ QK_SWEEP = {
 }
 
 
+QK_LEAN_MAX_TPR = 256  # flag 64, the lean one-chunk kernel: blocks of at most 256 threads (kMaxLeanRopeBlock)
+
+
+def qk_sweep_points(d: int) -> list[tuple[int, int, int]]:
+    """(threads_per_row, chunks_per_thread, flags) of the q/k sweep for hidden size d."""
+    points = [(t, v, 0) for t, v in QK_SWEEP.get(d, [])]
+    return points + [(t, v, 64) for t, v in QK_SWEEP.get(d, []) if v == 1 and t <= QK_LEAN_MAX_TPR]
+
+
 def qk_sweep_count() -> int:
-    return sum(len(QK_SWEEP[s[-1]]) + 1 for s in ISSUE_SHAPES + LTX_SHAPES if s[-1] in QK_SWEEP)
+    return sum(len(qk_sweep_points(s[-1])) + 1 for s in ISSUE_SHAPES + LTX_SHAPES if s[-1] in QK_SWEEP)
 
 
 EST_MEASURE_S = 0.35  # one implementation on one shape: do_bench + graph capture and replays
@@ -745,11 +755,12 @@ def run_qk_sweep(pkg, runner: Runner) -> list[dict]:
         def rel_diff(got, want=want) -> dict[str, Any]:
             return {"max_rel_diff_vs_default": max(max_rel_diff(g, w) for g, w in zip(got, want))}
 
-        for tpr, vpt in QK_SWEEP[d]:
-            fn = lambda q, k, wq, wk, c, s, t=tpr, v=vpt: pkg.rms_norm_rope_qk_with_config(  # noqa: E731
-                q, k, wq, wk, c, s, 1e-5, t, v)
-            row["configs"][f"{tpr}x{vpt}"] = sweep_point(
-                runner, fn, sets, nbytes, {"threads_per_row": tpr, "chunks_per_thread": vpt}, rel_diff)
+        for tpr, vpt, flags in qk_sweep_points(d):
+            fn = lambda q, k, wq, wk, c, s, t=tpr, v=vpt, f=flags: pkg.rms_norm_rope_qk_with_config(  # noqa: E731
+                q, k, wq, wk, c, s, 1e-5, t, v, f)
+            key = f"{tpr}x{vpt}" + ("/lean" if flags else "")
+            row["configs"][key] = sweep_point(
+                runner, fn, sets, nbytes, {"threads_per_row": tpr, "chunks_per_thread": vpt, "flags": flags}, rel_diff)
         mark_best(row)
         cells = "  ".join(f"{k} {e.get('graph_us', float('nan')):7.2f} us {e.get('graph_pct_copy', float('nan')):5.1f}%"
                           for k, e in row["configs"].items())

@@ -273,6 +273,16 @@ __device__ __forceinline__ void load_shared16(Pack<T, N>& dst, const T* p) {
 }
 
 // ------------------------------------------------------------------ reduction
+// A row's offset in an operand: RowIndex::lean in the lean kernels (the host checked
+// rows < 2^31), the general evaluation otherwise.
+template <bool LEAN>
+__device__ __forceinline__ int64_t row_at(const RowIndex& ri, int64_t row) {
+  if constexpr (LEAN)
+    return ri.lean(row);
+  else
+    return ri(row);
+}
+
 // Sums v[0..K) over the `tpr` threads that share a row. Rows occupy
 // consecutive threads: tpr is a power of two <= 32 (rows inside a warp) or a
 // multiple of 32 (rows of whole warps). Every thread of the block must call

@@ -222,7 +222,10 @@ void launch_rope(DType dt, const RopeArgs& a, bool vec, cudaStream_t stream);
 // d % chunk width == 0, 16-byte aligned; `cpt` chunks per thread, one of kRopeFlatCpt.
 constexpr int kRopeFlatCpt[] = {1, 2, 4};
 void launch_rope_flat(DType dt, const RopeArgs& a, int cpt, cudaStream_t stream);
-void launch_rms_norm_rope(DType dt, const RopeArgs& a, int vpt, cudaStream_t stream);
+// lean: the one-chunk variant held to 48 registers (opt-in: rms_norm_rope_qk_with_config's
+// flag kRowsLean; vpt 1, tpr <= kMaxLeanRopeBlock, rows < 2^31).
+constexpr int kMaxLeanRopeBlock = 256;
+void launch_rms_norm_rope(DType dt, const RopeArgs& a, int vpt, bool lean, cudaStream_t stream);
 void launch_gelu_tanh(DType dt, const void* x, void* y, int64_t n, bool vec, cudaStream_t stream);
 
 }  // namespace ltx

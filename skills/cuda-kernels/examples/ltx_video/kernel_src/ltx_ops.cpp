@@ -478,7 +478,7 @@ std::tuple<at::Tensor, at::Tensor> norm_rope_forward(const char* op, const at::T
                                                      const std::optional<at::Tensor>& wq_in,
                                                      const std::optional<at::Tensor>& wk_in, const at::Tensor& cos,
                                                      const at::Tensor& sin, double eps, int forced_tpr = 0,
-                                                     int forced_vpt = 0) {
+                                                     int forced_vpt = 0, bool lean = false) {
   const RopeInputs in = prepare_rope(op, q_in, cos, sin);
   const at::Tensor wq = checked_weight(wq_in, in.x, op, "weight_q");
   at::Tensor k, wk;
@@ -512,6 +512,9 @@ std::tuple<at::Tensor, at::Tensor> norm_rope_forward(const char* op, const at::T
 
   TORCH_CHECK(forced_tpr == 0 || vec, op, ": a forced configuration runs only the 16-byte path: the last dim (", d,
               ") must be a multiple of ", n, " and q, k, cos, sin 16-byte aligned with 16-byte row strides");
+  const int64_t rows = in.x.numel() / d;
+  TORCH_CHECK(!lean || rows < (int64_t{1} << 31), op, ": flag 64 (the lean kernel) takes fewer than 2^31 rows, got ",
+              rows);
   if (!vec || cfg.vpt == 0 || cfg.vpt > kMaxVptNormRope) {
     // Scalar path or rows too long for registers: normalize, then rotate.
     auto norm_then_rope = [&](const at::Tensor& t, const at::Tensor& w) {
@@ -540,11 +543,11 @@ std::tuple<at::Tensor, at::Tensor> norm_rope_forward(const char* op, const at::T
   a.w2 = ptr_or_null(wk);
   a.out = out.data_ptr();
   a.out2 = out2.defined() ? out2.data_ptr() : nullptr;
-  a.rows = in.x.numel() / d;
+  a.rows = rows;
   a.d = static_cast<int>(d);
   a.tpr = cfg.tpr;
   a.eps = static_cast<float>(eps);
-  launch_rms_norm_rope(dtype_of(in.x), a, cfg.vpt, stream);
+  launch_rms_norm_rope(dtype_of(in.x), a, cfg.vpt, lean, stream);
   return {out, out2};
 }
 
@@ -729,7 +732,7 @@ std::tuple<at::Tensor, at::Tensor> rms_norm_rope_qk(const at::Tensor& q, const a
 std::tuple<at::Tensor, at::Tensor> rms_norm_rope_qk_with_config(
     const at::Tensor& q, const at::Tensor& k, const std::optional<at::Tensor>& weight_q,
     const std::optional<at::Tensor>& weight_k, const at::Tensor& cos, const at::Tensor& sin, double eps,
-    int64_t threads_per_row, int64_t chunks_per_thread) {
+    int64_t threads_per_row, int64_t chunks_per_thread, int64_t flags) {
   const char* op = "rms_norm_rope_qk_with_config";
   ltx::check_float_cuda(q, op, "q");
   TORCH_CHECK(ltx::valid_tpr(threads_per_row), op,
@@ -741,6 +744,11 @@ std::tuple<at::Tensor, at::Tensor> rms_norm_rope_qk_with_config(
   const int64_t d = q.dim() >= 1 ? q.size(-1) : 0;
   TORCH_CHECK(threads_per_row * chunks_per_thread * n >= d, op, ": ", threads_per_row, " threads x ",
               chunks_per_thread, " chunks of ", n, " elements do not cover a row of ", d);
+  TORCH_CHECK(flags == 0 || flags == ltx::kRowsLean, op, ": flags must be 0 or 64 (the lean kernel), got ", flags);
+  const bool lean = flags == ltx::kRowsLean;
+  TORCH_CHECK(!lean || (chunks_per_thread == 1 && threads_per_row <= ltx::kMaxLeanRopeBlock), op,
+              ": flag 64 (the lean kernel) takes chunks_per_thread 1 and at most ", ltx::kMaxLeanRopeBlock,
+              " threads per row");
   return ltx::norm_rope_forward(op, q, k, weight_q, weight_k, cos, sin, eps, static_cast<int>(threads_per_row),
-                                static_cast<int>(chunks_per_thread));
+                                static_cast<int>(chunks_per_thread), lean);
 }

@@ -124,14 +124,6 @@ __device__ __forceinline__ void finish_chunk(const Pack<T, N>& v, float rstd, co
 // and lost to torch.compile's 32-register two-pass kernel at 4 x 1024 x 2048; uncapped at 1-2
 // chunks it still took 64-84. Lean at 2 chunks was the fused add's fastest configuration on
 // every shape of the H200 run-16 sweep (README, "The lean fused add").
-template <bool LEAN>
-__device__ __forceinline__ int64_t row_at(const RowIndex& ri, int64_t row) {
-  if constexpr (LEAN)
-    return ri.lean(row);
-  else
-    return ri(row);
-}
-
 template <typename T, int VPT, bool HAS_W, bool MOD, bool ADD, bool LATE = false, bool LEAN = false>
 __global__ void __launch_bounds__(LATE ? 256 : 512, LATE ? (ADD ? 3 : 4) : LEAN ? (VPT == 1 ? 3 : 2) : 0)
     rms_norm_rows_kernel(const NormArgs a) {

@@ -76,12 +76,18 @@ void launch_rope_flat(DType dt, const RopeArgs& a, int cpt, cudaStream_t stream)
   });
 }
 
-void launch_rms_norm_rope(DType dt, const RopeArgs& a, int vpt, cudaStream_t stream) {
+void launch_rms_norm_rope(DType dt, const RopeArgs& a, int vpt, bool lean, cudaStream_t stream) {
   dispatch_dtype(dt, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const int rpb = rows_per_block(a.tpr);
     const dim3 grid(grid_for(a.rows, rpb));
     const dim3 block(static_cast<unsigned>(rpb * a.tpr));
+    if (lean) {
+      // the host checked vpt == 1, tpr <= kMaxLeanRopeBlock (so blocks of 256) and rows < 2^31
+      rms_norm_rope_kernel<T, 1, true, true><<<grid, block, 0, stream>>>(a);
+      C10_CUDA_KERNEL_LAUNCH_CHECK();
+      return;
+    }
     switch (vpt) {
       case 1:
         rms_norm_rope_kernel<T, 1, true><<<grid, block, 0, stream>>>(a);

@@ -91,8 +91,15 @@ __global__ void __launch_bounds__(256) rope_flat_kernel(const RopeArgs a, const 
   }
 }
 
-template <typename T, int VPT, bool VEC>
-__global__ void __launch_bounds__(512) rms_norm_rope_kernel(const RopeArgs a) {
+// LEAN (opt-in: flags 64 of rms_norm_rope_qk_with_config; one chunk per thread, blocks of
+// kMaxLeanRopeBlock threads): row offsets from RowIndex::lean and at least 5 resident
+// 256-thread blocks, i.e. at most 48 registers instead of 64 (ptxas -v, sm_90, no spills;
+// at 40 it spilled 84 bytes in bf16: cos and sin are fp32, 16 registers per chunk). The
+// lean AdaLN fused add gained 9-10 % at 4096 rows this way (README, "The lean fused add");
+// the q/k op misses 80 % of copy bandwidth only at 2 x 1024 x 2048, 2048 rows.
+template <typename T, int VPT, bool VEC, bool LEAN = false>
+__global__ void __launch_bounds__(LEAN ? kMaxLeanRopeBlock : 512, LEAN ? 5 : 0) rms_norm_rope_kernel(const RopeArgs a) {
+  static_assert(!LEAN || (VEC && VPT == 1), "LEAN is the 16-byte one-chunk variant");
   constexpr int N = VecWidth<T>::value;
   using P = Pack<T, N>;
   __shared__ float red[64];
@@ -117,13 +124,13 @@ __global__ void __launch_bounds__(512) rms_norm_rope_kernel(const RopeArgs a) {
     Pack<float, N> cv[VPT], sv[VPT];
     float ss[2] = {0.0f, 0.0f};
     if (active) {
-      const int64_t xoff = a.xi(row);
-      const int64_t coff = a.ci(row);
+      const int64_t xoff = row_at<LEAN>(a.xi, row);
+      const int64_t coff = row_at<LEAN>(a.ci, row);
       const T* __restrict__ xr = static_cast<const T*>(a.x) + xoff;
       const T* __restrict__ x2r =
-          two ? static_cast<const T*>(a.x2) + ((a.same & kX2AsX) ? xoff : a.x2i(row)) : nullptr;
+          two ? static_cast<const T*>(a.x2) + ((a.same & kX2AsX) ? xoff : row_at<LEAN>(a.x2i, row)) : nullptr;
       const float* __restrict__ cr = a.cos + coff;
-      const float* __restrict__ sr = a.sin + ((a.same & kSinAsCos) ? coff : a.si(row));
+      const float* __restrict__ sr = a.sin + ((a.same & kSinAsCos) ? coff : row_at<LEAN>(a.si, row));
 #pragma unroll
       for (int k = 0; k < VPT; ++k) {
         const int e = (lane + k * tpr) * N;

@@ -670,6 +670,10 @@ def test_rms_norm_rope_qk_with_config_every_launch_config(kernels: ModuleType, d
             y = exact.rms_norm(t, w, 1e-5)
             assert_close(out, exact.rope_interleaved(y, cos, sin), dtype, rope_magnitude(y, cos, sin))
         matched |= torch.equal(q_out, default[0]) and torch.equal(k_out, default[1])
+        if vpt == 1 and tpr <= 256:  # flag 64: the lean kernel, bit for bit the same
+            poison(((b, s, d), dtype), ((b, s, d), dtype))
+            lq, lk = kernels.rms_norm_rope_qk_with_config(q, k, wq, None, cos, sin, 1e-5, tpr, vpt, 64)
+            assert torch.equal(lq, q_out) and torch.equal(lk, k_out)
     assert matched  # the default configuration is one of the swept ones
 
 
@@ -689,6 +693,12 @@ def test_rms_norm_rope_qk_with_config_refuses_what_it_cannot_run(kernels: Module
     oc, os_ = _tables("random", 2, 5, 1002)
     with pytest.raises(RuntimeError, match="16-byte path"):
         f(odd, odd, None, None, oc, os_, 1e-5, 128, 1)
+    with pytest.raises(RuntimeError, match="16-byte path"):
+        f(odd, odd, None, None, oc, os_, 1e-5, 128, 1, 64)
+    # flag 64: one chunk per thread, blocks of at most 256 threads; no other flag exists
+    for tpr, vpt, fl in ((128, 2, 64), (512, 1, 64), (256, 1, 8), (256, 1, 65)):
+        with pytest.raises(RuntimeError, match="flag"):
+            f(q, q, None, None, cos, sin, 1e-5, tpr, vpt, fl)
 
 
 def test_rms_norm_rope_qk_at_the_ltx_shape(kernels: ModuleType) -> None:

@@ -55,7 +55,7 @@ TORCH_LIBRARY_EXPAND(TORCH_EXTENSION_NAME, ops) {
 
   ops.def(
       "rms_norm_rope_qk_with_config(Tensor q, Tensor k, Tensor? weight_q, Tensor? weight_k, Tensor cos, "
-      "Tensor sin, float eps, int threads_per_row, int chunks_per_thread) -> (Tensor, Tensor)");
+      "Tensor sin, float eps, int threads_per_row, int chunks_per_thread, int flags=0) -> (Tensor, Tensor)");
   ops.impl("rms_norm_rope_qk_with_config", c10::kCUDA, &rms_norm_rope_qk_with_config);
 }
 

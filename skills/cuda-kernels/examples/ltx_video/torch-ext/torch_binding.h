@@ -67,8 +67,9 @@ std::tuple<at::Tensor, at::Tensor> rms_norm_rope_qk(const at::Tensor& q, const a
                                                     const at::Tensor& sin, double eps);
 // rms_norm_rope_qk at a forced launch configuration (threads per row x 16-byte chunks per
 // thread, 1..4 chunks), for the q/k sweep (bench_ops.py --sweep-qk) and tests; 16-byte path
-// only (other inputs are refused, not rerouted).
+// only (other inputs are refused, not rerouted). flags 64: the lean one-chunk kernel (at
+// most 48 registers; threads_per_row <= 256).
 std::tuple<at::Tensor, at::Tensor> rms_norm_rope_qk_with_config(
     const at::Tensor& q, const at::Tensor& k, const std::optional<at::Tensor>& weight_q,
     const std::optional<at::Tensor>& weight_k, const at::Tensor& cos, const at::Tensor& sin, double eps,
-    int64_t threads_per_row, int64_t chunks_per_thread);
+    int64_t threads_per_row, int64_t chunks_per_thread, int64_t flags);

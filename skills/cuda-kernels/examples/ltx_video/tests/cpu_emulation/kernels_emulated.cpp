@@ -306,9 +306,11 @@ void test_rope(int B, int S, int D, bool vec_ok, bool bcast, int tpr, int flat_c
 }
 
 // mixed: k and sin are stored with a row stride 16 elements longer than q's and cos's, so
-// the kernel evaluates all four RowIndexes (RopeArgs::same = 0).
+// the kernel evaluates all four RowIndexes (RopeArgs::same = 0). lean: the one-chunk lean
+// kernel (flag 64 of rms_norm_rope_qk_with_config).
 template <typename T>
-void test_norm_rope(int B, int S, int D, int tpr, int vpt, bool two, bool weight, bool mixed = false) {
+void test_norm_rope(int B, int S, int D, int tpr, int vpt, bool two, bool weight, bool mixed = false,
+                    bool lean = false) {
   int64_t rows = (int64_t)B * S, ks = mixed ? D + 16 : D;
   auto q = rand_vec<T>(rows * D, 2.0f), k = rand_vec<T>(rows * ks, 0.5f, 0.2f);
   auto wq = rand_vec<T>(D, 0.4f, 1.0f), wk = rand_vec<T>(D, 0.4f, 1.0f);
@@ -327,6 +329,10 @@ void test_norm_rope(int B, int S, int D, int tpr, int vpt, bool two, bool weight
   unsigned grid = (rows + r - 1) / r;
   auto run = [&](auto vptc) {
     constexpr int V = decltype(vptc)::value;
+    if constexpr (V == 1) {
+      if (lean) { emu_launch(grid, r * tpr, [&] { rms_norm_rope_kernel<T, 1, true, true>(a); }); return; }
+    }
+    if (lean) std::abort();
     emu_launch(grid, r * tpr, [&] { rms_norm_rope_kernel<T, V, true>(a); });
   };
   switch (vpt) {
@@ -350,7 +356,7 @@ void test_norm_rope(int B, int S, int D, int tpr, int vpt, bool two, bool weight
         mag[row * D + i] = std::fabs(y[i] * c0) + std::fabs(y[i + 1] * s0); mag[row * D + i + 1] = std::fabs(y[i + 1] * c1) + std::fabs(y[i] * s1);
       }
     }
-    std::string what = std::string("normrope ") + tn<T>() + " D=" + std::to_string(D) + " tpr=" + std::to_string(tpr) + " vpt=" + std::to_string(vpt) + (which ? " k" : " q") + (mixed ? " mixed" : "");
+    std::string what = std::string("normrope ") + tn<T>() + " D=" + std::to_string(D) + " tpr=" + std::to_string(tpr) + " vpt=" + std::to_string(vpt) + (which ? " k" : " q") + (mixed ? " mixed" : "") + (lean ? " lean" : "");
     check(what.c_str(), out, ref, 1, &mag);
   }
 }
@@ -486,7 +492,11 @@ template <typename T> void all() {
     for (int tpr : {1, 2, 4, 8, 16, 32, 64, 96, 128, 192, 256, 384, 512})
       for (int vpt : {1, 2, 3, 4})
         if (tpr * vpt >= chunks && tpr * (vpt - 1) < chunks) { test_norm_rope<T>(2, 3, D, tpr, vpt, true, true); test_norm_rope<T>(1, 2, D, tpr, vpt, false, false);
-          test_norm_rope<T>(2, 3, D, tpr, vpt, true, false, true); }
+          test_norm_rope<T>(2, 3, D, tpr, vpt, true, false, true);
+          if (vpt == 1 && tpr <= kMaxLeanRopeBlock) {
+            test_norm_rope<T>(2, 3, D, tpr, 1, true, true, false, true);
+            test_norm_rope<T>(3, 5, D, tpr, 1, true, false, true, true);
+          } }
   }
   for (int64_t n : {1, 7, 8, 1000, 20003, 8192 * 3 + 5}) { test_gelu<T>(n, true); test_gelu<T>(n, false); }
 }

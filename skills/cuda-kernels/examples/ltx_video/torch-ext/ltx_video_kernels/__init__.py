@@ -206,15 +206,18 @@ def rms_norm_rope_qk_with_config(
     eps: float,
     threads_per_row: int,
     chunks_per_thread: int,
+    flags: int = 0,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """rms_norm_rope_qk at a forced launch configuration, for the q/k sweep (CUDA only).
 
     ``threads_per_row`` threads share a row, each holding ``chunks_per_thread`` (1-4)
     16-byte chunks of q and of k with their cos/sin; it needs the 16-byte path (last dim a
-    multiple of 16 bytes, aligned operands) and refuses other inputs.
+    multiple of 16 bytes, aligned operands) and refuses other inputs. ``flags`` QK_LEAN:
+    the lean one-chunk kernel, held to 48 registers with 32-bit row offsets
+    (chunks_per_thread 1, threads_per_row <= 256, fewer than 2^31 rows; bit for bit the same).
     """
     q_out, k_out = ops.rms_norm_rope_qk_with_config(
-        q, k, weight_q, weight_k, cos, sin, float(eps), int(threads_per_row), int(chunks_per_thread))
+        q, k, weight_q, weight_k, cos, sin, float(eps), int(threads_per_row), int(chunks_per_thread), int(flags))
     return q_out, k_out
 
 
@@ -237,6 +240,7 @@ ADALN_LATE = 4  # rows kernel: read scale/shift after the reduction (fewer regis
 ADALN_PIPE2 = 8  # pipelined kernel: persistent grid, next rows copied to shared memory, 2 stages
 ADALN_PIPE3 = 16  # the same with 3 stages (two row groups in flight ahead)
 ADALN_LEAN = 64  # rows kernel at 1-2 chunks per thread held to 40 / 64 registers, 32-bit row offsets
+QK_LEAN = 64  # rms_norm_rope_qk_with_config: the one-chunk kernel held to 48 registers
 
 
 def rms_norm_modulate_with_config(
@@ -444,6 +448,7 @@ def _rms_norm_rope_qk_with_config_fake(
     eps: float,
     threads_per_row: int,
     chunks_per_thread: int,
+    flags: int = 0,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     return _like(q), _like(q)
 
