@@ -175,10 +175,13 @@ constexpr int kMaxLateBlock = 256;
 // lean: the AdaLN rows kernels at 1 or 2 chunks per thread with every row offset from
 // RowIndex::lean (rows < 2^31, which the host checks) and launch bounds that hold them to
 // 40 / 64 registers, so more blocks fit per SM (ptxas -v, sm_90: the fused add at one chunk
-// 64 -> 40, spilling nothing; with the general index it spilled at 40). Only the
-// *_with_config ops set it (flag kRowsLean, rows_per_block 0).
+// 64 -> 40, spilling nothing; with the general index it spilled at 40). The default fused
+// add without a weight runs it at 2 chunks (adaln_default_lean in ltx_ops.cpp); the
+// *_with_config ops force it with flag kRowsLean (rows_per_block 0). Every lean kernel
+// takes fewer than kLeanMaxRows rows, the range of RowIndex::lean.
 constexpr int kRowsLean = 64;
 constexpr int kMaxVptLean = 2;
+constexpr int64_t kLeanMaxRows = int64_t{1} << 31;
 void launch_rms_norm_rows(DType dt, const NormArgs& a, int vpt, bool late, bool lean, cudaStream_t stream);
 // One block of `block` threads per row, two reads of x; vec = 16-byte path.
 void launch_rms_norm_loop(DType dt, const NormArgs& a, int block, bool vec, cudaStream_t stream);

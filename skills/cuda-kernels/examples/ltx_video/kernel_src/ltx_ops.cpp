@@ -178,8 +178,9 @@ RowConfig choose_row_config(int64_t d, int n_per_chunk, int target) {
 // (run 5, benchmarks/logs/h200_run5/adaln_sweep.json), every threads x chunks of the rows
 // kernel and of the column-stationary kernel on the >= 64 MB and 2688-token shapes: the
 // fused add at 4 chunks was 1.13-1.28x faster than at 2 on this kernel (the earlier target
-// sweep never tried 4 for it; the lean kernel at 2 chunks beat both in run 16), modulate at 2048 fastest at 64x4; no column-stationary point beat the
-// best rows kernel by more than 6 %. Modulate at 3072 ran 128x3 (1.05x faster than 96x4 on
+// sweep never tried 4 for it; the lean kernel at 2 chunks beat both in run 16), modulate
+// at 2048 fastest at 64x4; no column-stationary point beat the best rows kernel by more
+// than 6 %. Modulate at 3072 ran 128x3 (1.05x faster than 96x4 on
 // the rows kernel in run 5) until run 13 put the pipelined kernel first there, where 96x4
 // was 0.6-1.2 % faster than 128x3.
 int norm_target_vpt(bool mod, bool add) { return add ? 4 : mod ? 4 : 4; }
@@ -311,10 +312,9 @@ std::tuple<at::Tensor, at::Tensor> norm_forward(const NormRequest& q) {
               ") must be a multiple of ", n, " and every operand 16-byte aligned with 16-byte row strides");
   const int64_t rows = x.numel() / d64;
   // RowIndex::lean computes in 32 bits; 2^31 rows of even 8 bf16 elements are 32 GiB
-  TORCH_CHECK(!q.lean || rows < (int64_t{1} << 31), op, ": flag 64 (the lean rows kernel) takes fewer than 2^31",
+  TORCH_CHECK(!q.lean || rows < kLeanMaxRows, op, ": flag 64 (the lean rows kernel) takes fewer than 2^31",
               " rows, got ", rows);
-  const bool lean_default =
-      q.tpr <= 0 && vec && rows < (int64_t{1} << 31) && adaln_default_lean(mod, add, w.defined());
+  const bool lean_default = q.tpr <= 0 && vec && rows < kLeanMaxRows && adaln_default_lean(mod, add, w.defined());
   int tpr = q.tpr, vpt = q.vpt;
   if (tpr <= 0) {
     const RowConfig cfg = choose_row_config(d64, n, lean_default ? kMaxVptLean : norm_target_vpt(mod, add));
@@ -513,7 +513,7 @@ std::tuple<at::Tensor, at::Tensor> norm_rope_forward(const char* op, const at::T
   TORCH_CHECK(forced_tpr == 0 || vec, op, ": a forced configuration runs only the 16-byte path: the last dim (", d,
               ") must be a multiple of ", n, " and q, k, cos, sin 16-byte aligned with 16-byte row strides");
   const int64_t rows = in.x.numel() / d;
-  TORCH_CHECK(!lean || rows < (int64_t{1} << 31), op, ": flag 64 (the lean kernel) takes fewer than 2^31 rows, got ",
+  TORCH_CHECK(!lean || rows < kLeanMaxRows, op, ": flag 64 (the lean kernel) takes fewer than 2^31 rows, got ",
               rows);
   if (!vec || cfg.vpt == 0 || cfg.vpt > kMaxVptNormRope) {
     // Scalar path or rows too long for registers: normalize, then rotate.
@@ -611,9 +611,8 @@ void check_adaln_config(const char* op, const at::Tensor& x, int64_t tpr, int64_
   TORCH_CHECK(strip_rows >= 0 && strip_rows <= kMaxStripRows, op, ": rows_per_block must be 0 (the default rows",
               " kernel) or 1..", kMaxStripRows, " (the column-stationary kernel), got ", strip_rows);
   constexpr int64_t kPipe = kAdalnPipe2 | kAdalnPipe3;
-  TORCH_CHECK(flags >= 0 && flags <= (kColstatStream | kColstatPrefetch | kRowsLateModulation | kPipe | kRowsLean) &&
-                  (flags & 32) == 0,
-              op,
+  constexpr int64_t kKnown = kColstatStream | kColstatPrefetch | kRowsLateModulation | kPipe | kRowsLean;
+  TORCH_CHECK((flags & ~kKnown) == 0, op,
               ": flags is a bit set (1 = streaming cache hints, 2 = prefetch the next row, 4 = read scale/shift",
               " after the reduction, 8 / 16 = the pipelined kernel with 2 / 3 stages, 64 = the lean rows kernel),",
               " got ", flags);

@@ -172,7 +172,8 @@ __global__ void __launch_bounds__(LATE ? 256 : 512, LATE ? (ADD ? 3 : 4) : LEAN 
         rr = static_cast<const T*>(a.residual) + ((a.same & kResidualAsX) ? xoff : row_at<LEAN>(a.ri, row));
         if (a.gate != nullptr) {
           if constexpr (MOD && !LATE) soff = row_at<LEAN>(a.si, row);
-          gr = static_cast<const T*>(a.gate) + (MOD && !LATE && (a.same & kGateAsScale) ? soff : row_at<LEAN>(a.gi, row));
+          gr = static_cast<const T*>(a.gate) +
+               (MOD && !LATE && (a.same & kGateAsScale) ? soff : row_at<LEAN>(a.gi, row));
         }
 #pragma unroll
         for (int k = 0; k < VPT; ++k) {
@@ -228,7 +229,8 @@ __global__ void __launch_bounds__(LATE ? 256 : 512, LATE ? (ADD ? 3 : 4) : LEAN 
       T* __restrict__ orow = out + row * d;
       const int64_t soff_late = LATE ? row_at<LEAN>(a.si, row) : 0;
       const T* __restrict__ srow_late = LATE ? scale + soff_late : nullptr;
-      const T* __restrict__ hrow_late = LATE ? shift + ((a.same & kShiftAsScale) ? soff_late : row_at<LEAN>(a.hi, row)) : nullptr;
+      const T* __restrict__ hrow_late =
+          LATE ? shift + ((a.same & kShiftAsScale) ? soff_late : row_at<LEAN>(a.hi, row)) : nullptr;
 #pragma unroll
       for (int k = 0; k < VPT; ++k) {
         const int e = (lane + k * tpr) * N;
@@ -454,9 +456,10 @@ __global__ void __launch_bounds__(256, 1) rms_norm_mod_colstat_kernel(const Norm
 // bytes requested, and the registers that hold x and scale/shift cap how many rows wait at
 // once. Here a persistent grid (blocks resident on every SM, each walking row groups
 // gridDim.x apart) copies the x (and residual) rows of the next STAGES-1 groups into shared
-// memory with cp.async while it computes the current one: the copies stay in flight through the compute phase and hold
-// no registers. Same threads x chunks layout, same summation order and the same math as
-// the rows kernel, so the results are bit-identical to it. 16-byte path only.
+// memory with cp.async while it computes the current one: the copies stay in flight
+// through the compute phase and hold no registers. Same threads x chunks layout, same
+// summation order and the same math as the rows kernel, so the results are bit-identical
+// to it. 16-byte path only.
 // __launch_bounds__(256), blocks of at most kMaxPipeBlock threads: with (512) ptxas held
 // several instantiations to 64 registers and spilled 28-48 bytes (ptxas -v, sm_90).
 #if defined(LTX_CPU_EMULATION)
