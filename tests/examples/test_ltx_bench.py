@@ -180,11 +180,11 @@ def test_the_rope_sweep_is_opt_in_and_times_every_kernel_choice_on_every_shape(b
     assert plan["rope_sweep_measurements"] == len(shapes) * 5
 
 
-def test_the_adaln_profile_driver_explains_itself_and_refuses_a_machine_without_gpu(tmp_path) -> None:
+def test_the_ncu_profile_driver_explains_itself_and_refuses_a_machine_without_gpu(tmp_path) -> None:
     import subprocess
     import sys
 
-    script = BENCH / "profile_adaln.py"
+    script = BENCH / "profile_ops.py"
     help_text = subprocess.run([sys.executable, str(script), "--help"], capture_output=True, text=True, timeout=60)
     assert help_text.returncode == 0 and "--shape" in help_text.stdout
     torch = pytest.importorskip("torch")
