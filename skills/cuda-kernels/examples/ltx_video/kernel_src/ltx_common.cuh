@@ -287,9 +287,9 @@ __device__ __forceinline__ int64_t row_at(const RowIndex& ri, int64_t row) {
 // consecutive threads: tpr is a power of two <= 32 (rows inside a warp) or a
 // multiple of 32 (rows of whole warps). Every thread of the block must call
 // this, active or not: it shuffles with a full mask and may __syncthreads.
-// `red` is shared memory for 32 * K floats.
+// `slot` is the caller's threadIdx.x / tpr; `red` is shared memory for 32 * K floats.
 template <int K>
-__device__ __forceinline__ void row_sum(float (&v)[K], int tpr, float* red) {
+__device__ __forceinline__ void row_sum(float (&v)[K], int tpr, int slot, float* red) {
   const int width = tpr < 32 ? tpr : 32;
   for (int offset = width >> 1; offset > 0; offset >>= 1) {
 #pragma unroll
@@ -305,7 +305,7 @@ __device__ __forceinline__ void row_sum(float (&v)[K], int tpr, float* red) {
       for (int k = 0; k < K; ++k) red[warp * K + k] = v[k];
     }
     __syncthreads();
-    const int first = (warp / warps_per_row) * warps_per_row;
+    const int first = slot * warps_per_row;  // warp / warps_per_row == slot: tpr is a multiple of 32
 #pragma unroll
     for (int k = 0; k < K; ++k) {
       float s = 0.0f;

@@ -24,6 +24,19 @@ enum class DType : int { kFloat32 = 0, kFloat16 = 1, kBFloat16 = 2 };
 // precomputed div_mul / div_shr. The hardware has no integer divider: `row / inner`
 // compiles to ~20 instructions (I2F, MUFU.RCP, F2I and corrections, SASS sm_90) in
 // series, and the AdaLN norms evaluate three to five RowIndexes per row.
+// n / d for 0 <= n < 2^31 and 1 <= d < 2^31 as a multiply-high and a shift, with the
+// constants make_fast_div derives on the host. The kernels split a block into rows with
+// it (threadIdx.x / tpr, blockDim.x / tpr: tpr is known only at run time): a plain `/`
+// there compiled to ~20 instructions per division (SASS, sm_90), issued by every thread
+// before its row's first load.
+struct FastDiv {
+  uint32_t mul;  // 0: d == 1
+  uint32_t shr;
+#if defined(__CUDACC__) || defined(LTX_CPU_EMULATION)
+  __device__ __forceinline__ uint32_t operator()(uint32_t n) const { return mul == 0 ? n : __umulhi(n, mul) >> shr; }
+#endif
+};
+
 struct RowIndex {
   int64_t inner;
   int64_t s_outer;
@@ -67,18 +80,24 @@ struct RowIndex {
 // p = 31 + l, m = ceil(2^p / d) = (2^p + e) / d for some 0 <= e < d, so
 // n * m / 2^p = n / d + n * e / (d * 2^p), and n * e < 2^31 * 2^l = 2^p keeps the error
 // below 1 / d: floor(n * m / 2^p) = floor(n / d). m < 2^32 because d > 2^(l-1), and
-// p >= 32 for d >= 2, so the shift is p - 32 after the multiply-high.
-// tests/test_kernels_emulated.py checks it against exact division.
-inline RowIndex make_row_index(int64_t inner, int64_t s_outer, int64_t s_inner) {
-  RowIndex r{inner, s_outer, s_inner, 0, 0};
-  if (inner >= 2 && inner < (int64_t{1} << 31)) {
+// p >= 32 for d >= 2, so the shift is p - 32 after the multiply-high. d == 1 (and d >= 2^31,
+// which only RowIndex can meet) get mul 0.
+// tests/test_kernels_emulated.py checks both uses against exact division.
+inline FastDiv make_fast_div(int64_t d) {
+  FastDiv f{0, 0};
+  if (d >= 2 && d < (int64_t{1} << 31)) {
     int l = 0;
-    while ((int64_t{1} << l) < inner) ++l;
+    while ((int64_t{1} << l) < d) ++l;
     const uint64_t p2 = uint64_t{1} << (31 + l);
-    r.div_mul = static_cast<uint32_t>((p2 + static_cast<uint64_t>(inner) - 1) / static_cast<uint64_t>(inner));
-    r.div_shr = static_cast<uint32_t>(31 + l - 32);
+    f.mul = static_cast<uint32_t>((p2 + static_cast<uint64_t>(d) - 1) / static_cast<uint64_t>(d));
+    f.shr = static_cast<uint32_t>(31 + l - 32);
   }
-  return r;
+  return f;
+}
+
+inline RowIndex make_row_index(int64_t inner, int64_t s_outer, int64_t s_inner) {
+  const FastDiv f = make_fast_div(inner);
+  return RowIndex{inner, s_outer, s_inner, f.mul, f.shr};
 }
 
 // Host: two operands address their rows alike (views sliced from one tensor, or tensors of
@@ -115,6 +134,8 @@ struct NormArgs {
   int64_t rows;
   int d;
   int tpr;  // threads per row: a power of two <= 32 or a multiple of 32
+  FastDiv tpr_div;  // these two from set_row_shape
+  float inv_d;
   float eps;
   unsigned same;  // kResidualAsX | kShiftAsScale | kGateAsScale
 };
@@ -135,9 +156,22 @@ struct RopeArgs {
   int64_t rows;
   int d;
   int tpr;
+  FastDiv tpr_div;  // these two from set_row_shape
+  float inv_d;
   float eps;
   unsigned same;  // kX2AsX | kSinAsCos
 };
+
+// Sets the row length d and the threads per row of a NormArgs / RopeArgs, with what every
+// thread would otherwise derive from them before its row's first load: 1 / d (a float
+// division: a call to a slow path when not inlined) and the division by tpr.
+template <typename Args>
+inline void set_row_shape(Args& a, int d, int tpr) {
+  a.d = d;
+  a.tpr = tpr;
+  a.tpr_div = make_fast_div(tpr);
+  a.inv_d = 1.0f / static_cast<float>(d);
+}
 
 // NormArgs::same / RopeArgs::same for arguments whose pointers and RowIndexes are set: the
 // host (ltx_ops.cpp) and the CPU emulator's tests fill them the same way.
@@ -225,8 +259,8 @@ void launch_rope(DType dt, const RopeArgs& a, bool vec, cudaStream_t stream);
 // d % chunk width == 0, 16-byte aligned; `cpt` chunks per thread, one of kRopeFlatCpt.
 constexpr int kRopeFlatCpt[] = {1, 2, 4};
 void launch_rope_flat(DType dt, const RopeArgs& a, int cpt, cudaStream_t stream);
-// lean: the one-chunk variant held to 48 registers (opt-in: rms_norm_rope_qk_with_config's
-// flag kRowsLean; vpt 1, tpr <= kMaxLeanRopeBlock, rows < 2^31).
+// lean: the one-chunk variant held to 48 registers (vpt 1, tpr <= kMaxLeanRopeBlock, rows < 2^31;
+// the default wherever those hold since run 19, else rms_norm_rope_qk_with_config's flag kRowsLean).
 constexpr int kMaxLeanRopeBlock = 256;
 void launch_rms_norm_rope(DType dt, const RopeArgs& a, int vpt, bool lean, cudaStream_t stream);
 void launch_gelu_tanh(DType dt, const void* x, void* y, int64_t n, bool vec, cudaStream_t stream);

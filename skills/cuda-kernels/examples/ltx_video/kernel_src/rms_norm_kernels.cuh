@@ -133,8 +133,8 @@ __global__ void __launch_bounds__(LATE ? 256 : 512, LATE ? (ADD ? 3 : 4) : LEAN 
   using P = Pack<T, N>;
   __shared__ float red[32];
   const int tpr = a.tpr;
-  const int rpb = static_cast<int>(blockDim.x) / tpr;
-  const int slot = static_cast<int>(threadIdx.x) / tpr;
+  const int rpb = static_cast<int>(a.tpr_div(blockDim.x));
+  const int slot = static_cast<int>(a.tpr_div(threadIdx.x));
   const int lane = static_cast<int>(threadIdx.x) - slot * tpr;
   const int d = a.d;
   const T* __restrict__ x = static_cast<const T*>(a.x);
@@ -142,7 +142,7 @@ __global__ void __launch_bounds__(LATE ? 256 : 512, LATE ? (ADD ? 3 : 4) : LEAN 
   const T* __restrict__ scale = static_cast<const T*>(a.scale);
   const T* __restrict__ shift = static_cast<const T*>(a.shift);
   T* __restrict__ out = static_cast<T*>(a.out);
-  const float inv_d = 1.0f / static_cast<float>(d);
+  const float inv_d = a.inv_d;
   constexpr bool kEarlyW = HAS_W && VPT <= 6;
 
   for (int64_t base = static_cast<int64_t>(blockIdx.x) * rpb; base < a.rows;
@@ -223,7 +223,7 @@ __global__ void __launch_bounds__(LATE ? 256 : 512, LATE ? (ADD ? 3 : 4) : LEAN 
         if (e < d) add_squares(v[k], ss[0]);
       }
     }
-    row_sum<1>(ss, tpr, red);
+    row_sum<1>(ss, tpr, slot, red);
     if (active) {
       const float rstd = rsqrtf(ss[0] * inv_d + a.eps);
       T* __restrict__ orow = out + row * d;
@@ -319,14 +319,14 @@ __global__ void __launch_bounds__(256, 1) rms_norm_mod_colstat_kernel(const Norm
   using P = Pack<T, N>;
   __shared__ float red[32];
   const int tpr = a.tpr;
-  const int slots = static_cast<int>(blockDim.x) / tpr;
-  const int slot = static_cast<int>(threadIdx.x) / tpr;
+  const int slots = static_cast<int>(a.tpr_div(blockDim.x));
+  const int slot = static_cast<int>(a.tpr_div(threadIdx.x));
   const int lane = static_cast<int>(threadIdx.x) - slot * tpr;
   const int d = a.d;
   const T* __restrict__ x = static_cast<const T*>(a.x);
   const T* __restrict__ w = static_cast<const T*>(a.weight);
   T* __restrict__ out = static_cast<T*>(a.out);
-  const float inv_d = 1.0f / static_cast<float>(d);
+  const float inv_d = a.inv_d;
   const int64_t inner = a.xi.inner;  // rows per batch
   const int64_t strips_per_batch = (inner + strip_rows - 1) / strip_rows;
   const int64_t strips = (a.rows / inner) * strips_per_batch;
@@ -412,7 +412,7 @@ __global__ void __launch_bounds__(256, 1) rms_norm_mod_colstat_kernel(const Norm
           }
         }
       }
-      row_sum<1>(ss, tpr, red);
+      row_sum<1>(ss, tpr, slot, red);
       if (active) {
         const float rstd = rsqrtf(ss[0] * inv_d + a.eps);
         T* __restrict__ orow = out + row * d;
@@ -478,8 +478,8 @@ __global__ void __launch_bounds__(256) rms_norm_mod_pipe_kernel(const NormArgs a
   LTX_DYNAMIC_SMEM(smem_raw);
   T* const stages = reinterpret_cast<T*>(smem_raw);
   const int tpr = a.tpr;
-  const int rpb = static_cast<int>(blockDim.x) / tpr;
-  const int slot = static_cast<int>(threadIdx.x) / tpr;
+  const int rpb = static_cast<int>(a.tpr_div(blockDim.x));
+  const int slot = static_cast<int>(a.tpr_div(threadIdx.x));
   const int lane = static_cast<int>(threadIdx.x) - slot * tpr;
   const int d = a.d;
   const T* __restrict__ x = static_cast<const T*>(a.x);
@@ -488,7 +488,7 @@ __global__ void __launch_bounds__(256) rms_norm_mod_pipe_kernel(const NormArgs a
   const T* __restrict__ scale = static_cast<const T*>(a.scale);
   const T* __restrict__ shift = static_cast<const T*>(a.shift);
   T* __restrict__ out = static_cast<T*>(a.out);
-  const float inv_d = 1.0f / static_cast<float>(d);
+  const float inv_d = a.inv_d;
   const int64_t groups = (a.rows + rpb - 1) / rpb;
   const int64_t step = gridDim.x;
   // This thread's part of stage s: its slot's x row (and residual row after it).
@@ -576,7 +576,7 @@ __global__ void __launch_bounds__(256) rms_norm_mod_pipe_kernel(const NormArgs a
         if (e < d) add_squares(v[k], ss[0]);
       }
     }
-    row_sum<1>(ss, tpr, red);
+    row_sum<1>(ss, tpr, slot, red);
     if (active) {
       const float rstd = rsqrtf(ss[0] * inv_d + a.eps);
       T* __restrict__ orow = out + row * d;
@@ -606,7 +606,7 @@ __global__ void __launch_bounds__(512) rms_norm_loop_kernel(const NormArgs a) {
   const T* __restrict__ shift = static_cast<const T*>(a.shift);
   T* __restrict__ out = static_cast<T*>(a.out);
   const int64_t step = static_cast<int64_t>(blockDim.x) * N;
-  const float inv_d = 1.0f / static_cast<float>(d);
+  const float inv_d = a.inv_d;
   for (int64_t row = blockIdx.x; row < a.rows; row += gridDim.x) {
     const T* __restrict__ xr = x + a.xi(row);
     float ss[1] = {0.0f};
@@ -619,7 +619,7 @@ __global__ void __launch_bounds__(512) rms_norm_loop_kernel(const NormArgs a) {
         ss[0] = fmaf(f, f, ss[0]);
       }
     }
-    row_sum<1>(ss, static_cast<int>(blockDim.x), red);
+    row_sum<1>(ss, static_cast<int>(blockDim.x), 0, red);
     const float rstd = rsqrtf(ss[0] * inv_d + a.eps);
     const T* __restrict__ srow = scale != nullptr ? scale + a.si(row) : nullptr;
     const T* __restrict__ hrow = shift != nullptr ? shift + a.hi(row) : nullptr;

@@ -23,8 +23,8 @@ template <typename T, bool VEC>
 __global__ void __launch_bounds__(512) rope_kernel(const RopeArgs a) {
   constexpr int N = VecWidth<T>::value;
   const int tpr = a.tpr;
-  const int rpb = static_cast<int>(blockDim.x) / tpr;
-  const int slot = static_cast<int>(threadIdx.x) / tpr;
+  const int rpb = static_cast<int>(a.tpr_div(blockDim.x));
+  const int slot = static_cast<int>(a.tpr_div(threadIdx.x));
   const int lane = static_cast<int>(threadIdx.x) - slot * tpr;
   const int d = a.d;
   for (int64_t row = static_cast<int64_t>(blockIdx.x) * rpb + slot; row < a.rows;
@@ -91,12 +91,12 @@ __global__ void __launch_bounds__(256) rope_flat_kernel(const RopeArgs a, const 
   }
 }
 
-// LEAN (opt-in: flags 64 of rms_norm_rope_qk_with_config; one chunk per thread, blocks of
-// kMaxLeanRopeBlock threads): row offsets from RowIndex::lean and at least 5 resident
-// 256-thread blocks, i.e. at most 48 registers instead of 64 (ptxas -v, sm_90, no spills;
-// at 40 it spilled 84 bytes in bf16: cos and sin are fp32, 16 registers per chunk). The
-// lean AdaLN fused add gained 9-10 % at 4096 rows this way (README, "The lean fused add");
-// the q/k op misses 80 % of copy bandwidth only at 2 x 1024 x 2048, 2048 rows.
+// LEAN (one chunk per thread, blocks of kMaxLeanRopeBlock threads; the default where it
+// applies, flags 64 of rms_norm_rope_qk_with_config forces it): row offsets from
+// RowIndex::lean and at least 5 resident 256-thread blocks, i.e. at most 48 registers
+// instead of 64 (ptxas -v, sm_90, no spills; at 40 it spilled 84 bytes in bf16: cos and
+// sin are fp32, 16 registers per chunk), 5 blocks per SM instead of 4. The H200 run-19
+// sweep timed it 1.0-3.2 % faster than the plain kernel on all 7 shapes at d = 2048.
 template <typename T, int VPT, bool VEC, bool LEAN = false>
 __global__ void __launch_bounds__(LEAN ? kMaxLeanRopeBlock : 512, LEAN ? 5 : 0) rms_norm_rope_kernel(const RopeArgs a) {
   static_assert(!LEAN || (VEC && VPT == 1), "LEAN is the 16-byte one-chunk variant");
@@ -104,14 +104,14 @@ __global__ void __launch_bounds__(LEAN ? kMaxLeanRopeBlock : 512, LEAN ? 5 : 0) 
   using P = Pack<T, N>;
   __shared__ float red[64];
   const int tpr = a.tpr;
-  const int rpb = static_cast<int>(blockDim.x) / tpr;
-  const int slot = static_cast<int>(threadIdx.x) / tpr;
+  const int rpb = static_cast<int>(a.tpr_div(blockDim.x));
+  const int slot = static_cast<int>(a.tpr_div(threadIdx.x));
   const int lane = static_cast<int>(threadIdx.x) - slot * tpr;
   const int d = a.d;
   const bool two = a.x2 != nullptr;
   const T* __restrict__ w = static_cast<const T*>(a.w);
   const T* __restrict__ w2 = static_cast<const T*>(a.w2);
-  const float inv_d = 1.0f / static_cast<float>(d);
+  const float inv_d = a.inv_d;
 
   for (int64_t base = static_cast<int64_t>(blockIdx.x) * rpb; base < a.rows;
        base += static_cast<int64_t>(gridDim.x) * rpb) {
@@ -157,7 +157,7 @@ __global__ void __launch_bounds__(LEAN ? kMaxLeanRopeBlock : 512, LEAN ? 5 : 0) 
         }
       }
     }
-    row_sum<2>(ss, tpr, red);
+    row_sum<2>(ss, tpr, slot, red);
     if (active) {
       const float r1 = rsqrtf(ss[0] * inv_d + a.eps);
       const float r2 = rsqrtf(ss[1] * inv_d + a.eps);

@@ -88,7 +88,7 @@ void test_norm(int B, int S, int D, int tpr, int vpt, bool weight, bool mod, boo
   a.same = norm_shared_offsets(a);  // as ltx_ops.cpp sets it
   if (a.same != (mixed ? 0u : (add ? kResidualAsX : 0u) | (mod ? kShiftAsScale : 0u) | (mod && add && gate ? kGateAsScale : 0u)))
     std::abort();
-  a.out = out.data(); a.rows = rows; a.d = D; a.tpr = tpr; a.eps = 1e-6f;
+  a.out = out.data(); a.rows = rows; set_row_shape(a, D, tpr); a.eps = 1e-6f;
   bool vec = D % N == 0 && rs % N == 0;
   if (pipe > 0) {
     const int r = norm_rows_per_block(tpr);
@@ -199,7 +199,7 @@ void test_colstat(int B, int S, int D, int tpr, int vpt, int R, int flags, bool 
              if (gate) { a.gate = table.data() + 2 * D; a.gi = ti; } }
   if (weight) a.weight = w.data();
   a.scale = table.data() + D; a.si = ti; a.shift = table.data(); a.hi = ti;
-  a.out = out.data(); a.rows = rows; a.d = D; a.tpr = tpr; a.eps = 1e-6f;
+  a.out = out.data(); a.rows = rows; set_row_shape(a, D, tpr); a.eps = 1e-6f;
   const int slots = norm_rows_per_block(tpr);
   const int64_t strips = (int64_t)B * ((S + R - 1) / R);
   unsigned grid = (unsigned)((strips + slots - 1) / slots);
@@ -277,7 +277,7 @@ void test_rope(int B, int S, int D, bool vec_ok, bool bcast, int tpr, int flat_c
   a.si = make_row_index(S, sbcast ? 0 : (int64_t)S * D, D);
   a.same = rope_shared_offsets(a);  // as ltx_ops.cpp sets it
   if ((a.same != 0) == (bcast && mixed)) std::abort();
-  a.out = out.data(); a.rows = rows; a.d = D; a.tpr = tpr;
+  a.out = out.data(); a.rows = rows; set_row_shape(a, D, tpr);
   int r = rpb(tpr);
   unsigned grid = (rows + r - 1) / r;
   const int N = VecWidth<T>::value;
@@ -324,7 +324,7 @@ void test_norm_rope(int B, int S, int D, int tpr, int vpt, bool two, bool weight
   a.cos = cs.data(); a.sin = sn.data(); a.ci = a.xi; a.si = padded;
   a.same = rope_shared_offsets(a);  // as ltx_ops.cpp sets it
   if ((a.same & kSinAsCos) == 0 && !mixed) std::abort();
-  a.out = o1.data(); a.rows = rows; a.d = D; a.tpr = tpr; a.eps = 1e-5f;
+  a.out = o1.data(); a.rows = rows; set_row_shape(a, D, tpr); a.eps = 1e-5f;
   int r = rpb(tpr);
   unsigned grid = (rows + r - 1) / r;
   auto run = [&](auto vptc) {
@@ -496,6 +496,7 @@ template <typename T> void all() {
           if (vpt == 1 && tpr <= kMaxLeanRopeBlock) {
             test_norm_rope<T>(2, 3, D, tpr, 1, true, true, false, true);
             test_norm_rope<T>(3, 5, D, tpr, 1, true, false, true, true);
+            test_norm_rope<T>(1, 2, D, tpr, 1, false, false, false, true);  // rms_norm_rope's default
           } }
   }
   for (int64_t n : {1, 7, 8, 1000, 20003, 8192 * 3 + 5}) { test_gelu<T>(n, true); test_gelu<T>(n, false); }
@@ -538,6 +539,21 @@ void test_row_index() {
   }
   printf("row_index: %zu sizes, %d wrong\n", inners.size(), bad);
   failures += bad;
+  // FastDiv splits blocks into rows (threadIdx.x / tpr, blockDim.x / tpr): every divisor and
+  // numerator a block of up to 1024 threads can produce, then random ones up to 2^31 - 1.
+  int bad_div = 0;
+  auto check_div = [&](int64_t d, int64_t n) {
+    const uint32_t got = make_fast_div(d)(static_cast<uint32_t>(n));
+    if (got != static_cast<uint32_t>(n / d)) {
+      if (bad_div < 10) printf("FAIL fast_div %lld / %lld = %u\n", (long long)n, (long long)d, got);
+      ++bad_div;
+    }
+  };
+  for (int64_t d = 1; d <= 1024; ++d)
+    for (int64_t n = 0; n <= 1024; ++n) check_div(d, n);
+  for (int i = 0; i < 200000; ++i) check_div(any_inner(rng), any_row(rng));
+  printf("fast_div: %d wrong\n", bad_div);
+  failures += bad_div;
 }
 
 int main(int argc, char** argv) {
