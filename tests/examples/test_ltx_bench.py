@@ -192,3 +192,16 @@ def test_the_ncu_profile_driver_explains_itself_and_refuses_a_machine_without_gp
         pytest.skip("a GPU is present: the driver would run")
     run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
     assert run.returncode == 2 and "needs a CUDA GPU" in run.stderr
+
+
+def test_the_benchmarks_flag_numbers_are_the_packages(bench_ops) -> None:
+    # bench_ops.py plans its sweeps without importing the built package, so it repeats the
+    # flag bits; a renumbered flag in torch-ext must not leave the sweep timing another kernel.
+    import re
+
+    init = (BENCH.parent / "torch-ext" / "ltx_video_kernels" / "__init__.py").read_text(encoding="utf-8")
+    package = {m.group(1): int(m.group(2)) for m in re.finditer(r"^([A-Z_]+) = (\d+)\b", init, re.M)}
+    assert package["ADALN_LEAN"] == bench_ops.ADALN_LEAN
+    assert package["QK_LEAN"] == bench_ops.QK_LEAN
+    lean_points = [p for p in bench_ops.qk_sweep_points(2048) if p[2]]
+    assert lean_points == [(256, 1, package["QK_LEAN"])]

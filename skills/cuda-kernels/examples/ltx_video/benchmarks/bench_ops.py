@@ -163,13 +163,14 @@ QK_SWEEP = {
 }
 
 
-QK_LEAN_MAX_TPR = 256  # flag 64, the lean one-chunk kernel: blocks of at most 256 threads (kMaxLeanRopeBlock)
+QK_LEAN = 64  # the package's QK_LEAN flag: the lean one-chunk kernel (the default op's choice at 2048)
+QK_LEAN_MAX_TPR = 256  # its blocks hold at most 256 threads (kMaxLeanRopeBlock)
 
 
 def qk_sweep_points(d: int) -> list[tuple[int, int, int]]:
     """(threads_per_row, chunks_per_thread, flags) of the q/k sweep for hidden size d."""
     points = [(t, v, 0) for t, v in QK_SWEEP.get(d, [])]
-    return points + [(t, v, 64) for t, v in QK_SWEEP.get(d, []) if v == 1 and t <= QK_LEAN_MAX_TPR]
+    return points + [(t, v, QK_LEAN) for t, v in QK_SWEEP.get(d, []) if v == 1 and t <= QK_LEAN_MAX_TPR]
 
 
 def qk_sweep_count() -> int:

@@ -118,7 +118,8 @@ __device__ __forceinline__ void finish_chunk(const Pack<T, N>& v, float rstd, co
 // kernels pass a minimum of 0 blocks, which ptxas treats as "not given": with an explicit
 // 1 it allocated more registers (plain norm with weight at 4 chunks: 74 instead of 64,
 // ptxas -v, sm_90) and the H200 run 8 lost 5-8 % on RMSNorm until this was found.
-// LEAN (AdaLN only, 1 or 2 chunks; opt-in through flag 64): row offsets from
+// LEAN (AdaLN only, 1 or 2 chunks; the fused add's default without a weight, see
+// adaln_default_lean in ltx_ops.cpp; flag 64 forces it): row offsets from
 // RowIndex::lean and a minimum of 3 / 2 resident 512-thread blocks, i.e. at most 40 / 64
 // registers. Why: the fused add at 4 chunks holds 126 registers (23 % achieved occupancy)
 // and lost to torch.compile's 32-register two-pass kernel at 4 x 1024 x 2048; uncapped at 1-2
