@@ -13,17 +13,6 @@ namespace ltx {
 
 enum class DType : int { kFloat32 = 0, kFloat16 = 1, kBFloat16 = 2 };
 
-// A tensor seen as rows of D contiguous elements, rows numbered like the rows
-// of x (all dims but the last, row-major). Row r = (outer o, inner i) with
-// i = r % inner and o = r / inner, where inner is x's second-to-last size;
-// its first element is at o * s_outer + i * s_inner. Broadcast operands have
-// stride 0 where they broadcast, so scale/shift of shape [B, 1, D] and
-// cos/sin of shape [B, S, D] or [1, S, D] are read in place.
-// Build it with make_row_index: every kernel evaluates it once per row and operand,
-// and the division by `inner` it needs is a multiply-high and a shift by the
-// precomputed div_mul / div_shr. The hardware has no integer divider: `row / inner`
-// compiles to ~20 instructions (I2F, MUFU.RCP, F2I and corrections, SASS sm_90) in
-// series, and the AdaLN norms evaluate three to five RowIndexes per row.
 // n / d for 0 <= n < 2^31 and 1 <= d < 2^31 as a multiply-high and a shift, with the
 // constants make_fast_div derives on the host. The kernels split a block into rows with
 // it (threadIdx.x / tpr, blockDim.x / tpr: tpr is known only at run time): a plain `/`
@@ -37,6 +26,17 @@ struct FastDiv {
 #endif
 };
 
+// A tensor seen as rows of D contiguous elements, rows numbered like the rows
+// of x (all dims but the last, row-major). Row r = (outer o, inner i) with
+// i = r % inner and o = r / inner, where inner is x's second-to-last size;
+// its first element is at o * s_outer + i * s_inner. Broadcast operands have
+// stride 0 where they broadcast, so scale/shift of shape [B, 1, D] and
+// cos/sin of shape [B, S, D] or [1, S, D] are read in place.
+// Build it with make_row_index: every kernel evaluates it once per row and operand,
+// and the division by `inner` it needs is a multiply-high and a shift by the
+// precomputed div_mul / div_shr. The hardware has no integer divider: `row / inner`
+// compiles to ~20 instructions (I2F, MUFU.RCP, F2I and corrections, SASS sm_90) in
+// series, and the AdaLN norms evaluate three to five RowIndexes per row.
 struct RowIndex {
   int64_t inner;
   int64_t s_outer;
@@ -171,6 +171,17 @@ inline void set_row_shape(Args& a, int d, int tpr) {
   a.tpr = tpr;
   a.tpr_div = make_fast_div(tpr);
   a.inv_d = 1.0f / static_cast<float>(d);
+}
+
+// Whether set_row_shape filled `a`: args built field by field would leave tpr_div and inv_d
+// zero, and the kernels would then split each block by 1 and normalize by rsqrt(eps), with
+// no error. The launchers of the row kernels abort on false (a host-code bug, like their
+// other impossible cases).
+template <typename Args>
+inline bool row_shape_set(const Args& a) {
+  const FastDiv want = make_fast_div(a.tpr);
+  return a.d > 0 && a.inv_d == 1.0f / static_cast<float>(a.d) && a.tpr_div.mul == want.mul &&
+         a.tpr_div.shr == want.shr;
 }
 
 // NormArgs::same / RopeArgs::same for arguments whose pointers and RowIndexes are set: the

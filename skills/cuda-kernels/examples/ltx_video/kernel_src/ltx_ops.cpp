@@ -515,7 +515,7 @@ std::tuple<at::Tensor, at::Tensor> norm_rope_forward(const char* op, const at::T
   TORCH_CHECK(!lean || rows < kLeanMaxRows, op, ": flag 64 (the lean kernel) takes fewer than 2^31 rows, got ",
               rows);
   // The default runs the one-chunk kernel lean (kMaxLeanRopeBlock's note): bench_ops.py --sweep-qk
-  // (H200 run 19, benchmarks/logs/h200_run19) timed it 1.0-3.2 % faster than the plain one-chunk
+  // (H200 run 19, benchmarks/logs/h200_run19) timed it 1.0-4.6 % faster than the plain one-chunk
   // kernel on all 7 shapes at d = 2048, bit for bit the same output.
   if (forced_tpr == 0 && vec && cfg.vpt == 1 && cfg.tpr <= kMaxLeanRopeBlock && rows < kLeanMaxRows) lean = true;
   if (!vec || cfg.vpt == 0 || cfg.vpt > kMaxVptNormRope) {

@@ -21,8 +21,8 @@
 // the matching 32 bytes of fp32 cos and of sin) are the unit of work. The
 // fused kernel keeps its rows in registers like rms_norm.cu - q, k, cos and
 // sin, all requested before the reduction so that every DRAM byte of the row
-// is in flight at once (1 chunk per thread at d = 2048: 64 registers for bf16,
-// ptxas -v; 3 at d = 3072, norm_rope_forward in ltx_ops.cpp says why) - and
+// is in flight at once (1 chunk per thread at d = 2048: 48 registers for bf16 in
+// the lean variant the default runs, 64 without it, ptxas -v; 3 at d = 3072, norm_rope_forward in ltx_ops.cpp says why) - and
 // runs only on the 16-byte path; misaligned or odd-sized inputs are
 // normalized by the scalar loop kernel and rotated by rope_kernel's scalar
 // path instead (ltx_ops.cpp decides).
@@ -37,6 +37,10 @@
 namespace ltx {
 
 void launch_rope(DType dt, const RopeArgs& a, bool vec, cudaStream_t stream) {
+  if (!row_shape_set(a)) {
+    fprintf(stderr, "ltx %s: row-kernel args built without set_row_shape\n", __func__);
+    abort();
+  }
   dispatch_dtype(dt, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const int rpb = rows_per_block(a.tpr);
@@ -77,13 +81,17 @@ void launch_rope_flat(DType dt, const RopeArgs& a, int cpt, cudaStream_t stream)
 }
 
 void launch_rms_norm_rope(DType dt, const RopeArgs& a, int vpt, bool lean, cudaStream_t stream) {
+  if (!row_shape_set(a)) {
+    fprintf(stderr, "ltx %s: row-kernel args built without set_row_shape\n", __func__);
+    abort();
+  }
   dispatch_dtype(dt, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const int rpb = rows_per_block(a.tpr);
     const dim3 grid(grid_for(a.rows, rpb));
     const dim3 block(static_cast<unsigned>(rpb * a.tpr));
     if (lean) {
-      // the host checked vpt == 1, tpr <= kMaxLeanRopeBlock (so blocks of 256) and rows < 2^31
+      // the host checked vpt == 1, tpr <= kMaxLeanRopeBlock (so blocks of at most 256) and rows < 2^31
       rms_norm_rope_kernel<T, 1, true, true><<<grid, block, 0, stream>>>(a);
       C10_CUDA_KERNEL_LAUNCH_CHECK();
       return;

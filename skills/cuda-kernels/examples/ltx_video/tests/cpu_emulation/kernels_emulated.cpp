@@ -552,6 +552,19 @@ void test_row_index() {
   for (int64_t d = 1; d <= 1024; ++d)
     for (int64_t n = 0; n <= 1024; ++n) check_div(d, n);
   for (int i = 0; i < 200000; ++i) check_div(any_inner(rng), any_row(rng));
+  // row_shape_set, the launchers' guard: false for args built without set_row_shape or
+  // changed after it, true right after it.
+  NormArgs na{};
+  if (row_shape_set(na)) ++bad_div;
+  set_row_shape(na, 2048, 256);
+  if (!row_shape_set(na)) ++bad_div;
+  na.tpr = 128;
+  if (row_shape_set(na)) ++bad_div;
+  RopeArgs ra{};
+  set_row_shape(ra, 3072, 96);
+  if (!row_shape_set(ra)) ++bad_div;
+  ra.d = 2048;
+  if (row_shape_set(ra)) ++bad_div;
   printf("fast_div: %d wrong\n", bad_div);
   failures += bad_div;
 }

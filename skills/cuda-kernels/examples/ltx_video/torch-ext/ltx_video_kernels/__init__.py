@@ -215,8 +215,8 @@ def rms_norm_rope_qk_with_config(
     multiple of 16 bytes, aligned operands) and refuses other inputs. ``flags`` QK_LEAN:
     the lean one-chunk kernel, held to 48 registers with 32-bit row offsets
     (chunks_per_thread 1, threads_per_row <= 256, fewer than 2^31 rows; bit for bit the same).
-    rms_norm_rope_qk runs it wherever those hold (d <= 2048 in bf16); flags 0 here runs the
-    plain one-chunk kernel.
+    rms_norm_rope_qk and rms_norm_rope run it wherever those hold on the 16-byte path (d <= 2048
+    in bf16/fp16, <= 1024 in fp32); flags 0 here runs the plain one-chunk kernel.
     """
     q_out, k_out = ops.rms_norm_rope_qk_with_config(
         q, k, weight_q, weight_k, cos, sin, float(eps), int(threads_per_row), int(chunks_per_thread), int(flags))
