@@ -12,6 +12,8 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <type_traits>
 
@@ -50,6 +52,16 @@ inline unsigned grid_for(int64_t rows, int rpb) {
 }
 
 inline int rows_per_block(int tpr) { return tpr >= 256 ? 1 : 256 / tpr; }
+
+// The row-kernel launchers' guard (row_shape_set's note in ltx_kernels.h): args that skipped
+// set_row_shape are a host-code bug, so it aborts like the launchers' other impossible cases.
+template <typename Args>
+inline void require_row_shape(const Args& a, const char* launcher) {
+  if (!row_shape_set(a)) {
+    fprintf(stderr, "ltx %s: row-kernel args built without set_row_shape\n", launcher);
+    abort();
+  }
+}
 
 
 // ---------------------------------------------------------------- conversions

@@ -175,8 +175,7 @@ inline void set_row_shape(Args& a, int d, int tpr) {
 
 // Whether set_row_shape filled `a`: args built field by field would leave tpr_div and inv_d
 // zero, and the kernels would then split each block by 1 and normalize by rsqrt(eps), with
-// no error. The launchers of the row kernels abort on false (a host-code bug, like their
-// other impossible cases).
+// no error. The launchers of the row kernels abort on false (require_row_shape).
 template <typename Args>
 inline bool row_shape_set(const Args& a) {
   const FastDiv want = make_fast_div(a.tpr);

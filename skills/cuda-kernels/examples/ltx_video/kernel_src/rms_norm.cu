@@ -253,10 +253,7 @@ size_t launch_pipe_vpt(const NormArgs& a, int vpt, int stages, cudaStream_t stre
 }  // namespace
 
 void launch_rms_norm_rows(DType dt, const NormArgs& a, int vpt, bool late, bool lean, cudaStream_t stream) {
-  if (!row_shape_set(a)) {
-    fprintf(stderr, "ltx %s: row-kernel args built without set_row_shape\n", __func__);
-    abort();
-  }
+  require_row_shape(a, __func__);
   dispatch_dtype(dt, [&](auto tag) {
     using T = typename decltype(tag)::type;
     if (a.weight != nullptr)
@@ -267,10 +264,7 @@ void launch_rms_norm_rows(DType dt, const NormArgs& a, int vpt, bool late, bool 
 }
 
 void launch_rms_norm_loop(DType dt, const NormArgs& a, int block, bool vec, cudaStream_t stream) {
-  if (!row_shape_set(a)) {
-    fprintf(stderr, "ltx %s: row-kernel args built without set_row_shape\n", __func__);
-    abort();
-  }
+  require_row_shape(a, __func__);
   dispatch_dtype(dt, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const dim3 grid(grid_for(a.rows, 1));
@@ -283,10 +277,7 @@ void launch_rms_norm_loop(DType dt, const NormArgs& a, int block, bool vec, cuda
 }
 
 void launch_rms_norm_colstat(DType dt, const NormArgs& a, int vpt, int strip_rows, int flags, cudaStream_t stream) {
-  if (!row_shape_set(a)) {
-    fprintf(stderr, "ltx %s: row-kernel args built without set_row_shape\n", __func__);
-    abort();
-  }
+  require_row_shape(a, __func__);
   dispatch_dtype(dt, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const bool add = a.residual != nullptr;
@@ -304,10 +295,7 @@ void launch_rms_norm_colstat(DType dt, const NormArgs& a, int vpt, int strip_row
 }
 
 size_t launch_rms_norm_pipe(DType dt, const NormArgs& a, int vpt, int stages, cudaStream_t stream) {
-  if (!row_shape_set(a)) {
-    fprintf(stderr, "ltx %s: row-kernel args built without set_row_shape\n", __func__);
-    abort();
-  }
+  require_row_shape(a, __func__);
   size_t status = 0;
   dispatch_dtype(dt, [&](auto tag) {
     using T = typename decltype(tag)::type;

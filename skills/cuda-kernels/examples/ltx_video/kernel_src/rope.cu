@@ -21,11 +21,11 @@
 // the matching 32 bytes of fp32 cos and of sin) are the unit of work. The
 // fused kernel keeps its rows in registers like rms_norm.cu - q, k, cos and
 // sin, all requested before the reduction so that every DRAM byte of the row
-// is in flight at once (1 chunk per thread at d = 2048: 48 registers for bf16 in
-// the lean variant the default runs, 64 without it, ptxas -v; 3 at d = 3072, norm_rope_forward in ltx_ops.cpp says why) - and
-// runs only on the 16-byte path; misaligned or odd-sized inputs are
-// normalized by the scalar loop kernel and rotated by rope_kernel's scalar
-// path instead (ltx_ops.cpp decides).
+// is in flight at once (1 chunk per thread at d = 2048: 48 registers for bf16
+// in the lean variant the default runs, 64 without it, ptxas -v; 3 at d = 3072,
+// norm_rope_forward in ltx_ops.cpp says why) - and runs only on the 16-byte
+// path; misaligned or odd-sized inputs are normalized by the scalar loop kernel
+// and rotated by rope_kernel's scalar path instead (ltx_ops.cpp decides).
 
 #include <c10/cuda/CUDAException.h>
 
@@ -37,10 +37,7 @@
 namespace ltx {
 
 void launch_rope(DType dt, const RopeArgs& a, bool vec, cudaStream_t stream) {
-  if (!row_shape_set(a)) {
-    fprintf(stderr, "ltx %s: row-kernel args built without set_row_shape\n", __func__);
-    abort();
-  }
+  require_row_shape(a, __func__);
   dispatch_dtype(dt, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const int rpb = rows_per_block(a.tpr);
@@ -81,10 +78,7 @@ void launch_rope_flat(DType dt, const RopeArgs& a, int cpt, cudaStream_t stream)
 }
 
 void launch_rms_norm_rope(DType dt, const RopeArgs& a, int vpt, bool lean, cudaStream_t stream) {
-  if (!row_shape_set(a)) {
-    fprintf(stderr, "ltx %s: row-kernel args built without set_row_shape\n", __func__);
-    abort();
-  }
+  require_row_shape(a, __func__);
   dispatch_dtype(dt, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const int rpb = rows_per_block(a.tpr);
