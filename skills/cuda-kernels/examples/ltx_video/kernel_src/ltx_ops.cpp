@@ -166,7 +166,7 @@ RowConfig choose_row_config(int64_t d, int n_per_chunk, int target) {
 
 // Chunks per thread the heuristic aims for, by the number of operand rows the
 // kernel holds in registers (16 bytes each per chunk, 4 registers):
-//   plain (x [, w]): 4 - bf16 2048 -> 64x4, 3072 -> 96x4;
+//   plain (x [, w]): 3 - bf16 2048 -> 128x2, 3072 -> 128x3;
 //   modulate (x, scale, shift [, w]): 4 - 2048 -> 64x4, 3072 -> 96x4 (run by the pipelined
 //     kernel, adaln_default_stages);
 //   fused add (x, residual, gate, scale, shift [, w]): 4 - 2048 -> 64x4, 3072 -> 96x4;
@@ -174,7 +174,10 @@ RowConfig choose_row_config(int64_t d, int n_per_chunk, int target) {
 //     (adaln_default_lean below: 2048 -> 128x2, 3072 -> 192x2).
 // Chosen on the H200 by measurement. Plain: benchmarks/sweep_norm_targets.sh +
 // pick_norm_targets.py (run 4, benchmarks/logs/h200_run4/target_sweep): 4 beat 6 by 2 %
-// summed over the shapes >= 20 MB. Modulate and fused add: bench_ops.py --sweep-adaln
+// summed over the shapes >= 20 MB; after the FastDiv change (run 20) the weighted norm
+// lost 4-9 % at 2048 and 2688 rows, and bench_ops.py --ops rms_norm --sweep (run 22,
+// benchmarks/logs/h200_run22) timed 128x2 / 128x3 1.2-8.6 % faster than 64x4 / 96x4 on 6
+// of 9 shapes, so the target is 3, the one that picks both. Modulate and fused add: bench_ops.py --sweep-adaln
 // (run 5, benchmarks/logs/h200_run5/adaln_sweep.json), every threads x chunks of the rows
 // kernel and of the column-stationary kernel on the >= 64 MB and 2688-token shapes: the
 // fused add at 4 chunks was 1.13-1.28x faster than at 2 on this kernel (the earlier target
@@ -183,7 +186,7 @@ RowConfig choose_row_config(int64_t d, int n_per_chunk, int target) {
 // than 6 %. Modulate at 3072 ran 128x3 (1.05x faster than 96x4 on
 // the rows kernel in run 5) until run 13 put the pipelined kernel first there, where 96x4
 // was 0.6-1.2 % faster than 128x3.
-int norm_target_vpt(bool mod, bool add) { return add ? 4 : mod ? 4 : 4; }
+int norm_target_vpt(bool mod, bool add) { return add ? 4 : mod ? 4 : 3; }
 
 // The largest chunk count with a rows kernel for this operand set (rms_norm.cu).
 int max_rows_vpt(bool mod, bool add) { return add ? kMaxVptAdd : mod ? kMaxVptMod : 16; }
