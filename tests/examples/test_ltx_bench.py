@@ -79,16 +79,16 @@ def test_the_adaln_sweep_is_opt_in_counted_and_covers_every_issue_and_ltx_shape(
     assert plan["measurements"] == plan["adaln_sweep_measurements"] + 3 * plan["cases"]  # kernel, eager, compile
     # every (threads, chunks) gets the rows kernel with scale/shift held early (flags 0),
     # read late (4) and the pipelined kernel (8, 16) - those three in blocks of <= 256
-    # threads only - the lean kernel (64) at 1-2 chunks, and every rows_per_block x flags
+    # threads only - the lean kernel (64) and its reload variant (128) at 1-2 chunks, and every rows_per_block x flags
     # point of the column-stationary kernel (blocks of <= 256 threads)
     grid = bench_ops.adaln_sweep_grid(2048)
     assert {(64, 4, 0, f) for f in (0, 4, 8, 16)} <= set(grid) and (64, 4, 16, 3) in grid
-    assert {(128, 2, 0, 64), (256, 1, 0, 64)} <= set(grid)
-    assert all(f in (0, 4, 8, 16, 64) for _, _, r, f in grid if r == 0)
-    assert all(r == 0 for _, _, r, f in grid if f & (4 | 8 | 16 | 64))
+    assert {(128, 2, 0, 64), (256, 1, 0, 64), (128, 2, 0, 128), (256, 1, 0, 128)} <= set(grid)
+    assert all(f in (0, 4, 8, 16, 64, 128) for _, _, r, f in grid if r == 0)
+    assert all(r == 0 for _, _, r, f in grid if f & (4 | 8 | 16 | 64 | 128))
     assert all(t <= 256 for t, _, _, f in grid if f & (4 | 8 | 16))
-    assert all(v <= 2 and f == 64 for _, v, _, f in grid if f & 64)
-    assert (384, 1, 0, 64) in bench_ops.adaln_sweep_grid(3072)
+    assert all(v <= 2 and f in (64, 128) for _, v, _, f in grid if f & (64 | 128))
+    assert {(384, 1, 0, 64), (384, 1, 0, 128)} <= set(bench_ops.adaln_sweep_grid(3072))
     assert all(t <= 256 for t, _, r, _ in bench_ops.adaln_sweep_grid(3072) if r > 0)
     # --adaln-rows-only: just the rows_per_block 0 points, a sweep that fits one GPU call
     rows_only = bench_ops.adaln_sweep_grid(3072, colstat=False)
@@ -202,6 +202,7 @@ def test_the_benchmarks_flag_numbers_are_the_packages(bench_ops) -> None:
     init = (BENCH.parent / "torch-ext" / "ltx_video_kernels" / "__init__.py").read_text(encoding="utf-8")
     package = {m.group(1): int(m.group(2)) for m in re.finditer(r"^([A-Z_]+) = (\d+)\b", init, re.M)}
     assert package["ADALN_LEAN"] == bench_ops.ADALN_LEAN
+    assert package["ADALN_RELOAD"] == bench_ops.ADALN_RELOAD
     assert package["QK_LEAN"] == bench_ops.QK_LEAN
     lean_points = [p for p in bench_ops.qk_sweep_points(2048) if p[2]]
     assert lean_points == [(256, 1, package["QK_LEAN"])]

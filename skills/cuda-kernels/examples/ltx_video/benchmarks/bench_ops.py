@@ -39,7 +39,7 @@ and compile counts, estimated seconds) is printed first; --plan prints it and ex
 
 --sweep-adaln times the opt-in AdaLN launch knobs (README "Opt-in AdaLN launch knobs") and
 writes them under the JSON key "adaln_sweep"; make_results.py does not render it.
---adaln-rows-only leaves the column-stationary grid out (rows_per_block 0: flags 0, 4, 8, 16, 64).
+--adaln-rows-only leaves the column-stationary grid out (rows_per_block 0: flags 0, 4, 8, 16, 64, 128).
 --adaln-ungated sweeps the fused add without its gate (h = residual + x), the call LTX's
 blocks make after attn2; the main table times the gated form.
 --sweep-rope times rope_interleaved's per-row and flat kernels (JSON key "rope_sweep").
@@ -106,19 +106,22 @@ SWEEP = {
 # the issue asks for torch.compile to be beaten on each). For each (threads per row, chunks
 # per thread): rows_per_block 0 with flags 0 (the default rows kernel at that config), 4
 # (scale/shift read after the reduction), 8 and 16 (the pipelined kernel, 2 / 3 stages),
-# 64 at 1-2 chunks (the lean kernel: 40 / 64 registers, 32-bit row offsets) and, unless
-# --adaln-rows-only, the column-stationary kernel at every rows_per_block x
-# flags below (flags bit 0 = streaming cache hints, bit 1 = prefetch the next row). The
-# default op itself is timed in the same row.
+# 64 at 1-2 chunks (the lean kernel: 40 / 64 registers, 32-bit row offsets), 128 at 1-2
+# chunks (the lean kernel reading x or h again after the reduction: 32-64 registers) and,
+# unless --adaln-rows-only, the column-stationary kernel at every rows_per_block x flags
+# below (flags bit 0 = streaming cache hints, bit 1 = prefetch the next row). The default op
+# itself is timed in the same row.
 ADALN_SWEEP_TPR_VPT = {
     2048: [(64, 4), (128, 2), (256, 1)],
     3072: [(96, 4), (128, 3), (192, 2), (384, 1)],
 }
 ADALN_SWEEP_ROWS = [1, 4, 16, 64]
 ADALN_SWEEP_FLAGS = [0, 1, 2, 3]
-ADALN_ROWS_FLAGS = [0, 4, 8, 16, 64]
+ADALN_ROWS_FLAGS = [0, 4, 8, 16, 64, 128]
 ADALN_LATE_MAX_TPR = 256  # flags 4, 8, 16 run blocks of at most 256 threads (kMaxLateBlock, kMaxPipeBlock)
 ADALN_LEAN = 64  # the lean kernel exists at 1-2 chunks per thread (kMaxVptLean)
+ADALN_RELOAD = 128  # the lean kernel's two-read variant, same limits
+ADALN_LEAN_FLAGS = (ADALN_LEAN, ADALN_RELOAD)
 ADALN_SWEEP_OPS = ("rms_norm_modulate", "add_rms_norm_modulate")
 
 
@@ -131,7 +134,7 @@ def adaln_sweep_grid(d: int, colstat: bool = True) -> list[tuple[int, int, int, 
     grid = []
     for tpr, vpt in ADALN_SWEEP_TPR_VPT.get(d, []):
         grid += [(tpr, vpt, 0, f) for f in ADALN_ROWS_FLAGS
-                 if f == 0 or (vpt <= 2 if f == ADALN_LEAN else tpr <= ADALN_LATE_MAX_TPR)]
+                 if f == 0 or (vpt <= 2 if f in ADALN_LEAN_FLAGS else tpr <= ADALN_LATE_MAX_TPR)]
         if colstat and tpr <= ADALN_LATE_MAX_TPR:  # the column-stationary kernel: blocks of <= 256 too
             grid += [(tpr, vpt, r, f) for r in ADALN_SWEEP_ROWS for f in ADALN_SWEEP_FLAGS]
     return grid

@@ -204,6 +204,26 @@ __device__ __forceinline__ void store_pack16(T* __restrict__ p, const Pack<T, N>
 #endif
 }
 
+// One coherent 16-byte load (ld.global, not the read-only ld.global.nc of load_pack): for
+// data this kernel itself stored earlier (the RELOAD rows kernel reads back residual_out).
+template <typename T, int N>
+__device__ __forceinline__ void load_pack16_coherent(Pack<T, N>& dst, const T* p) {
+  static_assert(sizeof(Pack<T, N>) == 16, "one 16-byte word");
+  uint4 raw;
+#if defined(__CUDA_ARCH__)
+  asm volatile("ld.global.v4.b32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(raw.x), "=r"(raw.y), "=r"(raw.z), "=r"(raw.w)
+               : "l"(p)
+               : "memory");
+#else
+#if defined(LTX_CPU_EMULATION)
+  emu_check_align(p);
+#endif
+  memcpy(&raw, static_cast<const void*>(p), 16);
+#endif
+  memcpy(&dst, &raw, 16);
+}
+
 // Streaming (evict-first) 16-byte accesses, ld.global.cs / st.global.cs: for data touched
 // once (x, the residual, the outputs), so that it does not push the operands every row
 // re-reads out of L1/L2. Used only by the opt-in column-stationary kernel (flag bit 0).

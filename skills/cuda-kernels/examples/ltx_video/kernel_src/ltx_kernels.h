@@ -226,7 +226,12 @@ constexpr int kMaxLateBlock = 256;
 constexpr int kRowsLean = 64;
 constexpr int kMaxVptLean = 2;
 constexpr int64_t kLeanMaxRows = int64_t{1} << 31;
-void launch_rms_norm_rows(DType dt, const NormArgs& a, int vpt, bool late, bool lean, cudaStream_t stream);
+// reload: the lean kernel that holds nothing across the reduction and reads x (or the h it
+// stored) again after it, at most 32 registers (rms_norm_kernels.cuh, RELOAD); the
+// *_with_config AdaLN ops' flag kRowsReload, same limits as flag kRowsLean. Sweep knob.
+constexpr int kRowsReload = 128;
+void launch_rms_norm_rows(DType dt, const NormArgs& a, int vpt, bool late, bool lean, bool reload,
+                          cudaStream_t stream);
 // One block of `block` threads per row, two reads of x; vec = 16-byte path.
 void launch_rms_norm_loop(DType dt, const NormArgs& a, int block, bool vec, cudaStream_t stream);
 // Opt-in column-stationary AdaLN kernel (rms_norm_kernels.cuh): 16-byte path, scale and

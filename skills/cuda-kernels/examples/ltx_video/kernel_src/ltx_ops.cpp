@@ -219,6 +219,7 @@ struct NormRequest {
   bool late_modulation = false;  // rows kernel reads scale/shift after the reduction (sweep knob)
   int pipe_stages = 0;  // > 0: the opt-in pipelined AdaLN kernel with this many stages
   bool lean = false;  // the lean 1-2 chunk rows kernel (kRowsLean; sweep knob)
+  bool reload = false;  // its two-read variant (kRowsReload; sweep knob)
 };
 
 // Pipeline stages the default AdaLN ops run the pipelined kernel with (0 = the rows kernel),
@@ -310,13 +311,13 @@ std::tuple<at::Tensor, at::Tensor> norm_forward(const NormRequest& q) {
   TORCH_CHECK(q.pipe_stages == 0 || vec, op,
               ": flags 8 and 16 run the pipelined kernel, which has only the 16-byte path: the last dim (", d64,
               ") must be a multiple of ", n, " and every operand 16-byte aligned with 16-byte row strides");
-  TORCH_CHECK(!q.lean || vec, op,
-              ": flag 64 runs the lean rows kernel, which has only the 16-byte path: the last dim (", d64,
+  TORCH_CHECK(!(q.lean || q.reload) || vec, op, ": flag ", q.reload ? 128 : 64,
+              " runs a lean rows kernel, which has only the 16-byte path: the last dim (", d64,
               ") must be a multiple of ", n, " and every operand 16-byte aligned with 16-byte row strides");
   const int64_t rows = x.numel() / d64;
   // RowIndex::lean computes in 32 bits; 2^31 rows of even 8 bf16 elements are 32 GiB
-  TORCH_CHECK(!q.lean || rows < kLeanMaxRows, op, ": flag 64 (the lean rows kernel) takes fewer than 2^31",
-              " rows, got ", rows);
+  TORCH_CHECK(!(q.lean || q.reload) || rows < kLeanMaxRows, op, ": flag ", q.reload ? 128 : 64,
+              " (a lean rows kernel) takes fewer than 2^31 rows, got ", rows);
   const bool lean_default = q.tpr <= 0 && vec && rows < kLeanMaxRows && adaln_default_lean(mod, add, w.defined());
   int tpr = q.tpr, vpt = q.vpt;
   if (tpr <= 0) {
@@ -387,7 +388,7 @@ std::tuple<at::Tensor, at::Tensor> norm_forward(const NormRequest& q) {
   if (vpt == 0)
     launch_rms_norm_loop(dtype_of(x), a, tpr, vec, stream);
   else
-    launch_rms_norm_rows(dtype_of(x), a, vpt, q.late_modulation && scale.defined(), lean, stream);
+    launch_rms_norm_rows(dtype_of(x), a, vpt, q.late_modulation && scale.defined(), lean, q.reload && mod, stream);
   return {out, residual_out};
 }
 
@@ -616,14 +617,16 @@ void check_adaln_config(const char* op, const at::Tensor& x, int64_t tpr, int64_
   TORCH_CHECK(strip_rows >= 0 && strip_rows <= kMaxStripRows, op, ": rows_per_block must be 0 (the default rows",
               " kernel) or 1..", kMaxStripRows, " (the column-stationary kernel), got ", strip_rows);
   constexpr int64_t kPipe = kAdalnPipe2 | kAdalnPipe3;
-  constexpr int64_t kKnown = kColstatStream | kColstatPrefetch | kRowsLateModulation | kPipe | kRowsLean;
+  constexpr int64_t kKnown =
+      kColstatStream | kColstatPrefetch | kRowsLateModulation | kPipe | kRowsLean | kRowsReload;
   TORCH_CHECK((flags & ~kKnown) == 0, op,
               ": flags is a bit set (1 = streaming cache hints, 2 = prefetch the next row, 4 = read scale/shift",
-              " after the reduction, 8 / 16 = the pipelined kernel with 2 / 3 stages, 64 = the lean rows kernel),",
-              " got ", flags);
-  TORCH_CHECK((flags & kRowsLean) == 0 || (flags == kRowsLean && strip_rows == 0 && vpt >= 1 && vpt <= kMaxVptLean),
-              op, ": flag 64 (the lean rows kernel) takes rows_per_block 0, chunks_per_thread 1..", kMaxVptLean,
-              " and no other flag");
+              " after the reduction, 8 / 16 = the pipelined kernel with 2 / 3 stages, 64 = the lean rows kernel,",
+              " 128 = the lean rows kernel reading x again after the reduction), got ", flags);
+  for (const int64_t lean_flag : {int64_t{kRowsLean}, int64_t{kRowsReload}})
+    TORCH_CHECK((flags & lean_flag) == 0 || (flags == lean_flag && strip_rows == 0 && vpt >= 1 && vpt <= kMaxVptLean),
+                op, ": flag ", lean_flag, " (a lean rows kernel) takes rows_per_block 0, chunks_per_thread 1..",
+                kMaxVptLean, " and no other flag");
   TORCH_CHECK(strip_rows > 0 || (flags & (kColstatStream | kColstatPrefetch)) == 0, op,
               ": flags 1 and 2 need the column-stationary kernel (rows_per_block >= 1)");
   TORCH_CHECK(strip_rows == 0 || (flags & (kRowsLateModulation | kPipe)) == 0, op,
@@ -662,6 +665,7 @@ void set_adaln_config(NormRequest& q, int64_t tpr, int64_t vpt, int64_t strip_ro
   q.late_modulation = (flags & kRowsLateModulation) != 0;
   q.pipe_stages = (flags & kAdalnPipe2) != 0 ? 2 : (flags & kAdalnPipe3) != 0 ? 3 : 0;
   q.lean = (flags & kRowsLean) != 0;
+  q.reload = (flags & kRowsReload) != 0;
 }
 
 }  // namespace

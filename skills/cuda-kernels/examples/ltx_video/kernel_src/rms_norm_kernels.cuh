@@ -125,11 +125,30 @@ __device__ __forceinline__ void finish_chunk(const Pack<T, N>& v, float rstd, co
 // and lost to torch.compile's 32-register two-pass kernel at 4 x 1024 x 2048; uncapped at 1-2
 // chunks it still took 64-84. Lean at 2 chunks was the fused add's fastest configuration on
 // every shape of the H200 run-16 sweep (README, "The lean fused add").
-template <typename T, int VPT, bool HAS_W, bool MOD, bool ADD, bool LATE = false, bool LEAN = false>
-__global__ void __launch_bounds__(LATE ? 256 : 512, LATE ? (ADD ? 3 : 4) : LEAN ? (VPT == 1 ? 3 : 2) : 0)
+// RELOAD (AdaLN only, on top of LEAN; opt-in through the *_with_config ops' flag 128):
+// nothing the output needs is held across the reduction. x (modulate) or the h just stored
+// to residual_out (fused add) is read again after it, with scale, shift and the weight, as
+// torch.compile's two-pass reduction kernels do; the second read should hit L1/L2. It trades
+// that traffic for registers (rows_min_blocks: 32 for modulate at one chunk, so an SM holds
+// 2048 threads). Same reduction and math as the kernel without it: bit-identical results.
+// The launch bounds' minimum of resident blocks (LATE: 256 threads, else 512), i.e. the
+// register cap 65536 / (threads * blocks): LATE 64 / 80, LEAN 40 / 64, RELOAD 32 (modulate
+// at one chunk), 40 (modulate at two, the fused add at one) or 64 (the fused add at two:
+// its x, residual and gate chunks spilled at 40, ptxas -v, sm_90); 0 = no cap.
+constexpr int rows_min_blocks(int vpt, bool add, bool late, bool lean, bool reload) {
+  if (late) return add ? 3 : 4;
+  if (reload) return add ? (vpt == 1 ? 3 : 2) : (vpt == 1 ? 4 : 3);
+  if (lean) return vpt == 1 ? 3 : 2;
+  return 0;
+}
+
+template <typename T, int VPT, bool HAS_W, bool MOD, bool ADD, bool LATE = false, bool LEAN = false,
+          bool RELOAD = false>
+__global__ void __launch_bounds__(LATE ? 256 : 512, rows_min_blocks(VPT, ADD, LATE, LEAN, RELOAD))
     rms_norm_rows_kernel(const NormArgs a) {
   static_assert(!LATE || MOD, "LATE is the AdaLN kernels' variant");
   static_assert(!LEAN || (MOD && !LATE && VPT <= kMaxVptLean), "LEAN is the AdaLN kernels' 1-2 chunk variant");
+  static_assert(!RELOAD || LEAN, "RELOAD is a variant of the lean kernel");
   constexpr int N = VecWidth<T>::value;
   using P = Pack<T, N>;
   __shared__ float red[32];
@@ -144,7 +163,8 @@ __global__ void __launch_bounds__(LATE ? 256 : 512, LATE ? (ADD ? 3 : 4) : LEAN 
   const T* __restrict__ shift = static_cast<const T*>(a.shift);
   T* __restrict__ out = static_cast<T*>(a.out);
   const float inv_d = a.inv_d;
-  constexpr bool kEarlyW = HAS_W && VPT <= 6;
+  constexpr bool kEarlyW = HAS_W && VPT <= 6 && !RELOAD;
+  constexpr bool kLateMod = LATE || RELOAD;  // scale/shift are read after the reduction
 
   for (int64_t base = static_cast<int64_t>(blockIdx.x) * rpb; base < a.rows;
        base += static_cast<int64_t>(gridDim.x) * rpb) {
@@ -152,7 +172,7 @@ __global__ void __launch_bounds__(LATE ? 256 : 512, LATE ? (ADD ? 3 : 4) : LEAN 
     const bool active = row < a.rows;
     P v[VPT];
     P wv[kEarlyW ? VPT : 1];
-    P sv[MOD && !LATE ? VPT : 1], hv[MOD && !LATE ? VPT : 1];
+    P sv[MOD && !kLateMod ? VPT : 1], hv[MOD && !kLateMod ? VPT : 1];
     float ss[1] = {0.0f};
     if (active) {
       const int64_t xoff = row_at<LEAN>(a.xi, row);
@@ -172,9 +192,9 @@ __global__ void __launch_bounds__(LATE ? 256 : 512, LATE ? (ADD ? 3 : 4) : LEAN 
       if constexpr (ADD) {
         rr = static_cast<const T*>(a.residual) + ((a.same & kResidualAsX) ? xoff : row_at<LEAN>(a.ri, row));
         if (a.gate != nullptr) {
-          if constexpr (MOD && !LATE) soff = row_at<LEAN>(a.si, row);
+          if constexpr (MOD && !kLateMod) soff = row_at<LEAN>(a.si, row);
           gr = static_cast<const T*>(a.gate) +
-               (MOD && !LATE && (a.same & kGateAsScale) ? soff : row_at<LEAN>(a.gi, row));
+               (MOD && !kLateMod && (a.same & kGateAsScale) ? soff : row_at<LEAN>(a.gi, row));
         }
 #pragma unroll
         for (int k = 0; k < VPT; ++k) {
@@ -192,7 +212,7 @@ __global__ void __launch_bounds__(LATE ? 256 : 512, LATE ? (ADD ? 3 : 4) : LEAN 
           if (e < d) load_pack<true>(wv[k], w + e, N);
         }
       }
-      if constexpr (MOD && !LATE) {
+      if constexpr (MOD && !kLateMod) {
         if (!ADD || a.gate == nullptr) soff = row_at<LEAN>(a.si, row);
         const T* __restrict__ srow = scale + soff;
         const T* __restrict__ hrow = shift + ((a.same & kShiftAsScale) ? soff : row_at<LEAN>(a.hi, row));
@@ -228,10 +248,29 @@ __global__ void __launch_bounds__(LATE ? 256 : 512, LATE ? (ADD ? 3 : 4) : LEAN 
     if (active) {
       const float rstd = rsqrtf(ss[0] * inv_d + a.eps);
       T* __restrict__ orow = out + row * d;
-      const int64_t soff_late = LATE ? row_at<LEAN>(a.si, row) : 0;
-      const T* __restrict__ srow_late = LATE ? scale + soff_late : nullptr;
+      const int64_t soff_late = kLateMod ? row_at<LEAN>(a.si, row) : 0;
+      const T* __restrict__ srow_late = kLateMod ? scale + soff_late : nullptr;
       const T* __restrict__ hrow_late =
-          LATE ? shift + ((a.same & kShiftAsScale) ? soff_late : row_at<LEAN>(a.hi, row)) : nullptr;
+          kLateMod ? shift + ((a.same & kShiftAsScale) ? soff_late : row_at<LEAN>(a.hi, row)) : nullptr;
+      if constexpr (RELOAD) {
+        // h comes back from residual_out, which this thread stored before the reduction:
+        // a coherent load (the read-only path may not see this kernel's own writes).
+        if constexpr (ADD) {
+          const T* ro = static_cast<const T*>(a.residual_out) + row * d;
+#pragma unroll
+          for (int k = 0; k < VPT; ++k) {
+            const int e = (lane + k * tpr) * N;
+            if (e < d) load_pack16_coherent(v[k], ro + e);
+          }
+        } else {
+          const T* __restrict__ xr = x + row_at<LEAN>(a.xi, row);
+#pragma unroll
+          for (int k = 0; k < VPT; ++k) {
+            const int e = (lane + k * tpr) * N;
+            if (e < d) load_pack<true>(v[k], xr + e, N);
+          }
+        }
+      }
 #pragma unroll
       for (int k = 0; k < VPT; ++k) {
         const int e = (lane + k * tpr) * N;
@@ -255,7 +294,7 @@ __global__ void __launch_bounds__(LATE ? 256 : 512, LATE ? (ADD ? 3 : 4) : LEAN 
             for (int i = 0; i < N; ++i) y[i] *= wf[i];
           }
           if constexpr (MOD) {
-            if constexpr (LATE) {
+            if constexpr (kLateMod) {
               P sl, hl;
               load_pack<true>(sl, srow_late + e, N);
               load_pack<true>(hl, hrow_late + e, N);

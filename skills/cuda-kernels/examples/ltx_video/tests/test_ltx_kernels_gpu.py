@@ -315,7 +315,8 @@ def test_norm_family_where_the_launch_path_switches(kernels: ModuleType, dtype, 
 # ------------------------------------------- AdaLN *_with_config (the opt-in sweep ops)
 # rows_per_block 0 forces the default rows kernel (flag 4: scale/shift read after the
 # reduction; flags 8 / 16: the pipelined kernel with 2 / 3 stages; flag 64: the lean kernel
-# at 1-2 chunks per thread, 32-bit row offsets); >= 1 runs the
+# at 1-2 chunks per thread, 32-bit row offsets; flag 128: the lean kernel reading x, or the
+# h it stored, again after the reduction); >= 1 runs the
 # column-stationary kernel (one batch's scale/shift/gate/weight held in registers over
 # rows_per_block rows).
 ADALN_FLAGS = [0, 1, 2, 3]  # bit 0: streaming cache hints, bit 1: prefetch the next row
@@ -344,7 +345,7 @@ def test_adaln_with_config_matches_float64_and_the_rows_kernel(kernels: ModuleTy
     def flags_for(tpr: int, vpt: int) -> list[int]:
         if rows_per_block:
             return ADALN_FLAGS
-        lean = [64] if vpt <= 2 else []
+        lean = [64, 128] if vpt <= 2 else []
         return ([0, 4, 8, 16] if tpr <= 256 else [0]) + lean  # flags 4, 8, 16: blocks of at most 256 threads
 
     points = [(t, v, wt, f) for (t, v), wt in itertools.product(_adaln_configs(d, n), (None, w))
@@ -398,18 +399,21 @@ def test_adaln_with_config_per_token_tables_and_strided_rows(kernels: ModuleType
             assert torch.equal(out, d_out) and torch.equal(h, d_h)
         out = kernels.rms_norm_modulate_with_config(x4, None, t4[:, :, :, 1], t4[:, :, :, 0], 1e-6, tpr, vpt, 0, fl)
         assert_close(out, exact.modulate(exact.rms_norm(x4, None, 1e-6), t4[:, :, :, 1], t4[:, :, :, 0]), dtype)
-    # the lean kernel (flag 64, 2 chunks per thread): the same layouts, bit for bit the rows kernel
+    # the lean kernel (flag 64, 2 chunks per thread) and its reload variant (flag 128): the
+    # same layouts, bit for bit the rows kernel
     lt, lv = 2048 // n // 2, 2
-    for table in (per_tok, _ada_table(2, 1, d, dtype, seed=8)):
-        shift, scale, gate = table[:, :, 0], table[:, :, 1], table[:, :, 2]
-        out = kernels.rms_norm_modulate_with_config(x, None, scale, shift, 1e-6, lt, lv, 0, 64)
-        assert torch.equal(out, kernels.rms_norm_modulate_with_config(x, None, scale, shift, 1e-6, lt, lv, 0, 0))
-        out, h = kernels.add_rms_norm_modulate_with_config(x, x.flip(1), gate, None, scale, shift, 1e-6, lt, lv, 0, 64)
-        d_out, d_h = kernels.add_rms_norm_modulate_with_config(x, x.flip(1), gate, None, scale, shift, 1e-6,
-                                                               lt, lv, 0, 0)
-        assert torch.equal(out, d_out) and torch.equal(h, d_h)
-    out = kernels.rms_norm_modulate_with_config(x4, None, t4[:, :, :, 1], t4[:, :, :, 0], 1e-6, lt, lv, 0, 64)
-    assert_close(out, exact.modulate(exact.rms_norm(x4, None, 1e-6), t4[:, :, :, 1], t4[:, :, :, 0]), dtype)
+    for fl in (64, 128):
+        for table in (per_tok, _ada_table(2, 1, d, dtype, seed=8)):
+            shift, scale, gate = table[:, :, 0], table[:, :, 1], table[:, :, 2]
+            out = kernels.rms_norm_modulate_with_config(x, None, scale, shift, 1e-6, lt, lv, 0, fl)
+            assert torch.equal(out, kernels.rms_norm_modulate_with_config(x, None, scale, shift, 1e-6, lt, lv, 0, 0))
+            out, h = kernels.add_rms_norm_modulate_with_config(x, x.flip(1), gate, None, scale, shift, 1e-6,
+                                                               lt, lv, 0, fl)
+            d_out, d_h = kernels.add_rms_norm_modulate_with_config(x, x.flip(1), gate, None, scale, shift, 1e-6,
+                                                                   lt, lv, 0, 0)
+            assert torch.equal(out, d_out) and torch.equal(h, d_h)
+        out = kernels.rms_norm_modulate_with_config(x4, None, t4[:, :, :, 1], t4[:, :, :, 0], 1e-6, lt, lv, 0, fl)
+        assert_close(out, exact.modulate(exact.rms_norm(x4, None, 1e-6), t4[:, :, :, 1], t4[:, :, :, 0]), dtype)
     empty = randn(0, 7, d, dtype=dtype)
     assert kernels.rms_norm_modulate_with_config(empty, None, randn(0, 1, d, dtype=dtype),
                                                  randn(0, 1, d, dtype=dtype), 1e-6, tpr, vpt, 8, 0).shape == empty.shape
@@ -467,17 +471,21 @@ def test_adaln_with_config_refuses_what_it_cannot_run(kernels: ModuleType) -> No
         f(x, None, s, h, 1e-6, 256, 0, 0, 16)
     with pytest.raises(RuntimeError, match="no flag 4"):
         f(x, None, s, h, 1e-6, 64, 4, 0, 12)
-    # flag 64: the lean kernel exists for 1-2 chunks, alone, on the rows kernel's grid
-    for tpr, vpt, rpb, fl in ((64, 4, 0, 64), (128, 2, 0, 72), (128, 2, 4, 64), (128, 2, 0, 68)):
+    # flags 64 and 128: the lean kernels exist for 1-2 chunks, alone, on the rows kernel's grid
+    for tpr, vpt, rpb, fl in ((64, 4, 0, 64), (128, 2, 0, 72), (128, 2, 4, 64), (128, 2, 0, 68), (128, 2, 0, 192)):
         with pytest.raises(RuntimeError, match="flag 64"):
+            f(x, None, s, h, 1e-6, tpr, vpt, rpb, fl)
+    for tpr, vpt, rpb, fl in ((64, 4, 0, 128), (128, 2, 0, 136), (128, 2, 4, 128), (128, 2, 0, 132)):
+        with pytest.raises(RuntimeError, match="flag 128"):
             f(x, None, s, h, 1e-6, tpr, vpt, rpb, fl)
     # awkward widths and misaligned views: only the 16-byte path exists, so refused, not rerouted
     odd = randn(2, 5, 1001)
     to = _ada_table(2, 1, 1001, torch.bfloat16)
     with pytest.raises(RuntimeError, match="16-byte path"):
         f(odd, None, to[:, :, 1], to[:, :, 0], 1e-6, 128, 1, 4, 0)
-    with pytest.raises(RuntimeError, match="16-byte path"):
-        f(odd, None, to[:, :, 1], to[:, :, 0], 1e-6, 128, 1, 0, 64)
+    for fl in (64, 128):
+        with pytest.raises(RuntimeError, match="16-byte path"):
+            f(odd, None, to[:, :, 1], to[:, :, 0], 1e-6, 128, 1, 0, fl)
     with pytest.raises(RuntimeError, match="16-byte path"):
         kernels.add_rms_norm_modulate_with_config(misaligned(x), x, None, None, s, h, 1e-6, 64, 4, 4, 0)
     with pytest.raises(RuntimeError, match="16-byte path"):

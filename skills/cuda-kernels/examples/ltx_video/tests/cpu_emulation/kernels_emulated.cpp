@@ -65,7 +65,7 @@ static int rpb(int tpr) { return tpr >= 256 ? 1 : 256 / tpr; }
 // is set as ltx_ops.cpp sets it.
 template <typename T>
 void test_norm(int B, int S, int D, int tpr, int vpt, bool weight, bool mod, bool add, bool gate, int pad,
-               bool per_token = false, bool late = false, int pipe = 0, bool mixed = false, bool lean = false) {
+               bool per_token = false, bool late = false, int pipe = 0, bool mixed = false, int lean = 0) {
   const int N = VecWidth<T>::value;
   int64_t rows = (int64_t)B * S, rs = D + pad, rrs = mixed ? rs + N : rs;
   auto xs = rand_vec<T>(rows * rs, 2.0f), rsd = rand_vec<T>(rows * rrs, 1.5f);
@@ -125,8 +125,10 @@ void test_norm(int B, int S, int D, int tpr, int vpt, bool weight, bool mod, boo
         if constexpr ((M || A) && V > kMaxVptMod) { std::abort(); }
         else if constexpr (M) {
           if (lean) {
-            if constexpr (V <= kMaxVptLean) emu_launch(grid, r * tpr, [&] { rms_norm_rows_kernel<T, V, W, M, A, false, true>(a); });
-            else std::abort();
+            if constexpr (V <= kMaxVptLean) {
+              if (lean == 2) emu_launch(grid, r * tpr, [&] { rms_norm_rows_kernel<T, V, W, M, A, false, true, true>(a); });
+              else emu_launch(grid, r * tpr, [&] { rms_norm_rows_kernel<T, V, W, M, A, false, true>(a); });
+            } else std::abort();
           } else if (late) emu_launch(grid, r * tpr, [&] { rms_norm_rows_kernel<T, V, W, M, A, true>(a); });
           else emu_launch(grid, r * tpr, [&] { rms_norm_rows_kernel<T, V, W, M, A>(a); });
         } else emu_launch(grid, r * tpr, [&] { rms_norm_rows_kernel<T, V, W, M, A>(a); });
@@ -174,7 +176,7 @@ void test_norm(int B, int S, int D, int tpr, int vpt, bool weight, bool mod, boo
   }
   std::string what = std::string("norm ") + tn<T>() + " D=" + std::to_string(D) + " tpr=" + std::to_string(tpr) + " vpt=" + std::to_string(vpt) +
       (weight ? " w" : "") + (mod ? " mod" : "") + (add ? " add" : "") + (gate ? " gate" : "") + (per_token ? " per-token" : "") +
-      (late ? " late" : "") + (lean ? " lean" : "") + (pipe ? " pipe" + std::to_string(pipe) : "") + (mixed ? " mixed" : "") +
+      (late ? " late" : "") + (lean == 1 ? " lean" : lean == 2 ? " reload" : "") + (pipe ? " pipe" + std::to_string(pipe) : "") + (mixed ? " mixed" : "") +
       " pad=" + std::to_string(pad);
   check(what.c_str(), out, ref);
   if (add) check((what + " residual").c_str(), rout, href);
@@ -415,12 +417,15 @@ template <typename T> void all() {
       }
       // the lean kernel (flag 64): 32-bit row offsets - per-token and per-batch tables,
       // padded rows, operands laid out differently, the grid-stride loop (grid 2 above)
+      // and its reload variant (flag 128: x or h read again after the reduction)
       if (vpt <= kMaxVptLean) {
-        test_norm<T>(2, 5, D, tpr, vpt, false, true, false, false, 8, false, false, 0, false, true);
-        test_norm<T>(2, 3, D, tpr, vpt, true, true, true, true, 8, true, false, 0, false, true);
-        test_norm<T>(2, 3, D, tpr, vpt, false, true, true, true, 0, false, false, 0, false, true);
-        test_norm<T>(2, 3, D, tpr, vpt, true, true, true, true, 8, true, false, 0, true, true);
-        test_norm<T>(3, 4, D, tpr, vpt, false, true, true, false, 0, true, false, 0, true, true);
+        for (int lean : {1, 2}) {
+          test_norm<T>(2, 5, D, tpr, vpt, false, true, false, false, 8, false, false, 0, false, lean);
+          test_norm<T>(2, 3, D, tpr, vpt, true, true, true, true, 8, true, false, 0, false, lean);
+          test_norm<T>(2, 3, D, tpr, vpt, false, true, true, true, 0, false, false, 0, false, lean);
+          test_norm<T>(2, 3, D, tpr, vpt, true, true, true, true, 8, true, false, 0, true, lean);
+          test_norm<T>(3, 4, D, tpr, vpt, false, true, true, false, 0, true, false, 0, true, lean);
+        }
       }
       // the pipelined kernel (flags 8 / 16): 2 and 3 stages, more row groups than blocks x
       // stages (B * S = 21 rows), per-token tables, gated and ungated add, padded rows

@@ -242,6 +242,7 @@ ADALN_LATE = 4  # rows kernel: read scale/shift after the reduction (fewer regis
 ADALN_PIPE2 = 8  # pipelined kernel: persistent grid, next rows copied to shared memory, 2 stages
 ADALN_PIPE3 = 16  # the same with 3 stages (two row groups in flight ahead)
 ADALN_LEAN = 64  # rows kernel at 1-2 chunks per thread held to 40 / 64 registers, 32-bit row offsets
+ADALN_RELOAD = 128  # ADALN_LEAN reading x (or the h it stored) again after the reduction: 32-64 registers
 QK_LEAN = 64  # rms_norm_rope_qk_with_config: the one-chunk kernel held to 48 registers
 
 
@@ -266,7 +267,10 @@ def rms_norm_modulate_with_config(
     groups' x (and residual) into shared memory with cp.async while it computes the current
     one (threads_per_row <= 256, chunks_per_thread 1-4; same results bit for bit), or
     ADALN_LEAN alone: the rows kernel at chunks_per_thread 1-2 with launch bounds that hold
-    it to 40 / 64 registers and 32-bit row offsets (fewer than 2^31 rows; bit for bit too).
+    it to 40 / 64 registers and 32-bit row offsets (fewer than 2^31 rows; bit for bit too),
+    or ADALN_RELOAD alone: the same, holding nothing across the reduction - x, or the h the
+    fused add stored, is read again after it, like torch.compile's two-pass kernels - so it
+    needs 32-64 registers (bit for bit too).
     ``rows_per_block >= 1``: the column-stationary kernel - each group of threads_per_row
     threads (<= 256) loads one batch's weight/scale/shift chunks once and normalizes up to
     rows_per_block consecutive rows of that batch with them (chunks_per_thread 1-4);
