@@ -83,12 +83,12 @@ def test_the_adaln_sweep_is_opt_in_counted_and_covers_every_issue_and_ltx_shape(
     # point of the column-stationary kernel (blocks of <= 256 threads)
     grid = bench_ops.adaln_sweep_grid(2048)
     assert {(64, 4, 0, f) for f in (0, 4, 8, 16)} <= set(grid) and (64, 4, 16, 3) in grid
-    assert {(128, 2, 0, 64), (256, 1, 0, 64), (128, 2, 0, 128), (256, 1, 0, 128)} <= set(grid)
-    assert all(f in (0, 4, 8, 16, 64, 128) for _, _, r, f in grid if r == 0)
-    assert all(r == 0 for _, _, r, f in grid if f & (4 | 8 | 16 | 64 | 128))
+    assert {(t, v, 0, f) for t, v in ((128, 2), (256, 1)) for f in (64, 128, 320)} <= set(grid)
+    assert all(f in (0, 4, 8, 16, 64, 128, 320) for _, _, r, f in grid if r == 0)
+    assert all(r == 0 for _, _, r, f in grid if f & (4 | 8 | 16 | 64 | 128 | 256))
     assert all(t <= 256 for t, _, _, f in grid if f & (4 | 8 | 16))
-    assert all(v <= 2 and f in (64, 128) for _, v, _, f in grid if f & (64 | 128))
-    assert {(384, 1, 0, 64), (384, 1, 0, 128)} <= set(bench_ops.adaln_sweep_grid(3072))
+    assert all(v <= 2 and f in (64, 128, 320) for _, v, _, f in grid if f & (64 | 128 | 256))
+    assert {(384, 1, 0, f) for f in (64, 128, 320)} <= set(bench_ops.adaln_sweep_grid(3072))
     assert all(t <= 256 for t, _, r, _ in bench_ops.adaln_sweep_grid(3072) if r > 0)
     # --adaln-rows-only: just the rows_per_block 0 points, a sweep that fits one GPU call
     rows_only = bench_ops.adaln_sweep_grid(3072, colstat=False)
@@ -118,7 +118,8 @@ def test_the_qk_sweep_is_opt_in_counted_and_each_point_covers_a_row(bench_ops, t
         for tpr, vpt in points:  # bf16: 8 elements per chunk; no thread entirely idle
             assert tpr * vpt * 8 >= d > tpr * (vpt - 1) * 8 and 1 <= vpt <= 4
             assert tpr % 32 == 0 and tpr <= 512
-    # the lean kernel (flag 64) joins every one-chunk point whose row fits 256 threads, only those
+    # the lean kernel (flag 64, and 320 with cache hints) joins every one-chunk point whose row fits
+    # 256 threads, only those
     assert (256, 1, 64) in bench_ops.qk_sweep_points(2048)
     assert all(f == 0 for _, _, f in bench_ops.qk_sweep_points(3072))  # 3072 at one chunk is 384 threads
     assert all(v == 1 and t <= 256 for t, v, f in bench_ops.qk_sweep_points(2048) if f)
@@ -203,6 +204,7 @@ def test_the_benchmarks_flag_numbers_are_the_packages(bench_ops) -> None:
     package = {m.group(1): int(m.group(2)) for m in re.finditer(r"^([A-Z_]+) = (\d+)\b", init, re.M)}
     assert package["ADALN_LEAN"] == bench_ops.ADALN_LEAN
     assert package["ADALN_RELOAD"] == bench_ops.ADALN_RELOAD
+    assert package["LEAN_HINTS"] == bench_ops.LEAN_HINTS
     assert package["QK_LEAN"] == bench_ops.QK_LEAN
     lean_points = [p for p in bench_ops.qk_sweep_points(2048) if p[2]]
-    assert lean_points == [(256, 1, package["QK_LEAN"])]
+    assert lean_points == [(256, 1, package["QK_LEAN"]), (256, 1, package["QK_LEAN"] | package["LEAN_HINTS"])]

@@ -39,12 +39,12 @@ and compile counts, estimated seconds) is printed first; --plan prints it and ex
 
 --sweep-adaln times the opt-in AdaLN launch knobs (README "Opt-in AdaLN launch knobs") and
 writes them under the JSON key "adaln_sweep"; make_results.py does not render it.
---adaln-rows-only leaves the column-stationary grid out (rows_per_block 0: flags 0, 4, 8, 16, 64, 128).
+--adaln-rows-only leaves the column-stationary grid out (rows_per_block 0: flags 0, 4, 8, 16, 64, 128, 320).
 --adaln-ungated sweeps the fused add without its gate (h = residual + x), the call LTX's
 blocks make after attn2; the main table times the gated form.
 --sweep-rope times rope_interleaved's per-row and flat kernels (JSON key "rope_sweep").
 --sweep-qk times rms_norm_rope_qk at each threads x chunks per thread, and the lean one-chunk
-kernel (flag 64) where a row fits 256 threads (JSON key "qk_sweep").
+kernel (flag 64; 320 with cache hints) where a row fits 256 threads (JSON key "qk_sweep").
 
 The package comes from --package-path (a build_local.py output dir), else
 LTX_VIDEO_KERNELS_PATH, else an importable ltx_video_kernels. No diffusers needed.
@@ -107,7 +107,8 @@ SWEEP = {
 # per thread): rows_per_block 0 with flags 0 (the default rows kernel at that config), 4
 # (scale/shift read after the reduction), 8 and 16 (the pipelined kernel, 2 / 3 stages),
 # 64 at 1-2 chunks (the lean kernel: 40 / 64 registers, 32-bit row offsets), 128 at 1-2
-# chunks (the lean kernel reading x or h again after the reduction: 32-64 registers) and,
+# chunks (the lean kernel reading x or h again after the reduction: 32-64 registers), 320
+# at 1-2 chunks (the lean kernel with torch.compile's cache hints) and,
 # unless --adaln-rows-only, the column-stationary kernel at every rows_per_block x flags
 # below (flags bit 0 = streaming cache hints, bit 1 = prefetch the next row). The default op
 # itself is timed in the same row.
@@ -117,11 +118,12 @@ ADALN_SWEEP_TPR_VPT = {
 }
 ADALN_SWEEP_ROWS = [1, 4, 16, 64]
 ADALN_SWEEP_FLAGS = [0, 1, 2, 3]
-ADALN_ROWS_FLAGS = [0, 4, 8, 16, 64, 128]
+ADALN_ROWS_FLAGS = [0, 4, 8, 16, 64, 128, 320]
 ADALN_LATE_MAX_TPR = 256  # flags 4, 8, 16 run blocks of at most 256 threads (kMaxLateBlock, kMaxPipeBlock)
 ADALN_LEAN = 64  # the lean kernel exists at 1-2 chunks per thread (kMaxVptLean)
 ADALN_RELOAD = 128  # the lean kernel's two-read variant, same limits
-ADALN_LEAN_FLAGS = (ADALN_LEAN, ADALN_RELOAD)
+LEAN_HINTS = 256  # with ADALN_LEAN / QK_LEAN: the lean kernel with cache hints
+ADALN_LEAN_FLAGS = (ADALN_LEAN, ADALN_RELOAD, ADALN_LEAN | LEAN_HINTS)
 ADALN_SWEEP_OPS = ("rms_norm_modulate", "add_rms_norm_modulate")
 
 
@@ -173,7 +175,8 @@ QK_LEAN_MAX_TPR = 256  # its blocks hold at most 256 threads (kMaxLeanRopeBlock)
 def qk_sweep_points(d: int) -> list[tuple[int, int, int]]:
     """(threads_per_row, chunks_per_thread, flags) of the q/k sweep for hidden size d."""
     points = [(t, v, 0) for t, v in QK_SWEEP.get(d, [])]
-    return points + [(t, v, QK_LEAN) for t, v in QK_SWEEP.get(d, []) if v == 1 and t <= QK_LEAN_MAX_TPR]
+    return points + [(t, v, f) for t, v in QK_SWEEP.get(d, []) if v == 1 and t <= QK_LEAN_MAX_TPR
+                     for f in (QK_LEAN, QK_LEAN | LEAN_HINTS)]
 
 
 def qk_sweep_count() -> int:
@@ -762,7 +765,7 @@ def run_qk_sweep(pkg, runner: Runner) -> list[dict]:
         for tpr, vpt, flags in qk_sweep_points(d):
             fn = lambda q, k, wq, wk, c, s, t=tpr, v=vpt, f=flags: pkg.rms_norm_rope_qk_with_config(  # noqa: E731
                 q, k, wq, wk, c, s, 1e-5, t, v, f)
-            key = f"{tpr}x{vpt}" + ("/lean" if flags else "")
+            key = f"{tpr}x{vpt}" + ("/lean+hints" if flags & LEAN_HINTS else "/lean" if flags else "")
             row["configs"][key] = sweep_point(
                 runner, fn, sets, nbytes, {"threads_per_row": tpr, "chunks_per_thread": vpt, "flags": flags}, rel_diff)
         mark_best(row)

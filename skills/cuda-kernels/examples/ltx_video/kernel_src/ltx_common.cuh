@@ -224,6 +224,62 @@ __device__ __forceinline__ void load_pack16_coherent(Pack<T, N>& dst, const T* p
   memcpy(&dst, &raw, 16);
 }
 
+// Cache-hinted 16-byte loads, as torch.compile's Triton kernels issue them
+// (eviction_policy='evict_first' / 'evict_last'): an L1 eviction priority plus an L2 policy
+// from createpolicy (sm_80+). FIRST for data read once (x, the residual, q, k, cos, sin), so
+// it leaves L2 before the lines the kernel writes and the operands every row re-reads;
+// !FIRST for those per-batch rows (weight, scale, shift, gate). The hinted kernels create
+// both policies once per thread (Hints below).
+struct Hints {
+  uint64_t first = 0, last = 0;
+};
+
+__device__ __forceinline__ Hints make_hints() {
+  Hints h;
+#if defined(__CUDA_ARCH__)
+  asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(h.first));
+  asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(h.last));
+#endif
+  return h;
+}
+
+template <bool FIRST, typename T, int N>
+__device__ __forceinline__ void load_pack16_hinted(Pack<T, N>& dst, const T* __restrict__ p, const Hints& h) {
+  static_assert(sizeof(Pack<T, N>) % 16 == 0, "whole 16-byte words");
+  constexpr int kWords = static_cast<int>(sizeof(Pack<T, N>) / 16);
+  uint4 raw[kWords];
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+  for (int w = 0; w < kWords; ++w) {
+    const uint4* src = reinterpret_cast<const uint4*>(p) + w;
+    if constexpr (FIRST)
+      asm("ld.global.nc.L1::evict_first.L2::cache_hint.v4.b32 {%0, %1, %2, %3}, [%4], %5;"
+          : "=r"(raw[w].x), "=r"(raw[w].y), "=r"(raw[w].z), "=r"(raw[w].w)
+          : "l"(src), "l"(h.first));
+    else
+      asm("ld.global.nc.L1::evict_last.L2::cache_hint.v4.b32 {%0, %1, %2, %3}, [%4], %5;"
+          : "=r"(raw[w].x), "=r"(raw[w].y), "=r"(raw[w].z), "=r"(raw[w].w)
+          : "l"(src), "l"(h.last));
+  }
+#else
+  (void)h;
+#if defined(LTX_CPU_EMULATION)
+  emu_check_align(p);
+#endif
+  memcpy(raw, static_cast<const void*>(p), sizeof(raw));
+#endif
+  memcpy(&dst, raw, sizeof(raw));
+}
+
+// load_pack's 16-byte path, or with HINTED the hinted load above.
+template <bool HINTED, bool FIRST, typename T, int N>
+__device__ __forceinline__ void load_vec(Pack<T, N>& dst, const T* __restrict__ p, const Hints& h) {
+  if constexpr (HINTED)
+    load_pack16_hinted<FIRST>(dst, p, h);
+  else
+    load_pack<true>(dst, p, N);
+}
+
 // Streaming (evict-first) 16-byte accesses, ld.global.cs / st.global.cs: for data touched
 // once (x, the residual, the outputs), so that it does not push the operands every row
 // re-reads out of L1/L2. Used only by the opt-in column-stationary kernel (flag bit 0).

@@ -227,11 +227,21 @@ constexpr int kRowsLean = 64;
 constexpr int kMaxVptLean = 2;
 constexpr int64_t kLeanMaxRows = int64_t{1} << 31;
 // reload: the lean kernel that holds nothing across the reduction and reads x (or the h it
-// stored) again after it, at most 32 registers (rms_norm_kernels.cuh, RELOAD); the
-// *_with_config AdaLN ops' flag kRowsReload, same limits as flag kRowsLean. Sweep knob.
+// stored) again after it, 32-64 registers (rms_norm_kernels.cuh, RELOAD); the *_with_config
+// AdaLN ops' flag kRowsReload, same limits as flag kRowsLean. Sweep knob.
 constexpr int kRowsReload = 128;
-void launch_rms_norm_rows(DType dt, const NormArgs& a, int vpt, bool late, bool lean, bool reload,
-                          cudaStream_t stream);
+// hints: the lean kernel's loads carry torch.compile's cache hints (HINTS): flags
+// kRowsLean | kLeanHints of the *_with_config AdaLN ops, and of rms_norm_rope_qk_with_config
+// for its lean kernel. Sweep knob.
+constexpr int kLeanHints = 256;
+// The rows kernel's opt-in variants; all false is the default kernel at the given chunks.
+struct RowsVariant {
+  bool late = false;    // kRowsLateModulation
+  bool lean = false;    // kRowsLean, or the default fused add without a weight
+  bool reload = false;  // kRowsReload
+  bool hints = false;   // kRowsLean | kLeanHints
+};
+void launch_rms_norm_rows(DType dt, const NormArgs& a, int vpt, const RowsVariant& v, cudaStream_t stream);
 // One block of `block` threads per row, two reads of x; vec = 16-byte path.
 void launch_rms_norm_loop(DType dt, const NormArgs& a, int block, bool vec, cudaStream_t stream);
 // Opt-in column-stationary AdaLN kernel (rms_norm_kernels.cuh): 16-byte path, scale and
@@ -277,7 +287,7 @@ void launch_rope_flat(DType dt, const RopeArgs& a, int cpt, cudaStream_t stream)
 // lean: the one-chunk variant held to 48 registers (vpt 1, tpr <= kMaxLeanRopeBlock, rows < 2^31;
 // the default wherever those hold since run 19, else rms_norm_rope_qk_with_config's flag kRowsLean).
 constexpr int kMaxLeanRopeBlock = 256;
-void launch_rms_norm_rope(DType dt, const RopeArgs& a, int vpt, bool lean, cudaStream_t stream);
+void launch_rms_norm_rope(DType dt, const RopeArgs& a, int vpt, bool lean, bool hints, cudaStream_t stream);
 void launch_gelu_tanh(DType dt, const void* x, void* y, int64_t n, bool vec, cudaStream_t stream);
 
 }  // namespace ltx

@@ -220,6 +220,7 @@ struct NormRequest {
   int pipe_stages = 0;  // > 0: the opt-in pipelined AdaLN kernel with this many stages
   bool lean = false;  // the lean 1-2 chunk rows kernel (kRowsLean; sweep knob)
   bool reload = false;  // its two-read variant (kRowsReload; sweep knob)
+  bool hints = false;   // the lean kernel with cache hints (kRowsLean | kLeanHints; sweep knob)
 };
 
 // Pipeline stages the default AdaLN ops run the pipelined kernel with (0 = the rows kernel),
@@ -388,7 +389,8 @@ std::tuple<at::Tensor, at::Tensor> norm_forward(const NormRequest& q) {
   if (vpt == 0)
     launch_rms_norm_loop(dtype_of(x), a, tpr, vec, stream);
   else
-    launch_rms_norm_rows(dtype_of(x), a, vpt, q.late_modulation && scale.defined(), lean, q.reload && mod, stream);
+    launch_rms_norm_rows(dtype_of(x), a, vpt, RowsVariant{q.late_modulation && mod, lean, q.reload && mod, q.hints},
+                         stream);
   return {out, residual_out};
 }
 
@@ -481,7 +483,7 @@ std::tuple<at::Tensor, at::Tensor> norm_rope_forward(const char* op, const at::T
                                                      const std::optional<at::Tensor>& wq_in,
                                                      const std::optional<at::Tensor>& wk_in, const at::Tensor& cos,
                                                      const at::Tensor& sin, double eps, int forced_tpr = 0,
-                                                     int forced_vpt = 0, bool lean = false) {
+                                                     int forced_vpt = 0, bool lean = false, bool hints = false) {
   const RopeInputs in = prepare_rope(op, q_in, cos, sin);
   const at::Tensor wq = checked_weight(wq_in, in.x, op, "weight_q");
   at::Tensor k, wk;
@@ -553,7 +555,7 @@ std::tuple<at::Tensor, at::Tensor> norm_rope_forward(const char* op, const at::T
   a.rows = rows;
   set_row_shape(a, static_cast<int>(d), cfg.tpr);
   a.eps = static_cast<float>(eps);
-  launch_rms_norm_rope(dtype_of(in.x), a, cfg.vpt, lean, stream);
+  launch_rms_norm_rope(dtype_of(in.x), a, cfg.vpt, lean, lean && hints, stream);
   return {out, out2};
 }
 
@@ -618,15 +620,19 @@ void check_adaln_config(const char* op, const at::Tensor& x, int64_t tpr, int64_
               " kernel) or 1..", kMaxStripRows, " (the column-stationary kernel), got ", strip_rows);
   constexpr int64_t kPipe = kAdalnPipe2 | kAdalnPipe3;
   constexpr int64_t kKnown =
-      kColstatStream | kColstatPrefetch | kRowsLateModulation | kPipe | kRowsLean | kRowsReload;
+      kColstatStream | kColstatPrefetch | kRowsLateModulation | kPipe | kRowsLean | kRowsReload | kLeanHints;
   TORCH_CHECK((flags & ~kKnown) == 0, op,
               ": flags is a bit set (1 = streaming cache hints, 2 = prefetch the next row, 4 = read scale/shift",
               " after the reduction, 8 / 16 = the pipelined kernel with 2 / 3 stages, 64 = the lean rows kernel,",
-              " 128 = the lean rows kernel reading x again after the reduction), got ", flags);
+              " 128 = the lean rows kernel reading x again after the reduction, 64 | 256 = the lean rows kernel",
+              " with cache hints), got ", flags);
+  TORCH_CHECK((flags & kLeanHints) == 0 || (flags & kRowsLean) != 0, op, ": flag 256 (cache hints) needs flag 64");
+  const int64_t lean_flags = flags & ~int64_t{kLeanHints};
   for (const int64_t lean_flag : {int64_t{kRowsLean}, int64_t{kRowsReload}})
-    TORCH_CHECK((flags & lean_flag) == 0 || (flags == lean_flag && strip_rows == 0 && vpt >= 1 && vpt <= kMaxVptLean),
+    TORCH_CHECK((lean_flags & lean_flag) == 0 ||
+                    (lean_flags == lean_flag && strip_rows == 0 && vpt >= 1 && vpt <= kMaxVptLean),
                 op, ": flag ", lean_flag, " (a lean rows kernel) takes rows_per_block 0, chunks_per_thread 1..",
-                kMaxVptLean, " and no other flag");
+                kMaxVptLean, " and no other flag but 256 with 64");
   TORCH_CHECK(strip_rows > 0 || (flags & (kColstatStream | kColstatPrefetch)) == 0, op,
               ": flags 1 and 2 need the column-stationary kernel (rows_per_block >= 1)");
   TORCH_CHECK(strip_rows == 0 || (flags & (kRowsLateModulation | kPipe)) == 0, op,
@@ -666,6 +672,7 @@ void set_adaln_config(NormRequest& q, int64_t tpr, int64_t vpt, int64_t strip_ro
   q.pipe_stages = (flags & kAdalnPipe2) != 0 ? 2 : (flags & kAdalnPipe3) != 0 ? 3 : 0;
   q.lean = (flags & kRowsLean) != 0;
   q.reload = (flags & kRowsReload) != 0;
+  q.hints = (flags & kLeanHints) != 0;
 }
 
 }  // namespace
@@ -752,11 +759,12 @@ std::tuple<at::Tensor, at::Tensor> rms_norm_rope_qk_with_config(
   const int64_t d = q.dim() >= 1 ? q.size(-1) : 0;
   TORCH_CHECK(threads_per_row * chunks_per_thread * n >= d, op, ": ", threads_per_row, " threads x ",
               chunks_per_thread, " chunks of ", n, " elements do not cover a row of ", d);
-  TORCH_CHECK(flags == 0 || flags == ltx::kRowsLean, op, ": flags must be 0 or 64 (the lean kernel), got ", flags);
-  const bool lean = flags == ltx::kRowsLean;
+  TORCH_CHECK(flags == 0 || flags == ltx::kRowsLean || flags == (ltx::kRowsLean | ltx::kLeanHints), op,
+              ": flags must be 0, 64 (the lean kernel) or 320 (the lean kernel with cache hints), got ", flags);
+  const bool lean = (flags & ltx::kRowsLean) != 0;
   TORCH_CHECK(!lean || (chunks_per_thread == 1 && threads_per_row <= ltx::kMaxLeanRopeBlock), op,
               ": flag 64 (the lean kernel) takes chunks_per_thread 1 and at most ", ltx::kMaxLeanRopeBlock,
               " threads per row");
   return ltx::norm_rope_forward(op, q, k, weight_q, weight_k, cos, sin, eps, static_cast<int>(threads_per_row),
-                                static_cast<int>(chunks_per_thread), lean);
+                                static_cast<int>(chunks_per_thread), lean, (flags & ltx::kLeanHints) != 0);
 }

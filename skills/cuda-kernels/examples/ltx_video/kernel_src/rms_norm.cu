@@ -43,26 +43,30 @@ namespace ltx {
 namespace {
 
 template <typename T, int VPT, bool HAS_W, bool MOD, bool ADD>
-void launch_rows(const NormArgs& a, bool late, bool lean, bool reload, cudaStream_t stream) {
+void launch_rows(const NormArgs& a, const RowsVariant& v, cudaStream_t stream) {
   const int rpb = norm_rows_per_block(a.tpr);
   const dim3 grid(grid_for(a.rows, rpb));
   const dim3 block(static_cast<unsigned>(rpb * a.tpr));
   if constexpr (MOD && VPT <= kMaxVptLean) {
-    if (reload) {
-      // the host checked rows < 2^31 (RowIndex::lean), as for lean
+    // the lean variants: the host checked rows < 2^31 (RowIndex::lean)
+    if (v.reload) {
       rms_norm_rows_kernel<T, VPT, HAS_W, MOD, ADD, false, true, true><<<grid, block, 0, stream>>>(a);
       C10_CUDA_KERNEL_LAUNCH_CHECK();
       return;
     }
-    if (lean) {
-      // the host checked rows < 2^31 (RowIndex::lean)
+    if (v.lean && v.hints) {
+      rms_norm_rows_kernel<T, VPT, HAS_W, MOD, ADD, false, true, false, true><<<grid, block, 0, stream>>>(a);
+      C10_CUDA_KERNEL_LAUNCH_CHECK();
+      return;
+    }
+    if (v.lean) {
       rms_norm_rows_kernel<T, VPT, HAS_W, MOD, ADD, false, true><<<grid, block, 0, stream>>>(a);
       C10_CUDA_KERNEL_LAUNCH_CHECK();
       return;
     }
   }
   if constexpr (MOD) {
-    if (late) {
+    if (v.late) {
       // launch_bounds(256): the host allows LATE only for threads_per_row <= kMaxLateBlock
       rms_norm_rows_kernel<T, VPT, HAS_W, MOD, ADD, true><<<grid, block, 0, stream>>>(a);
       C10_CUDA_KERNEL_LAUNCH_CHECK();
@@ -77,28 +81,28 @@ void launch_rows(const NormArgs& a, bool late, bool lean, bool reload, cudaStrea
 // norm all of kVptChoices (rms_norm_with_config sweeps them), the modulated and fused-add
 // kernels, which hold three to six operand rows, at most kMaxVptMod / kMaxVptAdd.
 template <typename T, bool HAS_W, bool MOD, bool ADD>
-void launch_rows_vpt(const NormArgs& a, int vpt, bool late, bool lean, bool reload, cudaStream_t stream) {
+void launch_rows_vpt(const NormArgs& a, int vpt, const RowsVariant& v, cudaStream_t stream) {
   constexpr bool kPlain = !MOD && !ADD;
   switch (vpt) {
     case 1:
-      return launch_rows<T, 1, HAS_W, MOD, ADD>(a, late, lean, reload, stream);
+      return launch_rows<T, 1, HAS_W, MOD, ADD>(a, v, stream);
     case 2:
-      return launch_rows<T, 2, HAS_W, MOD, ADD>(a, late, lean, reload, stream);
+      return launch_rows<T, 2, HAS_W, MOD, ADD>(a, v, stream);
     case 3:
-      return launch_rows<T, 3, HAS_W, MOD, ADD>(a, late, lean, reload, stream);
+      return launch_rows<T, 3, HAS_W, MOD, ADD>(a, v, stream);
     case 4:
-      return launch_rows<T, 4, HAS_W, MOD, ADD>(a, late, lean, reload, stream);
+      return launch_rows<T, 4, HAS_W, MOD, ADD>(a, v, stream);
     case 6:
-      if constexpr (kPlain) return launch_rows<T, 6, HAS_W, MOD, ADD>(a, late, lean, reload, stream);
+      if constexpr (kPlain) return launch_rows<T, 6, HAS_W, MOD, ADD>(a, v, stream);
       break;
     case 8:
-      if constexpr (kPlain) return launch_rows<T, 8, HAS_W, MOD, ADD>(a, late, lean, reload, stream);
+      if constexpr (kPlain) return launch_rows<T, 8, HAS_W, MOD, ADD>(a, v, stream);
       break;
     case 12:
-      if constexpr (kPlain) return launch_rows<T, 12, HAS_W, MOD, ADD>(a, late, lean, reload, stream);
+      if constexpr (kPlain) return launch_rows<T, 12, HAS_W, MOD, ADD>(a, v, stream);
       break;
     case 16:
-      if constexpr (kPlain) return launch_rows<T, 16, HAS_W, MOD, ADD>(a, late, lean, reload, stream);
+      if constexpr (kPlain) return launch_rows<T, 16, HAS_W, MOD, ADD>(a, v, stream);
       break;
     default:
       break;
@@ -109,17 +113,17 @@ void launch_rows_vpt(const NormArgs& a, int vpt, bool late, bool lean, bool relo
 }
 
 template <typename T, bool HAS_W>
-void launch_rows_ops(const NormArgs& a, int vpt, bool late, bool lean, bool reload, cudaStream_t stream) {
+void launch_rows_ops(const NormArgs& a, int vpt, const RowsVariant& v, cudaStream_t stream) {
   const bool mod = a.scale != nullptr;
   if (a.residual != nullptr) {
     if (mod)
-      launch_rows_vpt<T, HAS_W, true, true>(a, vpt, late, lean, reload, stream);
+      launch_rows_vpt<T, HAS_W, true, true>(a, vpt, v, stream);
     else
-      launch_rows_vpt<T, HAS_W, false, true>(a, vpt, late, lean, reload, stream);
+      launch_rows_vpt<T, HAS_W, false, true>(a, vpt, v, stream);
   } else if (mod) {
-    launch_rows_vpt<T, HAS_W, true, false>(a, vpt, late, lean, reload, stream);
+    launch_rows_vpt<T, HAS_W, true, false>(a, vpt, v, stream);
   } else {
-    launch_rows_vpt<T, HAS_W, false, false>(a, vpt, late, lean, reload, stream);
+    launch_rows_vpt<T, HAS_W, false, false>(a, vpt, v, stream);
   }
 }
 
@@ -258,15 +262,14 @@ size_t launch_pipe_vpt(const NormArgs& a, int vpt, int stages, cudaStream_t stre
 
 }  // namespace
 
-void launch_rms_norm_rows(DType dt, const NormArgs& a, int vpt, bool late, bool lean, bool reload,
-                          cudaStream_t stream) {
+void launch_rms_norm_rows(DType dt, const NormArgs& a, int vpt, const RowsVariant& v, cudaStream_t stream) {
   require_row_shape(a, __func__);
   dispatch_dtype(dt, [&](auto tag) {
     using T = typename decltype(tag)::type;
     if (a.weight != nullptr)
-      launch_rows_ops<T, true>(a, vpt, late, lean, reload, stream);
+      launch_rows_ops<T, true>(a, vpt, v, stream);
     else
-      launch_rows_ops<T, false>(a, vpt, late, lean, reload, stream);
+      launch_rows_ops<T, false>(a, vpt, v, stream);
   });
 }
 

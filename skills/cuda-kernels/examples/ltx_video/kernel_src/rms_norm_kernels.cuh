@@ -131,6 +131,9 @@ __device__ __forceinline__ void finish_chunk(const Pack<T, N>& v, float rstd, co
 // torch.compile's two-pass reduction kernels do; the second read should hit L1/L2. It trades
 // that traffic for registers (rows_min_blocks: 32 for modulate at one chunk, so an SM holds
 // 2048 threads). Same reduction and math as the kernel without it: bit-identical results.
+// HINTS (AdaLN only, on top of LEAN; flags 64 | 256 of the *_with_config ops): the loads
+// carry torch.compile's cache hints (load_pack16_hinted): x and the residual evict-first,
+// the weight, scale, shift and gate rows evict-last. Bit-identical results too.
 // The launch bounds' minimum of resident blocks (LATE: 256 threads, else 512), i.e. the
 // register cap 65536 / (threads * blocks): LATE 64 / 80, LEAN 40 / 64, RELOAD 32 (modulate
 // at one chunk), 40 (modulate at two, the fused add at one) or 64 (the fused add at two:
@@ -143,12 +146,13 @@ constexpr int rows_min_blocks(int vpt, bool add, bool late, bool lean, bool relo
 }
 
 template <typename T, int VPT, bool HAS_W, bool MOD, bool ADD, bool LATE = false, bool LEAN = false,
-          bool RELOAD = false>
+          bool RELOAD = false, bool HINTS = false>
 __global__ void __launch_bounds__(LATE ? 256 : 512, rows_min_blocks(VPT, ADD, LATE, LEAN, RELOAD))
     rms_norm_rows_kernel(const NormArgs a) {
   static_assert(!LATE || MOD, "LATE is the AdaLN kernels' variant");
   static_assert(!LEAN || (MOD && !LATE && VPT <= kMaxVptLean), "LEAN is the AdaLN kernels' 1-2 chunk variant");
   static_assert(!RELOAD || LEAN, "RELOAD is a variant of the lean kernel");
+  static_assert(!HINTS || (LEAN && !RELOAD), "HINTS is a variant of the lean kernel");
   constexpr int N = VecWidth<T>::value;
   using P = Pack<T, N>;
   __shared__ float red[32];
@@ -165,6 +169,7 @@ __global__ void __launch_bounds__(LATE ? 256 : 512, rows_min_blocks(VPT, ADD, LA
   const float inv_d = a.inv_d;
   constexpr bool kEarlyW = HAS_W && VPT <= 6 && !RELOAD;
   constexpr bool kLateMod = LATE || RELOAD;  // scale/shift are read after the reduction
+  const Hints hints = HINTS ? make_hints() : Hints{};
 
   for (int64_t base = static_cast<int64_t>(blockIdx.x) * rpb; base < a.rows;
        base += static_cast<int64_t>(gridDim.x) * rpb) {
@@ -187,7 +192,7 @@ __global__ void __launch_bounds__(LATE ? 256 : 512, rows_min_blocks(VPT, ADD, LA
 #pragma unroll
       for (int k = 0; k < VPT; ++k) {
         const int e = (lane + k * tpr) * N;
-        if (e < d) load_pack<true>(v[k], xr + e, N);
+        if (e < d) load_vec<HINTS, true>(v[k], xr + e, hints);
       }
       if constexpr (ADD) {
         rr = static_cast<const T*>(a.residual) + ((a.same & kResidualAsX) ? xoff : row_at<LEAN>(a.ri, row));
@@ -200,8 +205,8 @@ __global__ void __launch_bounds__(LATE ? 256 : 512, rows_min_blocks(VPT, ADD, LA
         for (int k = 0; k < VPT; ++k) {
           const int e = (lane + k * tpr) * N;
           if (e < d) {
-            load_pack<true>(rv[k], rr + e, N);
-            if (gr != nullptr) load_pack<true>(gv[k], gr + e, N);
+            load_vec<HINTS, true>(rv[k], rr + e, hints);
+            if (gr != nullptr) load_vec<HINTS, false>(gv[k], gr + e, hints);
           }
         }
       }
@@ -209,7 +214,7 @@ __global__ void __launch_bounds__(LATE ? 256 : 512, rows_min_blocks(VPT, ADD, LA
 #pragma unroll
         for (int k = 0; k < VPT; ++k) {
           const int e = (lane + k * tpr) * N;
-          if (e < d) load_pack<true>(wv[k], w + e, N);
+          if (e < d) load_vec<HINTS, false>(wv[k], w + e, hints);
         }
       }
       if constexpr (MOD && !kLateMod) {
@@ -220,8 +225,8 @@ __global__ void __launch_bounds__(LATE ? 256 : 512, rows_min_blocks(VPT, ADD, LA
         for (int k = 0; k < VPT; ++k) {
           const int e = (lane + k * tpr) * N;
           if (e < d) {
-            load_pack<true>(sv[k], srow + e, N);
-            load_pack<true>(hv[k], hrow + e, N);
+            load_vec<HINTS, false>(sv[k], srow + e, hints);
+            load_vec<HINTS, false>(hv[k], hrow + e, hints);
           }
         }
       }

@@ -77,7 +77,7 @@ void launch_rope_flat(DType dt, const RopeArgs& a, int cpt, cudaStream_t stream)
   });
 }
 
-void launch_rms_norm_rope(DType dt, const RopeArgs& a, int vpt, bool lean, cudaStream_t stream) {
+void launch_rms_norm_rope(DType dt, const RopeArgs& a, int vpt, bool lean, bool hints, cudaStream_t stream) {
   require_row_shape(a, __func__);
   dispatch_dtype(dt, [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -86,7 +86,10 @@ void launch_rms_norm_rope(DType dt, const RopeArgs& a, int vpt, bool lean, cudaS
     const dim3 block(static_cast<unsigned>(rpb * a.tpr));
     if (lean) {
       // the host checked vpt == 1, tpr <= kMaxLeanRopeBlock (so blocks of at most 256) and rows < 2^31
-      rms_norm_rope_kernel<T, 1, true, true><<<grid, block, 0, stream>>>(a);
+      if (hints)
+        rms_norm_rope_kernel<T, 1, true, true, true><<<grid, block, 0, stream>>>(a);
+      else
+        rms_norm_rope_kernel<T, 1, true, true><<<grid, block, 0, stream>>>(a);
       C10_CUDA_KERNEL_LAUNCH_CHECK();
       return;
     }

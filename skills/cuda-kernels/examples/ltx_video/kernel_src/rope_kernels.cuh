@@ -98,9 +98,13 @@ __global__ void __launch_bounds__(256) rope_flat_kernel(const RopeArgs a, const 
 // sin are fp32, 16 registers per chunk), 5 blocks per SM instead of 4. The H200 run-19
 // sweep timed it 1.0-4.6 % faster than the plain kernel on all 7 shapes at d = 2048 (bf16;
 // the other dtypes and smaller d take it by the same rule, unmeasured).
-template <typename T, int VPT, bool VEC, bool LEAN = false>
+// HINTS (on top of LEAN; flags 64 | 256 of rms_norm_rope_qk_with_config): q, k, cos and sin
+// are loaded evict-first and the weights evict-last, the cache hints torch.compile's Triton
+// kernels carry (load_pack16_hinted). Bit-identical results.
+template <typename T, int VPT, bool VEC, bool LEAN = false, bool HINTS = false>
 __global__ void __launch_bounds__(LEAN ? kMaxLeanRopeBlock : 512, LEAN ? 5 : 0) rms_norm_rope_kernel(const RopeArgs a) {
   static_assert(!LEAN || (VEC && VPT == 1), "LEAN is the 16-byte one-chunk variant");
+  static_assert(!HINTS || LEAN, "HINTS is a variant of the lean kernel");
   constexpr int N = VecWidth<T>::value;
   using P = Pack<T, N>;
   __shared__ float red[64];
@@ -113,6 +117,7 @@ __global__ void __launch_bounds__(LEAN ? kMaxLeanRopeBlock : 512, LEAN ? 5 : 0) 
   const T* __restrict__ w = static_cast<const T*>(a.w);
   const T* __restrict__ w2 = static_cast<const T*>(a.w2);
   const float inv_d = a.inv_d;
+  const Hints hints = HINTS ? make_hints() : Hints{};
 
   for (int64_t base = static_cast<int64_t>(blockIdx.x) * rpb; base < a.rows;
        base += static_cast<int64_t>(gridDim.x) * rpb) {
@@ -136,10 +141,17 @@ __global__ void __launch_bounds__(LEAN ? kMaxLeanRopeBlock : 512, LEAN ? 5 : 0) 
       for (int k = 0; k < VPT; ++k) {
         const int e = (lane + k * tpr) * N;
         if (e < d) {
-          load_pack<VEC>(v[k], xr + e, d - e);
-          if (two) load_pack<VEC>(u[k], x2r + e, d - e);
-          load_pack<VEC>(cv[k], cr + e, d - e);
-          load_pack<VEC>(sv[k], sr + e, d - e);
+          if constexpr (HINTS) {
+            load_pack16_hinted<true>(v[k], xr + e, hints);
+            if (two) load_pack16_hinted<true>(u[k], x2r + e, hints);
+            load_pack16_hinted<true>(cv[k], cr + e, hints);
+            load_pack16_hinted<true>(sv[k], sr + e, hints);
+          } else {
+            load_pack<VEC>(v[k], xr + e, d - e);
+            if (two) load_pack<VEC>(u[k], x2r + e, d - e);
+            load_pack<VEC>(cv[k], cr + e, d - e);
+            load_pack<VEC>(sv[k], sr + e, d - e);
+          }
         }
       }
 #pragma unroll
@@ -171,13 +183,23 @@ __global__ void __launch_bounds__(LEAN ? kMaxLeanRopeBlock : 512, LEAN ? 5 : 0) 
           const int valid = d - e;
           P wv, o;
           float f[N];
-          if (w != nullptr) load_pack<VEC>(wv, w + e, valid);
+          if (w != nullptr) {
+            if constexpr (HINTS)
+              load_pack16_hinted<false>(wv, w + e, hints);
+            else
+              load_pack<VEC>(wv, w + e, valid);
+          }
 #pragma unroll
           for (int i = 0; i < N; ++i) f[i] = to_float(v[k].e[i]) * r1 * (w != nullptr ? to_float(wv.e[i]) : 1.0f);
           rotate_store<T, N>(f, cv[k], sv[k], o);
           store_pack<VEC>(o1 + e, o, valid);
           if (two) {
-            if (w2 != nullptr) load_pack<VEC>(wv, w2 + e, valid);
+            if (w2 != nullptr) {
+              if constexpr (HINTS)
+                load_pack16_hinted<false>(wv, w2 + e, hints);
+              else
+                load_pack<VEC>(wv, w2 + e, valid);
+            }
 #pragma unroll
             for (int i = 0; i < N; ++i)
               f[i] = to_float(u[k].e[i]) * r2 * (w2 != nullptr ? to_float(wv.e[i]) : 1.0f);

@@ -316,7 +316,8 @@ def test_norm_family_where_the_launch_path_switches(kernels: ModuleType, dtype, 
 # rows_per_block 0 forces the default rows kernel (flag 4: scale/shift read after the
 # reduction; flags 8 / 16: the pipelined kernel with 2 / 3 stages; flag 64: the lean kernel
 # at 1-2 chunks per thread, 32-bit row offsets; flag 128: the lean kernel reading x, or the
-# h it stored, again after the reduction); >= 1 runs the
+# h it stored, again after the reduction; flags 64 | 256: the lean kernel with cache hints);
+# >= 1 runs the
 # column-stationary kernel (one batch's scale/shift/gate/weight held in registers over
 # rows_per_block rows).
 ADALN_FLAGS = [0, 1, 2, 3]  # bit 0: streaming cache hints, bit 1: prefetch the next row
@@ -345,7 +346,7 @@ def test_adaln_with_config_matches_float64_and_the_rows_kernel(kernels: ModuleTy
     def flags_for(tpr: int, vpt: int) -> list[int]:
         if rows_per_block:
             return ADALN_FLAGS
-        lean = [64, 128] if vpt <= 2 else []
+        lean = [64, 128, 320] if vpt <= 2 else []
         return ([0, 4, 8, 16] if tpr <= 256 else [0]) + lean  # flags 4, 8, 16: blocks of at most 256 threads
 
     points = [(t, v, wt, f) for (t, v), wt in itertools.product(_adaln_configs(d, n), (None, w))
@@ -399,10 +400,10 @@ def test_adaln_with_config_per_token_tables_and_strided_rows(kernels: ModuleType
             assert torch.equal(out, d_out) and torch.equal(h, d_h)
         out = kernels.rms_norm_modulate_with_config(x4, None, t4[:, :, :, 1], t4[:, :, :, 0], 1e-6, tpr, vpt, 0, fl)
         assert_close(out, exact.modulate(exact.rms_norm(x4, None, 1e-6), t4[:, :, :, 1], t4[:, :, :, 0]), dtype)
-    # the lean kernel (flag 64, 2 chunks per thread) and its reload variant (flag 128): the
-    # same layouts, bit for bit the rows kernel
+    # the lean kernel (flag 64, 2 chunks per thread), its reload variant (flag 128) and with
+    # cache hints (320): the same layouts, bit for bit the rows kernel
     lt, lv = 2048 // n // 2, 2
-    for fl in (64, 128):
+    for fl in (64, 128, 320):
         for table in (per_tok, _ada_table(2, 1, d, dtype, seed=8)):
             shift, scale, gate = table[:, :, 0], table[:, :, 1], table[:, :, 2]
             out = kernels.rms_norm_modulate_with_config(x, None, scale, shift, 1e-6, lt, lv, 0, fl)
@@ -477,6 +478,13 @@ def test_adaln_with_config_refuses_what_it_cannot_run(kernels: ModuleType) -> No
             f(x, None, s, h, 1e-6, tpr, vpt, rpb, fl)
     for tpr, vpt, rpb, fl in ((64, 4, 0, 128), (128, 2, 0, 136), (128, 2, 4, 128), (128, 2, 0, 132)):
         with pytest.raises(RuntimeError, match="flag 128"):
+            f(x, None, s, h, 1e-6, tpr, vpt, rpb, fl)
+    # flag 256 (cache hints) exists only with flag 64, so with its limits
+    for tpr, vpt, rpb, fl in ((128, 2, 0, 256), (128, 2, 0, 384), (128, 2, 0, 264)):
+        with pytest.raises(RuntimeError, match="flag 256"):
+            f(x, None, s, h, 1e-6, tpr, vpt, rpb, fl)
+    for tpr, vpt, rpb, fl in ((64, 4, 0, 320), (128, 2, 4, 320)):
+        with pytest.raises(RuntimeError, match="flag 64"):
             f(x, None, s, h, 1e-6, tpr, vpt, rpb, fl)
     # awkward widths and misaligned views: only the 16-byte path exists, so refused, not rerouted
     odd = randn(2, 5, 1001)
@@ -678,10 +686,11 @@ def test_rms_norm_rope_qk_with_config_every_launch_config(kernels: ModuleType, d
             y = exact.rms_norm(t, w, 1e-5)
             assert_close(out, exact.rope_interleaved(y, cos, sin), dtype, rope_magnitude(y, cos, sin))
         matched |= torch.equal(q_out, default[0]) and torch.equal(k_out, default[1])
-        if vpt == 1 and tpr <= 256:  # flag 64: the lean kernel, bit for bit the same
-            poison(((b, s, d), dtype), ((b, s, d), dtype))
-            lq, lk = kernels.rms_norm_rope_qk_with_config(q, k, wq, None, cos, sin, 1e-5, tpr, vpt, 64)
-            assert torch.equal(lq, q_out) and torch.equal(lk, k_out)
+        if vpt == 1 and tpr <= 256:  # flag 64: the lean kernel (320: with cache hints), bit for bit the same
+            for fl in (64, 320):
+                poison(((b, s, d), dtype), ((b, s, d), dtype))
+                lq, lk = kernels.rms_norm_rope_qk_with_config(q, k, wq, None, cos, sin, 1e-5, tpr, vpt, fl)
+                assert torch.equal(lq, q_out) and torch.equal(lk, k_out)
     assert matched  # the default configuration is one of the swept ones
 
 
@@ -703,8 +712,9 @@ def test_rms_norm_rope_qk_with_config_refuses_what_it_cannot_run(kernels: Module
         f(odd, odd, None, None, oc, os_, 1e-5, 128, 1)
     with pytest.raises(RuntimeError, match="16-byte path"):
         f(odd, odd, None, None, oc, os_, 1e-5, 128, 1, 64)
-    # flag 64: one chunk per thread, blocks of at most 256 threads; no other flag exists
-    for tpr, vpt, fl in ((128, 2, 64), (512, 1, 64), (256, 1, 8), (256, 1, 65)):
+    # flag 64 (320 with cache hints): one chunk per thread, blocks of at most 256 threads; no
+    # other flag exists
+    for tpr, vpt, fl in ((128, 2, 64), (512, 1, 64), (256, 1, 8), (256, 1, 65), (256, 1, 256), (128, 2, 320)):
         with pytest.raises(RuntimeError, match="flag"):
             f(q, q, None, None, cos, sin, 1e-5, tpr, vpt, fl)
 

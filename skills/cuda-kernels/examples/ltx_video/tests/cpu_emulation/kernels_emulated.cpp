@@ -127,6 +127,7 @@ void test_norm(int B, int S, int D, int tpr, int vpt, bool weight, bool mod, boo
           if (lean) {
             if constexpr (V <= kMaxVptLean) {
               if (lean == 2) emu_launch(grid, r * tpr, [&] { rms_norm_rows_kernel<T, V, W, M, A, false, true, true>(a); });
+              else if (lean == 3) emu_launch(grid, r * tpr, [&] { rms_norm_rows_kernel<T, V, W, M, A, false, true, false, true>(a); });
               else emu_launch(grid, r * tpr, [&] { rms_norm_rows_kernel<T, V, W, M, A, false, true>(a); });
             } else std::abort();
           } else if (late) emu_launch(grid, r * tpr, [&] { rms_norm_rows_kernel<T, V, W, M, A, true>(a); });
@@ -176,7 +177,7 @@ void test_norm(int B, int S, int D, int tpr, int vpt, bool weight, bool mod, boo
   }
   std::string what = std::string("norm ") + tn<T>() + " D=" + std::to_string(D) + " tpr=" + std::to_string(tpr) + " vpt=" + std::to_string(vpt) +
       (weight ? " w" : "") + (mod ? " mod" : "") + (add ? " add" : "") + (gate ? " gate" : "") + (per_token ? " per-token" : "") +
-      (late ? " late" : "") + (lean == 1 ? " lean" : lean == 2 ? " reload" : "") + (pipe ? " pipe" + std::to_string(pipe) : "") + (mixed ? " mixed" : "") +
+      (late ? " late" : "") + (lean == 1 ? " lean" : lean == 2 ? " reload" : lean == 3 ? " hints" : "") + (pipe ? " pipe" + std::to_string(pipe) : "") + (mixed ? " mixed" : "") +
       " pad=" + std::to_string(pad);
   check(what.c_str(), out, ref);
   if (add) check((what + " residual").c_str(), rout, href);
@@ -309,10 +310,10 @@ void test_rope(int B, int S, int D, bool vec_ok, bool bcast, int tpr, int flat_c
 
 // mixed: k and sin are stored with a row stride 16 elements longer than q's and cos's, so
 // the kernel evaluates all four RowIndexes (RopeArgs::same = 0). lean: the one-chunk lean
-// kernel (flag 64 of rms_norm_rope_qk_with_config).
+// kernel (flag 64 of rms_norm_rope_qk_with_config); hints: the same with cache hints (320).
 template <typename T>
 void test_norm_rope(int B, int S, int D, int tpr, int vpt, bool two, bool weight, bool mixed = false,
-                    bool lean = false) {
+                    bool lean = false, bool hints = false) {
   int64_t rows = (int64_t)B * S, ks = mixed ? D + 16 : D;
   auto q = rand_vec<T>(rows * D, 2.0f), k = rand_vec<T>(rows * ks, 0.5f, 0.2f);
   auto wq = rand_vec<T>(D, 0.4f, 1.0f), wk = rand_vec<T>(D, 0.4f, 1.0f);
@@ -332,6 +333,7 @@ void test_norm_rope(int B, int S, int D, int tpr, int vpt, bool two, bool weight
   auto run = [&](auto vptc) {
     constexpr int V = decltype(vptc)::value;
     if constexpr (V == 1) {
+      if (lean && hints) { emu_launch(grid, r * tpr, [&] { rms_norm_rope_kernel<T, 1, true, true, true>(a); }); return; }
       if (lean) { emu_launch(grid, r * tpr, [&] { rms_norm_rope_kernel<T, 1, true, true>(a); }); return; }
     }
     if (lean) std::abort();
@@ -358,7 +360,7 @@ void test_norm_rope(int B, int S, int D, int tpr, int vpt, bool two, bool weight
         mag[row * D + i] = std::fabs(y[i] * c0) + std::fabs(y[i + 1] * s0); mag[row * D + i + 1] = std::fabs(y[i + 1] * c1) + std::fabs(y[i] * s1);
       }
     }
-    std::string what = std::string("normrope ") + tn<T>() + " D=" + std::to_string(D) + " tpr=" + std::to_string(tpr) + " vpt=" + std::to_string(vpt) + (which ? " k" : " q") + (mixed ? " mixed" : "") + (lean ? " lean" : "");
+    std::string what = std::string("normrope ") + tn<T>() + " D=" + std::to_string(D) + " tpr=" + std::to_string(tpr) + " vpt=" + std::to_string(vpt) + (which ? " k" : " q") + (mixed ? " mixed" : "") + (lean ? " lean" : "") + (hints ? " hints" : "");
     check(what.c_str(), out, ref, 1, &mag);
   }
 }
@@ -417,9 +419,10 @@ template <typename T> void all() {
       }
       // the lean kernel (flag 64): 32-bit row offsets - per-token and per-batch tables,
       // padded rows, operands laid out differently, the grid-stride loop (grid 2 above)
-      // and its reload variant (flag 128: x or h read again after the reduction)
+      // its reload variant (flag 128: x or h read again after the reduction) and the lean
+      // kernel with cache hints (flags 64 | 256)
       if (vpt <= kMaxVptLean) {
-        for (int lean : {1, 2}) {
+        for (int lean : {1, 2, 3}) {
           test_norm<T>(2, 5, D, tpr, vpt, false, true, false, false, 8, false, false, 0, false, lean);
           test_norm<T>(2, 3, D, tpr, vpt, true, true, true, true, 8, true, false, 0, false, lean);
           test_norm<T>(2, 3, D, tpr, vpt, false, true, true, true, 0, false, false, 0, false, lean);
@@ -502,6 +505,8 @@ template <typename T> void all() {
             test_norm_rope<T>(2, 3, D, tpr, 1, true, true, false, true);
             test_norm_rope<T>(3, 5, D, tpr, 1, true, false, true, true);
             test_norm_rope<T>(1, 2, D, tpr, 1, false, false, false, true);  // rms_norm_rope's default
+            test_norm_rope<T>(2, 3, D, tpr, 1, true, true, false, true, true);
+            test_norm_rope<T>(3, 5, D, tpr, 1, true, false, true, true, true);
           } }
   }
   for (int64_t n : {1, 7, 8, 1000, 20003, 8192 * 3 + 5}) { test_gelu<T>(n, true); test_gelu<T>(n, false); }

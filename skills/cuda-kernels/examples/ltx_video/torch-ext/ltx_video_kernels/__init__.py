@@ -216,7 +216,8 @@ def rms_norm_rope_qk_with_config(
     the lean one-chunk kernel, held to 48 registers with 32-bit row offsets
     (chunks_per_thread 1, threads_per_row <= 256, fewer than 2^31 rows; bit for bit the same).
     rms_norm_rope_qk and rms_norm_rope run it wherever those hold on the 16-byte path (d <= 2048
-    in bf16/fp16, <= 1024 in fp32); flags 0 here runs the plain one-chunk kernel.
+    in bf16/fp16, <= 1024 in fp32); flags 0 here runs the plain one-chunk kernel, and
+    QK_LEAN | LEAN_HINTS the lean one with evict-first loads of q, k, cos and sin.
     """
     q_out, k_out = ops.rms_norm_rope_qk_with_config(
         q, k, weight_q, weight_k, cos, sin, float(eps), int(threads_per_row), int(chunks_per_thread), int(flags))
@@ -243,6 +244,7 @@ ADALN_PIPE2 = 8  # pipelined kernel: persistent grid, next rows copied to shared
 ADALN_PIPE3 = 16  # the same with 3 stages (two row groups in flight ahead)
 ADALN_LEAN = 64  # rows kernel at 1-2 chunks per thread held to 40 / 64 registers, 32-bit row offsets
 ADALN_RELOAD = 128  # ADALN_LEAN reading x (or the h it stored) again after the reduction: 32-64 registers
+LEAN_HINTS = 256  # with ADALN_LEAN or QK_LEAN: loads carry torch.compile's cache hints (evict-first / -last)
 QK_LEAN = 64  # rms_norm_rope_qk_with_config: the one-chunk kernel held to 48 registers
 
 
@@ -270,7 +272,9 @@ def rms_norm_modulate_with_config(
     it to 40 / 64 registers and 32-bit row offsets (fewer than 2^31 rows; bit for bit too),
     or ADALN_RELOAD alone: the same, holding nothing across the reduction - x, or the h the
     fused add stored, is read again after it, like torch.compile's two-pass kernels - so it
-    needs 32-64 registers (bit for bit too).
+    needs 32-64 registers (bit for bit too), or ADALN_LEAN | LEAN_HINTS: the lean kernel whose
+    loads carry torch.compile's cache hints (x and the residual evict-first, the per-batch rows
+    evict-last; bit for bit too).
     ``rows_per_block >= 1``: the column-stationary kernel - each group of threads_per_row
     threads (<= 256) loads one batch's weight/scale/shift chunks once and normalizes up to
     rows_per_block consecutive rows of that batch with them (chunks_per_thread 1-4);
