@@ -14,6 +14,8 @@
 #include <c10/cuda/CUDAStream.h>
 
 #include <algorithm>
+#include <array>
+#include <atomic>
 #include <climits>
 #include <iterator>
 #include <cstdint>
@@ -250,6 +252,33 @@ int adaln_default_stages(bool add) { return add ? 0 : 2; }
 // lean kernel: both keep norm_target_vpt's configuration.
 bool adaln_default_lean(bool mod, bool add, bool weighted) { return mod && add && !weighted; }
 
+// This GPU's L2 size in bytes, queried once per device (0 if unknown).
+int64_t l2_cache_bytes(int device) {
+  static std::array<std::atomic<int64_t>, 64> cache{};  // 0: not queried yet, -1: unknown
+  if (device < 0 || device >= static_cast<int>(cache.size())) return 0;
+  int64_t v = cache[device].load(std::memory_order_relaxed);
+  if (v == 0) {
+    int l2 = 0;
+    C10_CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device));
+    v = l2 > 0 ? l2 : -1;
+    cache[device].store(v, std::memory_order_relaxed);
+  }
+  return v > 0 ? v : 0;
+}
+
+// Whether the default ops give the lean kernels torch.compile's cache hints (kLeanHints):
+// only for calls that move at most num/den of the L2 size, because that is where the hints
+// paid on the H200 (run 25, benchmarks/logs/h200_run25, 60 MiB L2; the sweeps' lean kernel
+// with hints against without): the q/k op took 3.4 / 8.7 / 7.3 % less time at 34 / 67 / 88
+// MB moved and 3.6-8.1 % more at 134-268 MB, so its limit is 3/2; the gated fused add 2.9-4.4 %
+// less at 34-67 MB (0.6 % at 17 MB) and 2.1-3.3 % more at 88-403 MB, so 5/4. The likely
+// reason, not measured: evict-first inputs leave L2 to the lines the kernel writes, and
+// while those fit they stay there for the next call (in a model: for the consumer).
+bool default_hints(int64_t bytes, int device, int num, int den) {
+  const int64_t l2 = l2_cache_bytes(device);
+  return l2 > 0 && bytes * den <= l2 * num;
+}
+
 // The column-stationary kernel keeps one batch's scale/shift/gate rows in registers while
 // it walks that batch's rows: it needs them constant over x's second-to-last dim (per
 // batch, [B, 1, D]); per-token tables ([B, S, D]) take the rows kernel.
@@ -327,6 +356,9 @@ std::tuple<at::Tensor, at::Tensor> norm_forward(const NormRequest& q) {
     vpt = cfg.vpt;
   }
   const bool lean = q.lean || (lean_default && vpt >= 1 && vpt <= kMaxVptLean);
+  // x, residual, h and the output: the traffic default_hints weighs
+  const bool hints = q.hints || (lean && q.tpr <= 0 &&
+                                 default_hints(4 * rows * d64 * x.element_size(), x.get_device(), 5, 4));
   // Rows too long for this operand set's rows kernels, or the scalar path: the
   // loop kernel, one block of whole warps per row.
   if (!vec || vpt > max_rows_vpt(mod, add)) vpt = 0;
@@ -389,7 +421,7 @@ std::tuple<at::Tensor, at::Tensor> norm_forward(const NormRequest& q) {
   if (vpt == 0)
     launch_rms_norm_loop(dtype_of(x), a, tpr, vec, stream);
   else
-    launch_rms_norm_rows(dtype_of(x), a, vpt, RowsVariant{q.late_modulation && mod, lean, q.reload && mod, q.hints},
+    launch_rms_norm_rows(dtype_of(x), a, vpt, RowsVariant{q.late_modulation && mod, lean, q.reload && mod, hints},
                          stream);
   return {out, residual_out};
 }
@@ -523,7 +555,12 @@ std::tuple<at::Tensor, at::Tensor> norm_rope_forward(const char* op, const at::T
   // The default runs the one-chunk kernel lean (kMaxLeanRopeBlock's note): bench_ops.py --sweep-qk
   // (H200 run 19, benchmarks/logs/h200_run19) timed it 1.0-4.6 % faster than the plain one-chunk
   // kernel on all 7 shapes at d = 2048, bit for bit the same output.
-  if (forced_tpr == 0 && vec && cfg.vpt == 1 && cfg.tpr <= kMaxLeanRopeBlock && rows < kLeanMaxRows) lean = true;
+  if (forced_tpr == 0 && vec && cfg.vpt == 1 && cfg.tpr <= kMaxLeanRopeBlock && rows < kLeanMaxRows) {
+    lean = true;
+    // q [and k] in and out, cos and sin in fp32: the traffic default_hints weighs
+    const int64_t bytes = rows * d * ((k.defined() ? 4 : 2) * in.x.element_size() + 2 * 4);
+    hints = default_hints(bytes, in.x.get_device(), 3, 2);
+  }
   if (!vec || cfg.vpt == 0 || cfg.vpt > kMaxVptNormRope) {
     // Scalar path or rows too long for registers: normalize, then rotate.
     auto norm_then_rope = [&](const at::Tensor& t, const at::Tensor& w) {
