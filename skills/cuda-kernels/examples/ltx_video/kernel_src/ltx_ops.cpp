@@ -286,6 +286,14 @@ bool per_batch(const at::Tensor& t, const RowIndex& r, const RowIndex& xi) {
   return !t.defined() || xi.inner == 1 || r.s_inner == 0;
 }
 
+// Whether each of `rows` rows reads a row of this table no other row reads (cos/sin given
+// per token and batch, as LTX passes them, not broadcast over the batch).
+bool own_rows(const RowIndex& r, int64_t rows) {
+  if (rows <= 1) return true;
+  if (r.inner == 1) return r.s_outer != 0;
+  return r.s_inner != 0 && (r.s_outer != 0 || rows <= r.inner);
+}
+
 std::tuple<at::Tensor, at::Tensor> norm_forward(const NormRequest& q) {
   const char* op = q.op;
   check_float_cuda(q.x, op, "x");
@@ -356,8 +364,11 @@ std::tuple<at::Tensor, at::Tensor> norm_forward(const NormRequest& q) {
     vpt = cfg.vpt;
   }
   const bool lean = q.lean || (lean_default && vpt >= 1 && vpt <= kMaxVptLean);
-  // x, residual, h and the output: the traffic default_hints weighs
-  const bool hints = q.hints || (lean && q.tpr <= 0 &&
+  // x, residual, h and the output: the traffic default_hints weighs. Only with per-batch
+  // scale/shift/gate ([B, 1, D], what LTX passes and run 25 measured), which the hinted kernel
+  // keeps evict-last because every row of the batch re-reads them.
+  const bool tables_per_batch = per_batch(scale, si, xi) && per_batch(shift, hi, xi) && per_batch(gate, gi, xi);
+  const bool hints = q.hints || (lean && q.tpr <= 0 && tables_per_batch &&
                                  default_hints(4 * rows * d64 * x.element_size(), x.get_device(), 5, 4));
   // Rows too long for this operand set's rows kernels, or the scalar path: the
   // loop kernel, one block of whole warps per row.
@@ -557,9 +568,11 @@ std::tuple<at::Tensor, at::Tensor> norm_rope_forward(const char* op, const at::T
   // kernel on all 7 shapes at d = 2048, bit for bit the same output.
   if (forced_tpr == 0 && vec && cfg.vpt == 1 && cfg.tpr <= kMaxLeanRopeBlock && rows < kLeanMaxRows) {
     lean = true;
-    // q [and k] in and out, cos and sin in fp32: the traffic default_hints weighs
+    // q [and k] in and out, cos and sin in fp32: the traffic default_hints weighs. Only when
+    // no cos/sin row is read twice (run 25 measured per-token tables): the hints load them
+    // evict-first.
     const int64_t bytes = rows * d * ((k.defined() ? 4 : 2) * in.x.element_size() + 2 * 4);
-    hints = default_hints(bytes, in.x.get_device(), 3, 2);
+    hints = own_rows(in.ci, rows) && own_rows(in.si, rows) && default_hints(bytes, in.x.get_device(), 3, 2);
   }
   if (!vec || cfg.vpt == 0 || cfg.vpt > kMaxVptNormRope) {
     // Scalar path or rows too long for registers: normalize, then rotate.

@@ -491,7 +491,7 @@ def test_adaln_with_config_refuses_what_it_cannot_run(kernels: ModuleType) -> No
     to = _ada_table(2, 1, 1001, torch.bfloat16)
     with pytest.raises(RuntimeError, match="16-byte path"):
         f(odd, None, to[:, :, 1], to[:, :, 0], 1e-6, 128, 1, 4, 0)
-    for fl in (64, 128):
+    for fl in (64, 128, 320):
         with pytest.raises(RuntimeError, match="16-byte path"):
             f(odd, None, to[:, :, 1], to[:, :, 0], 1e-6, 128, 1, 0, fl)
     with pytest.raises(RuntimeError, match="16-byte path"):
@@ -710,8 +710,9 @@ def test_rms_norm_rope_qk_with_config_refuses_what_it_cannot_run(kernels: Module
     oc, os_ = _tables("random", 2, 5, 1002)
     with pytest.raises(RuntimeError, match="16-byte path"):
         f(odd, odd, None, None, oc, os_, 1e-5, 128, 1)
-    with pytest.raises(RuntimeError, match="16-byte path"):
-        f(odd, odd, None, None, oc, os_, 1e-5, 128, 1, 64)
+    for fl in (64, 320):
+        with pytest.raises(RuntimeError, match="16-byte path"):
+            f(odd, odd, None, None, oc, os_, 1e-5, 128, 1, fl)
     # flag 64 (320 with cache hints): one chunk per thread, blocks of at most 256 threads; no
     # other flag exists
     for tpr, vpt, fl in ((128, 2, 64), (512, 1, 64), (256, 1, 8), (256, 1, 65), (256, 1, 256), (128, 2, 320)):
