@@ -234,6 +234,20 @@ constexpr int kRowsReload = 128;
 // kRowsLean | kLeanHints of the *_with_config AdaLN ops, and of rms_norm_rope_qk_with_config
 // for its lean kernel. Sweep knob.
 constexpr int kLeanHints = 256;
+// The default ops' rule for kLeanHints (ltx_ops.cpp, default_hints, where run 25's data is
+// quoted): a call gets the hints while the bytes it moves stay within num/den of the L2 size
+// (q/k norm + RoPE 3/2, the weightless fused add 5/4) and, for q/k, no cos/sin row is read by
+// two rows (own_rows). Host-only and pure, so the CPU emulation test checks them.
+constexpr int kQkHintsNum = 3, kQkHintsDen = 2;
+constexpr int kAddHintsNum = 5, kAddHintsDen = 4;
+inline bool within_l2_share(int64_t bytes, int64_t l2, int num, int den) {
+  return l2 > 0 && bytes * den <= l2 * num;
+}
+inline bool own_rows(const RowIndex& r, int64_t rows) {
+  if (rows <= 1) return true;
+  if (r.inner == 1) return r.s_outer != 0;
+  return r.s_inner != 0 && (r.s_outer != 0 || rows <= r.inner);
+}
 // The rows kernel's opt-in variants; all false is the default kernel at the given chunks.
 struct RowsVariant {
   bool late = false;    // kRowsLateModulation

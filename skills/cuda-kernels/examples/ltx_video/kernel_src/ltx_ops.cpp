@@ -275,8 +275,7 @@ int64_t l2_cache_bytes(int device) {
 // reason, not measured: evict-first inputs leave L2 to the lines the kernel writes, and
 // while those fit they stay there for the next call (in a model: for the consumer).
 bool default_hints(int64_t bytes, int device, int num, int den) {
-  const int64_t l2 = l2_cache_bytes(device);
-  return l2 > 0 && bytes * den <= l2 * num;
+  return within_l2_share(bytes, l2_cache_bytes(device), num, den);
 }
 
 // The column-stationary kernel keeps one batch's scale/shift/gate rows in registers while
@@ -284,14 +283,6 @@ bool default_hints(int64_t bytes, int device, int num, int den) {
 // batch, [B, 1, D]); per-token tables ([B, S, D]) take the rows kernel.
 bool per_batch(const at::Tensor& t, const RowIndex& r, const RowIndex& xi) {
   return !t.defined() || xi.inner == 1 || r.s_inner == 0;
-}
-
-// Whether each of `rows` rows reads a row of this table no other row reads (cos/sin given
-// per token and batch, as LTX passes them, not broadcast over the batch).
-bool own_rows(const RowIndex& r, int64_t rows) {
-  if (rows <= 1) return true;
-  if (r.inner == 1) return r.s_outer != 0;
-  return r.s_inner != 0 && (r.s_outer != 0 || rows <= r.inner);
 }
 
 std::tuple<at::Tensor, at::Tensor> norm_forward(const NormRequest& q) {
@@ -367,9 +358,11 @@ std::tuple<at::Tensor, at::Tensor> norm_forward(const NormRequest& q) {
   // x, residual, h and the output: the traffic default_hints weighs. Only with per-batch
   // scale/shift/gate ([B, 1, D], what LTX passes and run 25 measured), which the hinted kernel
   // keeps evict-last because every row of the batch re-reads them.
-  const bool tables_per_batch = per_batch(scale, si, xi) && per_batch(shift, hi, xi) && per_batch(gate, gi, xi);
+  const bool tables_per_batch =
+      per_batch(scale, si, xi) && per_batch(shift, hi, xi) && per_batch(gate, gi, xi);
+  const int64_t traffic = 4 * rows * d64 * x.element_size();
   const bool hints = q.hints || (lean && q.tpr <= 0 && tables_per_batch &&
-                                 default_hints(4 * rows * d64 * x.element_size(), x.get_device(), 5, 4));
+                                 default_hints(traffic, x.get_device(), kAddHintsNum, kAddHintsDen));
   // Rows too long for this operand set's rows kernels, or the scalar path: the
   // loop kernel, one block of whole warps per row.
   if (!vec || vpt > max_rows_vpt(mod, add)) vpt = 0;
@@ -572,7 +565,8 @@ std::tuple<at::Tensor, at::Tensor> norm_rope_forward(const char* op, const at::T
     // no cos/sin row is read twice (run 25 measured per-token tables): the hints load them
     // evict-first.
     const int64_t bytes = rows * d * ((k.defined() ? 4 : 2) * in.x.element_size() + 2 * 4);
-    hints = own_rows(in.ci, rows) && own_rows(in.si, rows) && default_hints(bytes, in.x.get_device(), 3, 2);
+    hints = own_rows(in.ci, rows) && own_rows(in.si, rows) &&
+            default_hints(bytes, in.x.get_device(), kQkHintsNum, kQkHintsDen);
   }
   if (!vec || cfg.vpt == 0 || cfg.vpt > kMaxVptNormRope) {
     // Scalar path or rows too long for registers: normalize, then rotate.

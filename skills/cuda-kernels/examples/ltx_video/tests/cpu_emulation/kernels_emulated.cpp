@@ -579,9 +579,43 @@ void test_row_index() {
   failures += bad_div;
 }
 
+// The default ops' cache-hint rule (ltx_kernels.h, kQkHints* / kAddHints*) on the H200's
+// 60 MiB L2 gives the hints exactly to the bf16 shapes where run 25 measured them faster:
+// q/k at 1x1024, 2x1024 and 1x2688 x 2048 but not from 4x1024 on, the fused add from 1x1024
+// to 1x4096 x 2048 and 1x2688 but not at 2x2688; and only to cos/sin tables no two rows share.
+void test_hint_rule() {
+  int bad = 0;
+  const int64_t l2 = int64_t{60} << 20;
+  auto expect = [&](const char* what, bool got, bool want) {
+    if (got != want) { printf("FAIL hint rule %s: %d, want %d\n", what, got, want); ++bad; }
+  };
+  auto qk = [&](int64_t rows) { return within_l2_share(rows * 2048 * (4 * 2 + 2 * 4), l2, kQkHintsNum, kQkHintsDen); };
+  auto add = [&](int64_t rows) { return within_l2_share(rows * 2048 * 4 * 2, l2, kAddHintsNum, kAddHintsDen); };
+  expect("qk 1x1024", qk(1024), true);
+  expect("qk 2x1024", qk(2048), true);
+  expect("qk 1x2688", qk(2688), true);
+  expect("qk 4x1024", qk(4096), false);
+  expect("qk 2x2688", qk(5376), false);
+  expect("add 1x1024", add(1024), true);
+  expect("add 4x1024", add(4096), true);
+  expect("add 1x2688", add(2688), true);
+  expect("add 2x2688", add(5376), false);
+  expect("add 1x8192", add(8192), false);
+  expect("unknown L2", within_l2_share(1, 0, 3, 2), false);
+  const int64_t S = 2688, D = 2048;
+  expect("cos per token and batch", own_rows(make_row_index(S, S * D, D), 2 * S), true);
+  expect("cos broadcast over the batch", own_rows(make_row_index(S, 0, D), 2 * S), false);
+  expect("cos broadcast, one batch", own_rows(make_row_index(S, 0, D), S), true);
+  expect("cos one row for all", own_rows(make_row_index(1, 0, 0), 5), false);
+  expect("2-d cos per row", own_rows(make_row_index(1, D, 0), 5), true);
+  printf("hint rule: %d wrong\n", bad);
+  failures += bad;
+}
+
 int main(int argc, char** argv) {
   full = argc > 1 && std::strcmp(argv[1], "full") == 0;
   test_row_index();
+  test_hint_rule();
   all<__nv_bfloat16>();
   printf("bf16 done, failures %d\n", failures); fflush(stdout);
   all<float>();
