@@ -186,6 +186,20 @@ __device__ __forceinline__ void pack_floats(Pack<T, N>& p, const float (&f)[N]) 
   }
 }
 
+#if !defined(__CUDA_ARCH__)
+// The host build of the explicit global accesses below (the CPU emulation test runs the
+// kernels on a CPU): a copy of `bytes` from src to dst, where `global` (the global-memory side)
+// must be 16-byte aligned as on the GPU.
+inline void host_access(void* dst, const void* src, size_t bytes, const void* global) {
+#if defined(LTX_CPU_EMULATION)
+  emu_check_align(global);
+#else
+  (void)global;
+#endif
+  memcpy(dst, src, bytes);
+}
+#endif
+
 // One 16-byte store as a single st.global.v4: a uint4 assignment of a pack assembled
 // element by element may be split into narrower stores by nvcc.
 template <typename T, int N>
@@ -197,10 +211,7 @@ __device__ __forceinline__ void store_pack16(T* __restrict__ p, const Pack<T, N>
   asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(raw.x), "r"(raw.y), "r"(raw.z), "r"(raw.w)
                : "memory");
 #else
-#if defined(LTX_CPU_EMULATION)
-  emu_check_align(p);
-#endif
-  memcpy(static_cast<void*>(p), &raw, 16);
+  host_access(p, &raw, 16, p);
 #endif
 }
 
@@ -216,10 +227,7 @@ __device__ __forceinline__ void load_pack16_coherent(Pack<T, N>& dst, const T* p
                : "l"(p)
                : "memory");
 #else
-#if defined(LTX_CPU_EMULATION)
-  emu_check_align(p);
-#endif
-  memcpy(&raw, static_cast<const void*>(p), 16);
+  host_access(&raw, p, 16, p);
 #endif
   memcpy(&dst, &raw, 16);
 }
@@ -263,21 +271,20 @@ __device__ __forceinline__ void load_pack16_hinted(Pack<T, N>& dst, const T* __r
   }
 #else
   (void)h;
-#if defined(LTX_CPU_EMULATION)
-  emu_check_align(p);
-#endif
-  memcpy(raw, static_cast<const void*>(p), sizeof(raw));
+  host_access(raw, p, sizeof(raw), p);
 #endif
   memcpy(&dst, raw, sizeof(raw));
 }
 
-// load_pack's 16-byte path, or with HINTED the hinted load above.
-template <bool HINTED, bool FIRST, typename T, int N>
-__device__ __forceinline__ void load_vec(Pack<T, N>& dst, const T* __restrict__ p, const Hints& h) {
+// load_pack (VEC: the 16-byte path; else the first `valid` elements), or with HINTED the
+// hinted load above, which exists on the 16-byte path only.
+template <bool HINTED, bool FIRST, bool VEC = true, typename T, int N>
+__device__ __forceinline__ void load_vec(Pack<T, N>& dst, const T* __restrict__ p, const Hints& h, int valid = N) {
+  static_assert(!HINTED || VEC, "cache hints only on the 16-byte path");
   if constexpr (HINTED)
     load_pack16_hinted<FIRST>(dst, p, h);
   else
-    load_pack<true>(dst, p, N);
+    load_pack<VEC>(dst, p, valid);
 }
 
 // Streaming (evict-first) 16-byte accesses, ld.global.cs / st.global.cs: for data touched
@@ -292,10 +299,7 @@ __device__ __forceinline__ void load_pack16_cs(Pack<T, N>& dst, const T* __restr
                : "=r"(raw.x), "=r"(raw.y), "=r"(raw.z), "=r"(raw.w)
                : "l"(p));
 #else
-#if defined(LTX_CPU_EMULATION)
-  emu_check_align(p);
-#endif
-  memcpy(&raw, static_cast<const void*>(p), 16);
+  host_access(&raw, p, 16, p);
 #endif
   memcpy(&dst, &raw, 16);
 }
@@ -310,10 +314,7 @@ __device__ __forceinline__ void store_pack16_cs(T* __restrict__ p, const Pack<T,
                "r"(raw.w)
                : "memory");
 #else
-#if defined(LTX_CPU_EMULATION)
-  emu_check_align(p);
-#endif
-  memcpy(static_cast<void*>(p), &raw, 16);
+  host_access(p, &raw, 16, p);
 #endif
 }
 

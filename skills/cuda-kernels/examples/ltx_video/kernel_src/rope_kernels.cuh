@@ -141,17 +141,10 @@ __global__ void __launch_bounds__(LEAN ? kMaxLeanRopeBlock : 512, LEAN ? 5 : 0) 
       for (int k = 0; k < VPT; ++k) {
         const int e = (lane + k * tpr) * N;
         if (e < d) {
-          if constexpr (HINTS) {
-            load_pack16_hinted<true>(v[k], xr + e, hints);
-            if (two) load_pack16_hinted<true>(u[k], x2r + e, hints);
-            load_pack16_hinted<true>(cv[k], cr + e, hints);
-            load_pack16_hinted<true>(sv[k], sr + e, hints);
-          } else {
-            load_pack<VEC>(v[k], xr + e, d - e);
-            if (two) load_pack<VEC>(u[k], x2r + e, d - e);
-            load_pack<VEC>(cv[k], cr + e, d - e);
-            load_pack<VEC>(sv[k], sr + e, d - e);
-          }
+          load_vec<HINTS, true, VEC>(v[k], xr + e, hints, d - e);
+          if (two) load_vec<HINTS, true, VEC>(u[k], x2r + e, hints, d - e);
+          load_vec<HINTS, true, VEC>(cv[k], cr + e, hints, d - e);
+          load_vec<HINTS, true, VEC>(sv[k], sr + e, hints, d - e);
         }
       }
 #pragma unroll
@@ -183,23 +176,13 @@ __global__ void __launch_bounds__(LEAN ? kMaxLeanRopeBlock : 512, LEAN ? 5 : 0) 
           const int valid = d - e;
           P wv, o;
           float f[N];
-          if (w != nullptr) {
-            if constexpr (HINTS)
-              load_pack16_hinted<false>(wv, w + e, hints);
-            else
-              load_pack<VEC>(wv, w + e, valid);
-          }
+          if (w != nullptr) load_vec<HINTS, false, VEC>(wv, w + e, hints, valid);
 #pragma unroll
           for (int i = 0; i < N; ++i) f[i] = to_float(v[k].e[i]) * r1 * (w != nullptr ? to_float(wv.e[i]) : 1.0f);
           rotate_store<T, N>(f, cv[k], sv[k], o);
           store_pack<VEC>(o1 + e, o, valid);
           if (two) {
-            if (w2 != nullptr) {
-              if constexpr (HINTS)
-                load_pack16_hinted<false>(wv, w2 + e, hints);
-              else
-                load_pack<VEC>(wv, w2 + e, valid);
-            }
+            if (w2 != nullptr) load_vec<HINTS, false, VEC>(wv, w2 + e, hints, valid);
 #pragma unroll
             for (int i = 0; i < N; ++i)
               f[i] = to_float(u[k].e[i]) * r2 * (w2 != nullptr ? to_float(wv.e[i]) : 1.0f);

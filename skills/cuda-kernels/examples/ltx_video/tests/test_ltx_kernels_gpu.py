@@ -387,33 +387,21 @@ def test_adaln_with_config_per_token_tables_and_strided_rows(kernels: ModuleType
     t4 = randn(2, 3, 1, 6, d, dtype=dtype, seed=9, scale=0.3)
     out = kernels.rms_norm_modulate_with_config(x4, None, t4[:, :, :, 1], t4[:, :, :, 0], 1e-6, tpr, vpt, 2, 1)
     assert_close(out, exact.modulate(exact.rms_norm(x4, None, 1e-6), t4[:, :, :, 1], t4[:, :, :, 0]), dtype)
-    # the pipelined kernel: per-token tables, strided rows, a 4-d x
-    for fl in (8, 16):
-        for table in (per_tok, _ada_table(2, 1, d, dtype, seed=8)):
-            shift, scale, gate = table[:, :, 0], table[:, :, 1], table[:, :, 2]
-            out = kernels.rms_norm_modulate_with_config(x, None, scale, shift, 1e-6, tpr, vpt, 0, fl)
-            assert torch.equal(out, kernels.rms_norm_modulate_with_config(x, None, scale, shift, 1e-6, tpr, vpt, 0, 0))
-            out, h = kernels.add_rms_norm_modulate_with_config(x, x.flip(1), gate, None, scale, shift, 1e-6,
-                                                               tpr, vpt, 0, fl)
-            d_out, d_h = kernels.add_rms_norm_modulate_with_config(x, x.flip(1), gate, None, scale, shift, 1e-6,
-                                                                   tpr, vpt, 0, 0)
-            assert torch.equal(out, d_out) and torch.equal(h, d_h)
-        out = kernels.rms_norm_modulate_with_config(x4, None, t4[:, :, :, 1], t4[:, :, :, 0], 1e-6, tpr, vpt, 0, fl)
-        assert_close(out, exact.modulate(exact.rms_norm(x4, None, 1e-6), t4[:, :, :, 1], t4[:, :, :, 0]), dtype)
-    # the lean kernel (flag 64, 2 chunks per thread), its reload variant (flag 128) and with
-    # cache hints (320): the same layouts, bit for bit the rows kernel
+    # per-token tables, strided rows and a 4-d x, bit for bit the rows kernel at the same
+    # threads x chunks: the pipelined kernel (flags 8 / 16) at tpr x vpt; the lean kernel
+    # (flag 64), its reload variant (128) and with cache hints (320) at 2 chunks per thread
     lt, lv = 2048 // n // 2, 2
-    for fl in (64, 128, 320):
+    for fl, t, v in ((8, tpr, vpt), (16, tpr, vpt), (64, lt, lv), (128, lt, lv), (320, lt, lv)):
         for table in (per_tok, _ada_table(2, 1, d, dtype, seed=8)):
             shift, scale, gate = table[:, :, 0], table[:, :, 1], table[:, :, 2]
-            out = kernels.rms_norm_modulate_with_config(x, None, scale, shift, 1e-6, lt, lv, 0, fl)
-            assert torch.equal(out, kernels.rms_norm_modulate_with_config(x, None, scale, shift, 1e-6, lt, lv, 0, 0))
+            out = kernels.rms_norm_modulate_with_config(x, None, scale, shift, 1e-6, t, v, 0, fl)
+            assert torch.equal(out, kernels.rms_norm_modulate_with_config(x, None, scale, shift, 1e-6, t, v, 0, 0))
             out, h = kernels.add_rms_norm_modulate_with_config(x, x.flip(1), gate, None, scale, shift, 1e-6,
-                                                               lt, lv, 0, fl)
+                                                               t, v, 0, fl)
             d_out, d_h = kernels.add_rms_norm_modulate_with_config(x, x.flip(1), gate, None, scale, shift, 1e-6,
-                                                                   lt, lv, 0, 0)
+                                                                   t, v, 0, 0)
             assert torch.equal(out, d_out) and torch.equal(h, d_h)
-        out = kernels.rms_norm_modulate_with_config(x4, None, t4[:, :, :, 1], t4[:, :, :, 0], 1e-6, lt, lv, 0, fl)
+        out = kernels.rms_norm_modulate_with_config(x4, None, t4[:, :, :, 1], t4[:, :, :, 0], 1e-6, t, v, 0, fl)
         assert_close(out, exact.modulate(exact.rms_norm(x4, None, 1e-6), t4[:, :, :, 1], t4[:, :, :, 0]), dtype)
     empty = randn(0, 7, d, dtype=dtype)
     assert kernels.rms_norm_modulate_with_config(empty, None, randn(0, 1, d, dtype=dtype),
