@@ -33,8 +33,9 @@ from pathlib import Path
 from typing import Any
 
 MB = 1e6
-PEER_ORDER = ["eager", "F.rms_norm", "compile", "triton", "kernels unfused"]
-NOT_PEERS = {"kernels unfused"}  # our own kernels, shown for reference, never "the best peer"
+PEER_ORDER = ["eager", "F.rms_norm", "compile", "triton", "kernels unfused", "kernel, PDL off"]
+# our own kernels, shown for reference, never "the best peer"
+NOT_PEERS = {"kernels unfused", "kernel, PDL off"}
 TIMERS = {"do_bench": "us", "graph": "graph_us"}
 OP_TITLES = {
     "rms_norm": "RMSNorm",
@@ -494,7 +495,9 @@ def render_v2(data: dict[str, Any], json_name: str) -> str:
         " *compile* is `torch.compile` of that same expression after `torch._dynamo.reset()` for every shape"
         f" ({data.get('compile_warmup', 'compiled in the main process')}), *triton* a plain one-row-per-program"
         " Triton RMSNorm (benchmarks/triton_rmsnorm.py), *kernels unfused* this package's own unfused kernels (not"
-        " a peer). `x vs P` = P's time / the kernel's time (> 1: the kernel is faster); cells read graph / do_bench."
+        " a peer), *kernel, PDL off* the kernel launched without programmatic dependent launch (not a peer; in"
+        " the graph timer's back-to-back calls PDL lets each call start while the one before it drains, which"
+        " in a model happens only after another PDL kernel). `x vs P` = P's time / the kernel's time (> 1: the kernel is faster); cells read graph / do_bench."
         " *skipped*: the run ended before that `torch.compile` peer was timed.",
         "",
         "## Issue targets at a glance",

@@ -24,6 +24,8 @@ points (--configs selects them):
 
   patched+epilogue[+compile]  patched, but the feed-forward's bias + tanh-GELU computed in
                    the projection GEMM's cuBLASLt epilogue instead of the gelu_tanh kernel
+  patched+compile[+cudagraph]+nopdl  patched+compile[+cudagraph] with the kernels' programmatic
+                   dependent launch switched off (set_pdl(False)): what PDL is worth in the model
 
 Every configuration uses the same weights and inputs; its output is compared with eager's
 (relative L2 error) so a fast but wrong configuration cannot hide. Times are CUDA-event
@@ -59,7 +61,9 @@ CONFIGS = ("eager", "patched", "compile", "patched+compile")
 # the same four, the whole step captured in one CUDA graph and replayed (GPU time, not host pace)
 CUDAGRAPH_CONFIGS = tuple(f"{name}+cudagraph" for name in CONFIGS)
 # opt-in comparison: the feed-forward's GELU in the cuBLASLt GEMM epilogue instead of the kernel
-EXTRA_CONFIGS = ("patched+epilogue", "patched+epilogue+compile")
+# and the patched+compile pair with programmatic dependent launch off (the kernels' A/B)
+EXTRA_CONFIGS = ("patched+epilogue", "patched+epilogue+compile", "patched+compile+nopdl",
+                 "patched+compile+cudagraph+nopdl")
 ALL_CONFIGS = CONFIGS + CUDAGRAPH_CONFIGS + EXTRA_CONFIGS
 
 
@@ -127,6 +131,8 @@ _BASELINES = (
     *((name, "eager") for name in ("patched", "compile", "patched+compile", *EXTRA_CONFIGS)),
     ("patched+compile", "compile"),
     ("patched+epilogue+compile", "compile"),
+    ("patched+compile+nopdl", "compile"),
+    ("patched+compile+cudagraph+nopdl", "compile+cudagraph"),
     *((name, "eager") for name in CUDAGRAPH_CONFIGS),
     ("patched+cudagraph", "eager+cudagraph"),
     ("compile+cudagraph", "eager+cudagraph"),
@@ -260,11 +266,16 @@ def run(args: argparse.Namespace, save: Callable[[dict[str, Any]], None] = lambd
         compiled = "compile" in parts
         graphed = "cudagraph" in parts
         epilogue = "epilogue" in parts
+        pdl_was = None
         report = None
         graph = None
         entry: dict[str, Any] = {"batch": batch, "config": name}
         try:
             _reset_compile(torch, model)
+            if "nopdl" in parts:
+                if not hasattr(kernels, "set_pdl"):
+                    raise RuntimeError("this ltx_video_kernels build has no set_pdl: rebuild it")
+                pdl_was = kernels.set_pdl(False)
             if patched:
                 report = patch_ltx_transformer(model, kernels, gelu_epilogue=epilogue)
                 if not epilogue:
@@ -327,6 +338,8 @@ def run(args: argparse.Namespace, save: Callable[[dict[str, Any]], None] = lambd
             graph = step = out = static_out = None  # noqa: F841
             if report is not None:
                 report.restore()
+            if pdl_was is not None:
+                kernels.set_pdl(pdl_was)
             _reset_compile(torch, model)
             if cuda:
                 torch.cuda.empty_cache()

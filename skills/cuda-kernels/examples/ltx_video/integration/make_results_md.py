@@ -16,8 +16,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-ORDER = ("eager", "patched", "compile", "patched+compile", "patched+epilogue", "patched+epilogue+compile")
-CUDAGRAPH_ORDER = ("eager+cudagraph", "patched+cudagraph", "compile+cudagraph", "patched+compile+cudagraph")
+ORDER = ("eager", "patched", "compile", "patched+compile", "patched+compile+nopdl", "patched+epilogue",
+         "patched+epilogue+compile")
+CUDAGRAPH_ORDER = ("eager+cudagraph", "patched+cudagraph", "compile+cudagraph", "patched+compile+cudagraph",
+                   "patched+compile+cudagraph+nopdl")
 LEGEND = {
     "eager": "diffusers as shipped",
     "patched": "patch_ltx_transformer(transformer, ltx_video_kernels)",
@@ -26,6 +28,9 @@ LEGEND = {
     "patched+epilogue": "patched, but the feed-forward's bias + tanh-GELU in the cuBLASLt GEMM epilogue "
     "(torch._addmm_activation) instead of the gelu_tanh kernel: a comparison point",
     "patched+epilogue+compile": "the same, compiled",
+    "patched+compile+nopdl": "patched+compile with the kernels' programmatic dependent launch switched off "
+    "(set_pdl(False)): the A/B for PDL",
+    "patched+compile+cudagraph+nopdl": "patched+compile+cudagraph with programmatic dependent launch off",
     "eager+cudagraph": "diffusers as shipped, the whole step captured in one CUDA graph and replayed",
     "patched+cudagraph": "the patched transformer, captured the same way",
     "compile+cudagraph": "torch.compile of diffusers' transformer, compiled and warmed up, then captured",
@@ -86,7 +91,7 @@ def render(data: dict[str, Any], source: str | None = None) -> str:
                 continue
             ms = r["median_ms"]
             vs_eager = eager / ms if eager else None
-            vs_compile = compiled / ms if compiled and name.endswith("compile") else None
+            vs_compile = compiled / ms if compiled and "compile" in name.split("+") else None
             err = r.get("rel_err_vs_eager")
             spread = f"{_fmt_ms(r.get('min_ms'))} - {_fmt_ms(r.get('max_ms'))}" if "min_ms" in r else "-"
             lines.append(
@@ -160,7 +165,7 @@ def _cudagraph_section(data: dict[str, Any], by_key: dict, batches: list[int]) -
             ratios = [
                 base["eager"] / ms if base["eager"] else None,
                 base["eager+cudagraph"] / ms if base["eager+cudagraph"] else None,
-                base["compile+cudagraph"] / ms if base["compile+cudagraph"] and "compile" in name else None,
+                base["compile+cudagraph"] / ms if base["compile+cudagraph"] and "compile" in name.split("+") else None,
             ]
             err = r.get("rel_err_vs_eager")
             spread = f"{_fmt_ms(r.get('min_ms'))} - {_fmt_ms(r.get('max_ms'))}" if "min_ms" in r else "-"

@@ -18,20 +18,20 @@
 
 #include <c10/cuda/CUDAException.h>
 
+#include "ltx_launch.cuh"
 #include "gelu_kernels.cuh"
 
 namespace ltx {
 
-void launch_gelu_tanh(DType dt, const void* x, void* y, int64_t n, bool vec, cudaStream_t stream) {
+void launch_gelu_tanh(DType dt, const void* x, void* y, int64_t n, bool vec, const Stream& stream) {
   dispatch_dtype(dt, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const int64_t per_block = static_cast<int64_t>(kGeluThreads) * kGeluUnroll * (vec ? VecWidth<T>::value : 1);
     const dim3 grid(grid_for(n, static_cast<int>(per_block)));
     if (vec)
-      gelu_tanh_kernel<T, true><<<grid, dim3(kGeluThreads), 0, stream>>>(static_cast<const T*>(x), static_cast<T*>(y), n);
+      launch_kernel(&gelu_tanh_kernel<T, true>, grid, dim3(kGeluThreads), 0, stream, static_cast<const T*>(x), static_cast<T*>(y), n);
     else
-      gelu_tanh_kernel<T, false><<<grid, dim3(kGeluThreads), 0, stream>>>(static_cast<const T*>(x), static_cast<T*>(y), n);
-    C10_CUDA_KERNEL_LAUNCH_CHECK();
+      launch_kernel(&gelu_tanh_kernel<T, false>, grid, dim3(kGeluThreads), 0, stream, static_cast<const T*>(x), static_cast<T*>(y), n);
   });
 }
 

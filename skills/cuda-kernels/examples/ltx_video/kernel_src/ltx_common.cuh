@@ -64,6 +64,28 @@ inline void require_row_shape(const Args& a, const char* launcher) {
 }
 
 
+// ---------------------------------------------------------------- programmatic dependent launch
+// Every kernel calls pdl_wait() before its first global load or store, then
+// pdl_launch_dependents(). Launched with the PDL attribute (ltx_launch.cuh), a kernel's
+// blocks may become resident while the previous kernel on the stream is still running;
+// griddepcontrol.wait holds them until that kernel has completed and its memory
+// operations are visible, which is what makes the early start safe for any producer -
+// including writes to the buffers this kernel overwrites. Launched without the attribute
+// the wait returns at once. launch_dependents lets the next PDL kernel be scheduled once
+// every block of this grid has issued it (all of them resident or done), so calling it
+// first thing never delays this grid's own blocks; the dependent still waits for this
+// grid to finish. Both are sm_90 instructions: no-ops on older GPUs and on the CPU.
+__device__ __forceinline__ void pdl_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void pdl_launch_dependents() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
 // ---------------------------------------------------------------- conversions
 template <typename T>
 __device__ __forceinline__ float to_float(T v);

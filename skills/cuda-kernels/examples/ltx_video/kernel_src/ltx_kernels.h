@@ -248,6 +248,16 @@ inline bool own_rows(const RowIndex& r, int64_t rows) {
   if (r.inner == 1) return r.s_outer != 0;
   return r.s_inner != 0 && (r.s_outer != 0 || rows <= r.inner);
 }
+// Where and how a launcher launches: the stream, and whether as a programmatic dependent
+// launch (PDL, compute capability 9.0+). With pdl the kernel may start while the kernel
+// before it on the stream is still finishing: its blocks are placed on the SMs as those
+// free up and wait in griddepcontrol.wait (pdl_wait, ltx_common.cuh) until that kernel
+// has completed and its writes are visible. Every kernel here waits before it touches
+// global memory, so the flag changes only when blocks start, never what they read.
+struct Stream {
+  cudaStream_t handle = nullptr;
+  bool pdl = false;
+};
 // The rows kernel's opt-in variants; all false is the default kernel at the given chunks.
 struct RowsVariant {
   bool late = false;    // kRowsLateModulation
@@ -255,9 +265,9 @@ struct RowsVariant {
   bool reload = false;  // kRowsReload
   bool hints = false;   // kRowsLean | kLeanHints
 };
-void launch_rms_norm_rows(DType dt, const NormArgs& a, int vpt, const RowsVariant& v, cudaStream_t stream);
+void launch_rms_norm_rows(DType dt, const NormArgs& a, int vpt, const RowsVariant& v, const Stream& stream);
 // One block of `block` threads per row, two reads of x; vec = 16-byte path.
-void launch_rms_norm_loop(DType dt, const NormArgs& a, int block, bool vec, cudaStream_t stream);
+void launch_rms_norm_loop(DType dt, const NormArgs& a, int block, bool vec, const Stream& stream);
 // Opt-in column-stationary AdaLN kernel (rms_norm_kernels.cuh): 16-byte path, scale and
 // shift (and gate) per batch, vpt <= kMaxVptColstat, blocks of at most
 // kMaxColstatBlock threads; `strip_rows` consecutive rows of one batch per slot of tpr
@@ -267,7 +277,7 @@ constexpr int kMaxColstatBlock = 256;
 constexpr int kMaxStripRows = 1024;
 constexpr int kColstatStream = 1;
 constexpr int kColstatPrefetch = 2;
-void launch_rms_norm_colstat(DType dt, const NormArgs& a, int vpt, int strip_rows, int flags, cudaStream_t stream);
+void launch_rms_norm_colstat(DType dt, const NormArgs& a, int vpt, int strip_rows, int flags, const Stream& stream);
 // Pipelined AdaLN kernel (rms_norm_kernels.cuh, rms_norm_mod_pipe_kernel): a
 // persistent grid whose blocks copy the x (and residual) rows of the next stages-1 row
 // groups into shared memory (cp.async) while computing the current group. 16-byte path,
@@ -292,16 +302,16 @@ inline int norm_rows_per_block(int tpr) {
 inline size_t rms_norm_pipe_smem(int tpr, int d, size_t elem, bool add, int stages) {
   return static_cast<size_t>(stages) * norm_rows_per_block(tpr) * (add ? 2 : 1) * static_cast<size_t>(d) * elem;
 }
-size_t launch_rms_norm_pipe(DType dt, const NormArgs& a, int vpt, int stages, cudaStream_t stream);
-void launch_rope(DType dt, const RopeArgs& a, bool vec, cudaStream_t stream);
+size_t launch_rms_norm_pipe(DType dt, const NormArgs& a, int vpt, int stages, const Stream& stream);
+void launch_rope(DType dt, const RopeArgs& a, bool vec, const Stream& stream);
 // Flat RoPE (rope_kernels.cuh): x, cos, sin and out with rows back to back (stride d),
 // d % chunk width == 0, 16-byte aligned; `cpt` chunks per thread, one of kRopeFlatCpt.
 constexpr int kRopeFlatCpt[] = {1, 2, 4};
-void launch_rope_flat(DType dt, const RopeArgs& a, int cpt, cudaStream_t stream);
+void launch_rope_flat(DType dt, const RopeArgs& a, int cpt, const Stream& stream);
 // lean: the one-chunk variant held to 48 registers (vpt 1, tpr <= kMaxLeanRopeBlock, rows < 2^31;
 // the default wherever those hold since run 19, else rms_norm_rope_qk_with_config's flag kRowsLean).
 constexpr int kMaxLeanRopeBlock = 256;
-void launch_rms_norm_rope(DType dt, const RopeArgs& a, int vpt, bool lean, bool hints, cudaStream_t stream);
-void launch_gelu_tanh(DType dt, const void* x, void* y, int64_t n, bool vec, cudaStream_t stream);
+void launch_rms_norm_rope(DType dt, const RopeArgs& a, int vpt, bool lean, bool hints, const Stream& stream);
+void launch_gelu_tanh(DType dt, const void* x, void* y, int64_t n, bool vec, const Stream& stream);
 
 }  // namespace ltx

@@ -19,6 +19,8 @@
 #include <climits>
 #include <iterator>
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
 #include <optional>
 #include <tuple>
 #include <utility>
@@ -252,18 +254,45 @@ int adaln_default_stages(bool add) { return add ? 0 : 2; }
 // lean kernel: both keep norm_target_vpt's configuration.
 bool adaln_default_lean(bool mod, bool add, bool weighted) { return mod && add && !weighted; }
 
-// This GPU's L2 size in bytes, queried once per device (0 if unknown).
-int64_t l2_cache_bytes(int device) {
+// One attribute of a device, queried once per device and kept: the launch path of a
+// 5-20 us kernel cannot afford a driver query on every call. 0 if the device reports none.
+template <cudaDeviceAttr kAttr>
+int64_t device_attribute(int device) {
   static std::array<std::atomic<int64_t>, 64> cache{};  // 0: not queried yet, -1: unknown
   if (device < 0 || device >= static_cast<int>(cache.size())) return 0;
   int64_t v = cache[device].load(std::memory_order_relaxed);
   if (v == 0) {
-    int l2 = 0;
-    C10_CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device));
-    v = l2 > 0 ? l2 : -1;
+    int got = 0;
+    C10_CUDA_CHECK(cudaDeviceGetAttribute(&got, kAttr, device));
+    v = got > 0 ? got : -1;
     cache[device].store(v, std::memory_order_relaxed);
   }
   return v > 0 ? v : 0;
+}
+
+// This GPU's L2 size in bytes (0 if unknown).
+int64_t l2_cache_bytes(int device) { return device_attribute<cudaDevAttrL2CacheSize>(device); }
+
+// Programmatic dependent launch (Stream::pdl, ltx_kernels.h) for every launch on compute
+// capability 9.0+, unless LTX_VIDEO_PDL=0 was in the environment when the first op ran or
+// set_pdl(false) switched it off. 1 = on, 0 = off, -1 = the environment not read yet.
+std::atomic<int> g_pdl{-1};
+
+bool pdl_switch() {
+  int v = g_pdl.load(std::memory_order_relaxed);
+  if (v < 0) {
+    const char* env = std::getenv("LTX_VIDEO_PDL");
+    v = (env != nullptr && std::strcmp(env, "0") == 0) ? 0 : 1;
+    int expected = -1;  // a concurrent set_pdl wins over the environment
+    if (!g_pdl.compare_exchange_strong(expected, v, std::memory_order_relaxed)) v = expected;
+  }
+  return v == 1;
+}
+
+// The current stream of `device`, and whether launches on it use PDL.
+Stream launch_stream(int device) {
+  const bool pdl = pdl_switch() && device_attribute<cudaDevAttrComputeCapabilityMajor>(device) >= 9;
+  return Stream{c10::cuda::getCurrentCUDAStream(device).stream(), pdl};
 }
 
 // Whether the default ops give the lean kernels torch.compile's cache hints (kLeanHints):
@@ -320,7 +349,7 @@ std::tuple<at::Tensor, at::Tensor> norm_forward(const NormRequest& q) {
   if (x.numel() == 0) return {out, residual_out};
 
   const c10::cuda::CUDAGuard guard(x.device());
-  const cudaStream_t stream = c10::cuda::getCurrentCUDAStream(x.device().index()).stream();
+  const Stream stream = launch_stream(x.device().index());
   const int n = 16 / static_cast<int>(x.element_size());
   const int d = static_cast<int>(d64);
 
@@ -482,7 +511,7 @@ at::Tensor rope_forward(const char* op, const at::Tensor& x_in, const at::Tensor
   at::Tensor out = at::empty(in.x.sizes(), in.x.options());
   if (in.x.numel() == 0) return out;
   const c10::cuda::CUDAGuard guard(in.x.device());
-  const cudaStream_t stream = c10::cuda::getCurrentCUDAStream(in.x.device().index()).stream();
+  const Stream stream = launch_stream(in.x.device().index());
   const int n = 16 / static_cast<int>(in.x.element_size());
   const int64_t d = in.x.size(-1);
   const int64_t chunks = ceil_div(d, n);
@@ -581,7 +610,7 @@ std::tuple<at::Tensor, at::Tensor> norm_rope_forward(const char* op, const at::T
   }
 
   const c10::cuda::CUDAGuard guard(in.x.device());
-  const cudaStream_t stream = c10::cuda::getCurrentCUDAStream(in.x.device().index()).stream();
+  const Stream stream = launch_stream(in.x.device().index());
   RopeArgs a{};
   a.x = in.x.data_ptr();
   a.xi = in.xi;
@@ -755,7 +784,7 @@ at::Tensor gelu_tanh(const at::Tensor& x_in) {
   at::Tensor y = at::empty(x.sizes(), x.options());
   if (x.numel() == 0) return y;
   const c10::cuda::CUDAGuard guard(x.device());
-  const cudaStream_t stream = c10::cuda::getCurrentCUDAStream(x.device().index()).stream();
+  const ltx::Stream stream = ltx::launch_stream(x.device().index());
   const bool vec = ltx::aligned16(x.data_ptr()) && ltx::aligned16(y.data_ptr());
   ltx::launch_gelu_tanh(ltx::dtype_of(x), x.data_ptr(), y.data_ptr(), x.numel(), vec, stream);
   return y;
@@ -811,4 +840,10 @@ std::tuple<at::Tensor, at::Tensor> rms_norm_rope_qk_with_config(
               " threads per row");
   return ltx::norm_rope_forward(op, q, k, weight_q, weight_k, cos, sin, eps, static_cast<int>(threads_per_row),
                                 static_cast<int>(chunks_per_thread), lean, (flags & ltx::kLeanHints) != 0);
+}
+
+bool set_pdl(bool enable) {
+  const bool was = ltx::pdl_switch();
+  ltx::g_pdl.store(enable ? 1 : 0, std::memory_order_relaxed);
+  return was;
 }

@@ -37,51 +37,47 @@
 #include <mutex>
 #include <vector>
 
+#include "ltx_launch.cuh"
 #include "rms_norm_kernels.cuh"
 
 namespace ltx {
 namespace {
 
 template <typename T, int VPT, bool HAS_W, bool MOD, bool ADD>
-void launch_rows(const NormArgs& a, const RowsVariant& v, cudaStream_t stream) {
+void launch_rows(const NormArgs& a, const RowsVariant& v, const Stream& stream) {
   const int rpb = norm_rows_per_block(a.tpr);
   const dim3 grid(grid_for(a.rows, rpb));
   const dim3 block(static_cast<unsigned>(rpb * a.tpr));
   if constexpr (MOD && VPT <= kMaxVptLean) {
     // the lean variants: the host checked rows < 2^31 (RowIndex::lean)
     if (v.reload) {
-      rms_norm_rows_kernel<T, VPT, HAS_W, MOD, ADD, false, true, true><<<grid, block, 0, stream>>>(a);
-      C10_CUDA_KERNEL_LAUNCH_CHECK();
+      launch_kernel(&rms_norm_rows_kernel<T, VPT, HAS_W, MOD, ADD, false, true, true>, grid, block, 0, stream, a);
       return;
     }
     if (v.lean && v.hints) {
-      rms_norm_rows_kernel<T, VPT, HAS_W, MOD, ADD, false, true, false, true><<<grid, block, 0, stream>>>(a);
-      C10_CUDA_KERNEL_LAUNCH_CHECK();
+      launch_kernel(&rms_norm_rows_kernel<T, VPT, HAS_W, MOD, ADD, false, true, false, true>, grid, block, 0, stream, a);
       return;
     }
     if (v.lean) {
-      rms_norm_rows_kernel<T, VPT, HAS_W, MOD, ADD, false, true><<<grid, block, 0, stream>>>(a);
-      C10_CUDA_KERNEL_LAUNCH_CHECK();
+      launch_kernel(&rms_norm_rows_kernel<T, VPT, HAS_W, MOD, ADD, false, true>, grid, block, 0, stream, a);
       return;
     }
   }
   if constexpr (MOD) {
     if (v.late) {
       // launch_bounds(256): the host allows LATE only for threads_per_row <= kMaxLateBlock
-      rms_norm_rows_kernel<T, VPT, HAS_W, MOD, ADD, true><<<grid, block, 0, stream>>>(a);
-      C10_CUDA_KERNEL_LAUNCH_CHECK();
+      launch_kernel(&rms_norm_rows_kernel<T, VPT, HAS_W, MOD, ADD, true>, grid, block, 0, stream, a);
       return;
     }
   }
-  rms_norm_rows_kernel<T, VPT, HAS_W, MOD, ADD><<<grid, block, 0, stream>>>(a);
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  launch_kernel(&rms_norm_rows_kernel<T, VPT, HAS_W, MOD, ADD>, grid, block, 0, stream, a);
 }
 
 // Instantiates only the chunk counts each operand set may use (ltx_kernels.h): the plain
 // norm all of kVptChoices (rms_norm_with_config sweeps them), the modulated and fused-add
 // kernels, which hold three to six operand rows, at most kMaxVptMod / kMaxVptAdd.
 template <typename T, bool HAS_W, bool MOD, bool ADD>
-void launch_rows_vpt(const NormArgs& a, int vpt, const RowsVariant& v, cudaStream_t stream) {
+void launch_rows_vpt(const NormArgs& a, int vpt, const RowsVariant& v, const Stream& stream) {
   constexpr bool kPlain = !MOD && !ADD;
   switch (vpt) {
     case 1:
@@ -113,7 +109,7 @@ void launch_rows_vpt(const NormArgs& a, int vpt, const RowsVariant& v, cudaStrea
 }
 
 template <typename T, bool HAS_W>
-void launch_rows_ops(const NormArgs& a, int vpt, const RowsVariant& v, cudaStream_t stream) {
+void launch_rows_ops(const NormArgs& a, int vpt, const RowsVariant& v, const Stream& stream) {
   const bool mod = a.scale != nullptr;
   if (a.residual != nullptr) {
     if (mod)
@@ -130,30 +126,29 @@ void launch_rows_ops(const NormArgs& a, int vpt, const RowsVariant& v, cudaStrea
 // Column-stationary kernel: every (chunks, weight, add, stream, prefetch) combination,
 // 4 x 2 x 2 x 2 x 2 = 64 kernels per dtype, all reachable from the *_with_config ops.
 template <typename T, int VPT, bool HAS_W, bool ADD>
-void launch_colstat_flags(const NormArgs& a, int strip_rows, int flags, cudaStream_t stream) {
+void launch_colstat_flags(const NormArgs& a, int strip_rows, int flags, const Stream& stream) {
   const int slots = norm_rows_per_block(a.tpr);
   const int64_t strips = (a.rows / a.xi.inner) * ceil_div(a.xi.inner, strip_rows);
   const dim3 grid(grid_for(strips, slots));
   const dim3 block(static_cast<unsigned>(slots * a.tpr));
   switch (flags) {
     case 0:
-      rms_norm_mod_colstat_kernel<T, VPT, HAS_W, ADD, false, false><<<grid, block, 0, stream>>>(a, strip_rows);
+      launch_kernel(&rms_norm_mod_colstat_kernel<T, VPT, HAS_W, ADD, false, false>, grid, block, 0, stream, a, strip_rows);
       break;
     case kColstatStream:
-      rms_norm_mod_colstat_kernel<T, VPT, HAS_W, ADD, true, false><<<grid, block, 0, stream>>>(a, strip_rows);
+      launch_kernel(&rms_norm_mod_colstat_kernel<T, VPT, HAS_W, ADD, true, false>, grid, block, 0, stream, a, strip_rows);
       break;
     case kColstatPrefetch:
-      rms_norm_mod_colstat_kernel<T, VPT, HAS_W, ADD, false, true><<<grid, block, 0, stream>>>(a, strip_rows);
+      launch_kernel(&rms_norm_mod_colstat_kernel<T, VPT, HAS_W, ADD, false, true>, grid, block, 0, stream, a, strip_rows);
       break;
     default:
-      rms_norm_mod_colstat_kernel<T, VPT, HAS_W, ADD, true, true><<<grid, block, 0, stream>>>(a, strip_rows);
+      launch_kernel(&rms_norm_mod_colstat_kernel<T, VPT, HAS_W, ADD, true, true>, grid, block, 0, stream, a, strip_rows);
       break;
   }
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
 
 template <typename T, bool HAS_W, bool ADD>
-void launch_colstat_vpt(const NormArgs& a, int vpt, int strip_rows, int flags, cudaStream_t stream) {
+void launch_colstat_vpt(const NormArgs& a, int vpt, int strip_rows, int flags, const Stream& stream) {
   switch (vpt) {
     case 1:
       return launch_colstat_flags<T, 1, HAS_W, ADD>(a, strip_rows, flags, stream);
@@ -221,7 +216,7 @@ PersistentFit persistent_fit(const void* kernel, int block, size_t smem) {
 }
 
 template <typename T, int VPT, bool HAS_W, bool ADD, int STAGES>
-size_t launch_pipe(const NormArgs& a, cudaStream_t stream) {
+size_t launch_pipe(const NormArgs& a, const Stream& stream) {
   const int rpb = norm_rows_per_block(a.tpr);
   const int block = rpb * a.tpr;
   const size_t smem = rms_norm_pipe_smem(a.tpr, a.d, sizeof(T), ADD, STAGES);
@@ -231,19 +226,18 @@ size_t launch_pipe(const NormArgs& a, cudaStream_t stream) {
   const int64_t groups = ceil_div(a.rows, rpb);
   const int64_t resident = static_cast<int64_t>(fit.per_sm) * fit.sms;
   const dim3 grid(static_cast<unsigned>(groups < resident ? groups : resident));
-  rms_norm_mod_pipe_kernel<T, VPT, HAS_W, ADD, STAGES><<<grid, dim3(static_cast<unsigned>(block)), smem, stream>>>(a);
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  launch_kernel(&rms_norm_mod_pipe_kernel<T, VPT, HAS_W, ADD, STAGES>, grid, dim3(static_cast<unsigned>(block)), smem, stream, a);
   return 0;
 }
 
 template <typename T, int VPT, bool HAS_W, bool ADD>
-size_t launch_pipe_stages(const NormArgs& a, int stages, cudaStream_t stream) {
+size_t launch_pipe_stages(const NormArgs& a, int stages, const Stream& stream) {
   if (stages == 3) return launch_pipe<T, VPT, HAS_W, ADD, 3>(a, stream);
   return launch_pipe<T, VPT, HAS_W, ADD, 2>(a, stream);
 }
 
 template <typename T, bool HAS_W, bool ADD>
-size_t launch_pipe_vpt(const NormArgs& a, int vpt, int stages, cudaStream_t stream) {
+size_t launch_pipe_vpt(const NormArgs& a, int vpt, int stages, const Stream& stream) {
   switch (vpt) {
     case 1:
       return launch_pipe_stages<T, 1, HAS_W, ADD>(a, stages, stream);
@@ -262,7 +256,7 @@ size_t launch_pipe_vpt(const NormArgs& a, int vpt, int stages, cudaStream_t stre
 
 }  // namespace
 
-void launch_rms_norm_rows(DType dt, const NormArgs& a, int vpt, const RowsVariant& v, cudaStream_t stream) {
+void launch_rms_norm_rows(DType dt, const NormArgs& a, int vpt, const RowsVariant& v, const Stream& stream) {
   require_row_shape(a, __func__);
   dispatch_dtype(dt, [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -273,20 +267,19 @@ void launch_rms_norm_rows(DType dt, const NormArgs& a, int vpt, const RowsVarian
   });
 }
 
-void launch_rms_norm_loop(DType dt, const NormArgs& a, int block, bool vec, cudaStream_t stream) {
+void launch_rms_norm_loop(DType dt, const NormArgs& a, int block, bool vec, const Stream& stream) {
   require_row_shape(a, __func__);
   dispatch_dtype(dt, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const dim3 grid(grid_for(a.rows, 1));
     if (vec)
-      rms_norm_loop_kernel<T, true><<<grid, dim3(static_cast<unsigned>(block)), 0, stream>>>(a);
+      launch_kernel(&rms_norm_loop_kernel<T, true>, grid, dim3(static_cast<unsigned>(block)), 0, stream, a);
     else
-      rms_norm_loop_kernel<T, false><<<grid, dim3(static_cast<unsigned>(block)), 0, stream>>>(a);
-    C10_CUDA_KERNEL_LAUNCH_CHECK();
+      launch_kernel(&rms_norm_loop_kernel<T, false>, grid, dim3(static_cast<unsigned>(block)), 0, stream, a);
   });
 }
 
-void launch_rms_norm_colstat(DType dt, const NormArgs& a, int vpt, int strip_rows, int flags, cudaStream_t stream) {
+void launch_rms_norm_colstat(DType dt, const NormArgs& a, int vpt, int strip_rows, int flags, const Stream& stream) {
   require_row_shape(a, __func__);
   dispatch_dtype(dt, [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -304,7 +297,7 @@ void launch_rms_norm_colstat(DType dt, const NormArgs& a, int vpt, int strip_row
   });
 }
 
-size_t launch_rms_norm_pipe(DType dt, const NormArgs& a, int vpt, int stages, cudaStream_t stream) {
+size_t launch_rms_norm_pipe(DType dt, const NormArgs& a, int vpt, int stages, const Stream& stream) {
   require_row_shape(a, __func__);
   size_t status = 0;
   dispatch_dtype(dt, [&](auto tag) {

@@ -32,11 +32,12 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "ltx_launch.cuh"
 #include "rope_kernels.cuh"
 
 namespace ltx {
 
-void launch_rope(DType dt, const RopeArgs& a, bool vec, cudaStream_t stream) {
+void launch_rope(DType dt, const RopeArgs& a, bool vec, const Stream& stream) {
   require_row_shape(a, __func__);
   dispatch_dtype(dt, [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -44,14 +45,13 @@ void launch_rope(DType dt, const RopeArgs& a, bool vec, cudaStream_t stream) {
     const dim3 grid(grid_for(a.rows, rpb));
     const dim3 block(static_cast<unsigned>(rpb * a.tpr));
     if (vec)
-      rope_kernel<T, true><<<grid, block, 0, stream>>>(a);
+      launch_kernel(&rope_kernel<T, true>, grid, block, 0, stream, a);
     else
-      rope_kernel<T, false><<<grid, block, 0, stream>>>(a);
-    C10_CUDA_KERNEL_LAUNCH_CHECK();
+      launch_kernel(&rope_kernel<T, false>, grid, block, 0, stream, a);
   });
 }
 
-void launch_rope_flat(DType dt, const RopeArgs& a, int cpt, cudaStream_t stream) {
+void launch_rope_flat(DType dt, const RopeArgs& a, int cpt, const Stream& stream) {
   dispatch_dtype(dt, [&](auto tag) {
     using T = typename decltype(tag)::type;
     constexpr int N = VecWidth<T>::value;
@@ -60,24 +60,23 @@ void launch_rope_flat(DType dt, const RopeArgs& a, int cpt, cudaStream_t stream)
     const dim3 grid(grid_for(chunks, kBlock * cpt));
     switch (cpt) {
       case 1:
-        rope_flat_kernel<T, 1><<<grid, kBlock, 0, stream>>>(a, chunks);
+        launch_kernel(&rope_flat_kernel<T, 1>, grid, kBlock, 0, stream, a, chunks);
         break;
       case 2:
-        rope_flat_kernel<T, 2><<<grid, kBlock, 0, stream>>>(a, chunks);
+        launch_kernel(&rope_flat_kernel<T, 2>, grid, kBlock, 0, stream, a, chunks);
         break;
       case 4:
-        rope_flat_kernel<T, 4><<<grid, kBlock, 0, stream>>>(a, chunks);
+        launch_kernel(&rope_flat_kernel<T, 4>, grid, kBlock, 0, stream, a, chunks);
         break;
       default:
         // The host validated cpt (kRopeFlatCpt); reaching here is a bug there.
         fprintf(stderr, "ltx rope: no flat kernel with %d chunks per thread\n", cpt);
         abort();
     }
-    C10_CUDA_KERNEL_LAUNCH_CHECK();
   });
 }
 
-void launch_rms_norm_rope(DType dt, const RopeArgs& a, int vpt, bool lean, bool hints, cudaStream_t stream) {
+void launch_rms_norm_rope(DType dt, const RopeArgs& a, int vpt, bool lean, bool hints, const Stream& stream) {
   require_row_shape(a, __func__);
   dispatch_dtype(dt, [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -87,29 +86,27 @@ void launch_rms_norm_rope(DType dt, const RopeArgs& a, int vpt, bool lean, bool 
     if (lean) {
       // the host checked vpt == 1, tpr <= kMaxLeanRopeBlock (so blocks of at most 256) and rows < 2^31
       if (hints)
-        rms_norm_rope_kernel<T, 1, true, true, true><<<grid, block, 0, stream>>>(a);
+        launch_kernel(&rms_norm_rope_kernel<T, 1, true, true, true>, grid, block, 0, stream, a);
       else
-        rms_norm_rope_kernel<T, 1, true, true><<<grid, block, 0, stream>>>(a);
-      C10_CUDA_KERNEL_LAUNCH_CHECK();
+        launch_kernel(&rms_norm_rope_kernel<T, 1, true, true>, grid, block, 0, stream, a);
       return;
     }
     switch (vpt) {
       case 1:
-        rms_norm_rope_kernel<T, 1, true><<<grid, block, 0, stream>>>(a);
+        launch_kernel(&rms_norm_rope_kernel<T, 1, true>, grid, block, 0, stream, a);
         break;
       case 2:
-        rms_norm_rope_kernel<T, 2, true><<<grid, block, 0, stream>>>(a);
+        launch_kernel(&rms_norm_rope_kernel<T, 2, true>, grid, block, 0, stream, a);
         break;
       case 3:
-        rms_norm_rope_kernel<T, 3, true><<<grid, block, 0, stream>>>(a);
+        launch_kernel(&rms_norm_rope_kernel<T, 3, true>, grid, block, 0, stream, a);
         break;
       case 4:
-        rms_norm_rope_kernel<T, 4, true><<<grid, block, 0, stream>>>(a);
+        launch_kernel(&rms_norm_rope_kernel<T, 4, true>, grid, block, 0, stream, a);
         break;
       default:
         break;  // the host validated vpt (<= kMaxVptNormRope)
     }
-    C10_CUDA_KERNEL_LAUNCH_CHECK();
   });
 }
 

@@ -211,9 +211,34 @@ def test_every_registered_op_has_a_fake(kernels: ModuleType) -> None:
 
     registered = {name for name in dir(kernels.ops) if not name.startswith("_")}
     registered.discard("name")
+    registered.discard("set_pdl")  # a process-wide switch, no tensors: nothing to fake
     with FakeTensorMode():
         covered = set(_fake_cases(kernels, torch.bfloat16))
     assert registered <= covered, f"ops without a fake test: {sorted(registered - covered)}"
+
+
+def test_set_pdl_switches_the_process_wide_setting_and_returns_the_old_one(kernels: ModuleType) -> None:
+    was = kernels.set_pdl(False)
+    try:
+        assert kernels.set_pdl(True) is False
+        assert kernels.set_pdl(True) is True
+    finally:
+        kernels.set_pdl(was)
+
+
+def test_ltx_video_pdl_0_in_the_environment_starts_with_pdl_off(kernels: ModuleType) -> None:
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    package_parent = Path(kernels.__file__).resolve().parents[1]
+    code = "import ltx_video_kernels as k; print(k.set_pdl(True), k.set_pdl(True))"
+    for env_value, expected in (("0", "False True"), ("1", "True True")):
+        env = {**os.environ, "LTX_VIDEO_PDL": env_value, "PYTHONPATH": os.pathsep.join(filter(None, [str(package_parent), os.environ.get("PYTHONPATH")]))}
+        done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr[-2000:]
+        assert done.stdout.split("\n")[-2] == expected
 
 
 def test_ops_run_on_meta_tensors(kernels: ModuleType) -> None:

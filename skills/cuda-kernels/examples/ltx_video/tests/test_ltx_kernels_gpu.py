@@ -772,6 +772,76 @@ def test_runs_on_the_current_stream(kernels: ModuleType) -> None:
     assert_close(out, exact.rms_norm(x * 2, None, 1e-6), torch.bfloat16)
 
 
+@pytest.fixture
+def pdl_restored(kernels: ModuleType):
+    was = kernels.set_pdl(True)
+    yield
+    kernels.set_pdl(was)
+
+
+def _dependent_chain(kernels: ModuleType, x: torch.Tensor, h: torch.Tensor, w: torch.Tensor, table: torch.Tensor,
+                     cos: torch.Tensor, sin: torch.Tensor, rounds: int) -> list[torch.Tensor]:
+    """Every op of the package back to back, each reading what the one before it wrote."""
+    outs = []
+    for _ in range(rounds):
+        x = kernels.gelu_tanh(x)
+        x = kernels.rms_norm(x, w, 1e-5)
+        x = kernels.rms_norm_modulate(x, None, table[:, :, 1], table[:, :, 0], 1e-6)
+        x, h = kernels.add_rms_norm_modulate(x, h, table[:, :, 2], None, table[:, :, 4], table[:, :, 3], 1e-6)
+        q, k = kernels.rms_norm_rope_qk(x, h, w, w, cos, sin, 1e-5)
+        x = kernels.rope_interleaved(q, cos, sin)
+        h = kernels.rms_norm_rope(k, None, cos, sin, 1e-6)
+        outs += [x, h]
+    return outs
+
+
+def test_pdl_chain_in_a_cuda_graph_equals_the_chain_without_pdl(kernels: ModuleType, pdl_restored) -> None:
+    # With PDL each kernel's blocks start while its producer drains; only griddepcontrol.wait
+    # keeps them from reading the producer's output early. A chain of dependent calls on
+    # 8 MB tensors, replayed from a CUDA graph (back to back, the launches' tightest
+    # packing), must give the PDL-off result bit for bit.
+    x, h = randn(2, 1024, 2048, scale=2.0), randn(2, 1024, 2048, seed=3)
+    w = randn(2048, seed=1, scale=0.4, shift=1.0)
+    table = _ada_table(2, 1, 2048, torch.bfloat16)
+    cos, sin = _tables("ltx", 2, 1024, 2048)
+    kernels.set_pdl(False)
+    want = _dependent_chain(kernels, x, h, w, table, cos, sin, rounds=4)
+    kernels.set_pdl(True)
+    eager = _dependent_chain(kernels, x, h, w, table, cos, sin, rounds=4)
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):  # warm-up outside capture, as torch.cuda.graph asks
+        _dependent_chain(kernels, x, h, w, table, cos, sin, rounds=1)
+    torch.cuda.current_stream().wait_stream(stream)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        captured = _dependent_chain(kernels, x, h, w, table, cos, sin, rounds=4)
+    for _ in range(3):
+        for t in captured:
+            t.fill_(float("nan"))  # poisoned before every replay
+        graph.replay()
+        torch.cuda.synchronize()
+        for i, (got, exp) in enumerate(zip(captured, want)):
+            assert torch.equal(got, exp), f"output {i} differs with PDL in a graph"
+    for i, (got, exp) in enumerate(zip(eager, want)):
+        assert torch.equal(got, exp), f"output {i} differs with PDL"
+
+
+@pytest.mark.parametrize("with_config", [False, True], ids=["default_ops", "with_config_ops"])
+def test_pdl_on_and_off_give_identical_outputs(kernels: ModuleType, pdl_restored, with_config: bool) -> None:
+    for name, (fn, args) in _api_calls(kernels).items():
+        if name.endswith("_with_config") != with_config:
+            continue
+        kernels.set_pdl(False)
+        off = fn(*args)
+        kernels.set_pdl(True)
+        on = fn(*args)
+        off = off if isinstance(off, tuple) else (off,)
+        on = on if isinstance(on, tuple) else (on,)
+        for a, b in zip(off, on):
+            assert torch.equal(a, b), name
+
+
 def _api_calls(kernels: ModuleType) -> dict[str, tuple[Callable, tuple]]:
     x = randn(2, 24, 2048, scale=2.0)
     w = randn(2048, seed=1, scale=0.4, shift=1.0)

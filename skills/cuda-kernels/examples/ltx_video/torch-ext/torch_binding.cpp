@@ -57,6 +57,9 @@ TORCH_LIBRARY_EXPAND(TORCH_EXTENSION_NAME, ops) {
       "rms_norm_rope_qk_with_config(Tensor q, Tensor k, Tensor? weight_q, Tensor? weight_k, Tensor cos, "
       "Tensor sin, float eps, int threads_per_row, int chunks_per_thread, int flags=0) -> (Tensor, Tensor)");
   ops.impl("rms_norm_rope_qk_with_config", c10::kCUDA, &rms_norm_rope_qk_with_config);
+
+  // No tensor arguments, so no backend to dispatch on: one kernel for every key.
+  ops.def("set_pdl(bool enable) -> bool", &set_pdl);
 }
 
 REGISTER_EXTENSION(TORCH_EXTENSION_NAME)

@@ -73,3 +73,8 @@ std::tuple<at::Tensor, at::Tensor> rms_norm_rope_qk_with_config(
     const at::Tensor& q, const at::Tensor& k, const std::optional<at::Tensor>& weight_q,
     const std::optional<at::Tensor>& weight_k, const at::Tensor& cos, const at::Tensor& sin, double eps,
     int64_t threads_per_row, int64_t chunks_per_thread, int64_t flags);
+
+// Programmatic dependent launch for the ops' kernels on compute capability 9.0+ (on unless
+// LTX_VIDEO_PDL=0 was set): switches it for the whole process and returns the previous
+// setting. For benchmarks and tests; outputs are identical either way.
+bool set_pdl(bool enable);

@@ -12,6 +12,8 @@
 - ``rms_norm_with_config``, ``rms_norm_modulate_with_config``,
   ``add_rms_norm_modulate_with_config``, ``rope_interleaved_with_config``,
   ``rms_norm_rope_qk_with_config``: forced launch configurations for tuning sweeps
+- ``set_pdl``: programmatic dependent launch on or off (on by default on compute
+  capability 9.0+; ``LTX_VIDEO_PDL=0`` in the environment turns it off)
 
 Every function takes any leading dimensions (feature dimension last) and float32, float16
 or bfloat16. CUDA tensors run the kernels; CPU tensors, mixed dtypes (e.g. an fp32 scale
@@ -44,6 +46,7 @@ __all__ = [
     "rms_norm_with_config",
     "rope_interleaved",
     "rope_interleaved_with_config",
+    "set_pdl",
 ]
 
 _KERNEL_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
@@ -234,6 +237,19 @@ def rms_norm_with_config(
     ``chunks_per_thread=0`` runs the looping kernel, one block of threads_per_row per row.
     """
     return ops.rms_norm_with_config(x, weight, float(eps), int(threads_per_row), int(chunks_per_thread))
+
+
+def set_pdl(enable: bool) -> bool:
+    """Switch programmatic dependent launch for every op of this package; returns the old setting.
+
+    On compute capability 9.0+ the kernels are launched with CUDA's programmatic stream
+    serialization attribute, so their blocks can be placed on the GPU while the previous
+    kernel on the stream finishes; each block waits (griddepcontrol.wait) until that
+    kernel's writes are visible before touching memory. Outputs are bit for bit the same
+    either way; this exists for A/B timing. The process-wide default is on unless the
+    environment had LTX_VIDEO_PDL=0 when the first op ran.
+    """
+    return bool(ops.set_pdl(bool(enable)))
 
 
 # AdaLN launch knobs of the *_with_config ops (flags bits).
