@@ -33,9 +33,10 @@ from pathlib import Path
 from typing import Any
 
 MB = 1e6
-PEER_ORDER = ["eager", "F.rms_norm", "compile", "triton", "kernels unfused", "kernel, PDL off"]
+NO_PDL = "kernel, PDL off"  # bench_ops.py: the kernel row without programmatic dependent launch
+PEER_ORDER = ["eager", "F.rms_norm", "compile", "triton", "kernels unfused", NO_PDL]
 # our own kernels, shown for reference, never "the best peer"
-NOT_PEERS = {"kernels unfused", "kernel, PDL off"}
+NOT_PEERS = {"kernels unfused", NO_PDL}
 TIMERS = {"do_bench": "us", "graph": "graph_us"}
 OP_TITLES = {
     "rms_norm": "RMSNorm",
@@ -389,10 +390,16 @@ def op_table_v2(rows: list[Row], sets: list[Any]) -> list[str]:
 def targets_table_v2(rows: list[Row]) -> list[str]:
     head = ["op", "shape", "MB", "target", "% copy (graph)", "met", "best peer (graph)", "% copy (do_bench)",
             "best peer (do_bench)", "peers not measured"]
+    pdl = any(NO_PDL in r.timed[V] for r in rows)
+    if pdl:
+        head[7:7] = ["% copy, PDL off (graph)", "met, PDL off", "best peer vs PDL off (graph)"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
         if r.target is None:
             continue
+        off = r.timed[V].get(NO_PDL, Timed(None, None, None))
+        off_cells = [_pct(off), "-" if off.pct is None else ("yes" if off.pct >= r.target else "NO"),
+                     _off_vs_best(r)]
 
         def best(timer: str) -> str:
             b = r.best_peer[timer]
@@ -402,14 +409,25 @@ def targets_table_v2(rows: list[Row]) -> list[str]:
         lines.append("| " + " | ".join([
             f"`{r.op}`" + ("" if r.op != "rms_norm" else f" ({r.variant.split(' (')[0]})"),
             r.shape_str, f"{r.nbytes / MB:.1f}", f">= {r.target:.0f} %", _pct(r.timed[V]["kernel"]), _met(r),
-            best(V), _pct(r.timed[C]["kernel"]), best(C), ", ".join(missing) or "-",
+            best(V), *(off_cells if pdl else []), _pct(r.timed[C]["kernel"]), best(C), ", ".join(missing) or "-",
         ]) + " |")
     return lines
+
+
+def _off_vs_best(r: Row) -> str:
+    """The best peer's graph time over the PDL-off kernel's (x >= 1: faster without PDL too)."""
+    off, best = r.timed[V].get(NO_PDL), r.best_peer[V]
+    if off is None or off.us is None or best is None:
+        return "-"
+    return f"x{best[1] * r.timed[V]['kernel'].us / off.us:.2f}"
 
 
 def peer_summary_v2(by_op: dict[str, list[Row]]) -> list[str]:
     head = ["op", "shapes", "kernel >= best peer (graph)", "worst x vs best peer (graph)",
             "kernel >= best peer (do_bench)", "worst x vs best peer (do_bench)", "shapes with a peer not measured"]
+    pdl = any(NO_PDL in r.timed[V] for rows in by_op.values() for r in rows)
+    if pdl:
+        head[4:4] = ["PDL off >= best peer (graph)", "worst x, PDL off (graph)"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for op, rows in by_op.items():
         cells = [f"`{op}`", str(len(rows))]
@@ -417,6 +435,10 @@ def peer_summary_v2(by_op: dict[str, list[Row]]) -> list[str]:
             measured = [r.best_peer[timer] for r in rows if r.best_peer[timer] is not None]
             cells.append(f"{sum(1 for b in measured if b[1] >= 1.0)} of {len(measured)}")
             cells.append(f"{min(b[1] for b in measured):.2f}" if measured else "-")
+            if pdl and timer == V:
+                off = [float(x[1:]) for x in (_off_vs_best(r) for r in rows) if x != "-"]
+                cells.append(f"{sum(1 for x in off if x >= 1.0)} of {len(off)}")
+                cells.append(f"{min(off):.2f}" if off else "-")
         cells.append(str(sum(1 for r in rows if r.unmeasured_peers[V] or r.unmeasured_peers[C])))
         lines.append("| " + " | ".join(cells) + " |")
     return lines

@@ -21,7 +21,6 @@ template <typename T, bool VEC>
 __global__ void __launch_bounds__(kGeluThreads) gelu_tanh_kernel(const T* __restrict__ x, T* __restrict__ y,
                                                                  int64_t n) {
   pdl_wait();  // before any global access (ltx_common.cuh)
-  pdl_launch_dependents();
   constexpr int N = VEC ? VecWidth<T>::value : 1;
   using P = Pack<T, N>;
   const int64_t chunks = n / N;

@@ -240,6 +240,10 @@ constexpr int kLeanHints = 256;
 // two rows (own_rows). Host-only and pure, so the CPU emulation test checks them.
 constexpr int kQkHintsNum = 3, kQkHintsDen = 2;
 constexpr int kAddHintsNum = 5, kAddHintsDen = 4;
+// The weightless modulate op runs the lean kernel (no hints) instead of the pipelined one
+// while x and the output together stay within num/den of the L2 size (adaln_default_lean in
+// ltx_ops.cpp quotes run 28).
+constexpr int kModLeanNum = 1, kModLeanDen = 3;
 inline bool within_l2_share(int64_t bytes, int64_t l2, int num, int den) {
   return l2 > 0 && bytes * den <= l2 * num;
 }
@@ -249,11 +253,11 @@ inline bool own_rows(const RowIndex& r, int64_t rows) {
   return r.s_inner != 0 && (r.s_outer != 0 || rows <= r.inner);
 }
 // Where and how a launcher launches: the stream, and whether as a programmatic dependent
-// launch (PDL, compute capability 9.0+). With pdl the kernel may start while the kernel
-// before it on the stream is still finishing: its blocks are placed on the SMs as those
-// free up and wait in griddepcontrol.wait (pdl_wait, ltx_common.cuh) until that kernel
-// has completed and its writes are visible. Every kernel here waits before it touches
-// global memory, so the flag changes only when blocks start, never what they read.
+// launch (PDL, compute capability 9.0+). With pdl the kernel may be launched before the
+// kernel ahead of it on the stream has completed; its threads wait in griddepcontrol.wait
+// (pdl_wait, ltx_common.cuh) until that kernel's writes are visible. Every kernel here
+// waits before it touches global memory, so the flag changes only when a grid is set up,
+// never what it reads.
 struct Stream {
   cudaStream_t handle = nullptr;
   bool pdl = false;

@@ -3,8 +3,8 @@
 // launch_kernel(kernel, grid, block, smem, stream, args...) is kernel<<<grid, block, smem,
 // stream.handle>>>(args...) through cudaLaunchKernelEx, so that a launch can carry the
 // programmatic-stream-serialization attribute when stream.pdl is set (ltx_ops.cpp decides:
-// compute capability 9.0+ and not switched off). The kernels' side is pdl_wait() and
-// pdl_launch_dependents() in ltx_common.cuh. Errors surface here, as the launch check did.
+// compute capability 9.0+ and not switched off). The kernels' side is pdl_wait() in
+// ltx_common.cuh. Errors surface here, as the launch check did.
 #pragma once
 
 #include <c10/cuda/CUDAException.h>

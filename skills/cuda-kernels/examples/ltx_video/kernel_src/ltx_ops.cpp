@@ -240,20 +240,6 @@ struct NormRequest {
 // on the rows kernel at 8 of 9 shapes.
 int adaln_default_stages(bool add) { return add ? 0 : 2; }
 
-// Whether the default ops run the lean rows kernel (kRowsLean) at kMaxVptLean chunks per
-// thread instead of norm_target_vpt's: the fused residual add + AdaLN without a weight
-// (LTX's h + attn2(h) followed by norm2 and the MLP's AdaLN, once per block).
-// bench_ops.py --sweep-adaln on the H200 (run 16, benchmarks/logs/h200_run16): lean at 2
-// chunks (2048 -> 128x2, 3072 -> 192x2) was the fastest point on all 9 sweep shapes,
-// 1.4-11.6 % less time than the 4-chunk rows kernel (4x1024x2048: 18.67 against 20.70 us);
-// without the gate, as LTX calls it, 1.1-9.7 % less on all 9 (run 18,
-// h200_run18/adaln_sweep_ungated.json). Ncu put the two side by side at 4x1024x2048: 64
-// registers and 44 % achieved occupancy against 126 and 23 %. Modulate alone stays on the
-// pipelined kernel, which beat lean on 8 of 9 shapes. With a weight the lean 2-chunk fused
-// add spills (ptxas -v, sm_90) and was not measured, and without scale/shift there is no
-// lean kernel: both keep norm_target_vpt's configuration.
-bool adaln_default_lean(bool mod, bool add, bool weighted) { return mod && add && !weighted; }
-
 // One attribute of a device, queried once per device and kept: the launch path of a
 // 5-20 us kernel cannot afford a driver query on every call. 0 if the device reports none.
 template <cudaDeviceAttr kAttr>
@@ -272,6 +258,30 @@ int64_t device_attribute(int device) {
 
 // This GPU's L2 size in bytes (0 if unknown).
 int64_t l2_cache_bytes(int device) { return device_attribute<cudaDevAttrL2CacheSize>(device); }
+
+// Whether the default ops run the lean rows kernel (kRowsLean) at kMaxVptLean chunks per
+// thread instead of norm_target_vpt's configuration.
+// The fused residual add + AdaLN without a weight (LTX's h + attn2(h) followed by norm2
+// and the MLP's AdaLN, once per block), always: bench_ops.py --sweep-adaln on the H200
+// (run 16, benchmarks/logs/h200_run16) found lean at 2 chunks (2048 -> 128x2, 3072 -> 192x2)
+// the fastest point on all 9 sweep shapes, 1.4-11.6 % less time than the 4-chunk rows kernel
+// (4x1024x2048: 18.67 against 20.70 us); without the gate, as LTX calls it, 1.1-9.7 % less
+// on all 9 (run 18, h200_run18/adaln_sweep_ungated.json). Ncu put the two side by side at
+// 4x1024x2048: 64 registers and 44 % achieved occupancy against 126 and 23 %.
+// Modulate alone without a weight, only for small calls: x and the output within 1/3 of the
+// L2 size (kModLeanNum/Den; modulate_bytes = 2 * rows * d * element size). With programmatic
+// dependent launch (run 28, benchmarks/logs/h200_run28) lean took 11 % and 13 % less time
+// than the pipelined kernel at 8.4 and 16.8 MB moved (1x1024x2048: 3.59 against 4.04 us;
+// 2x1024x2048: 5.89 against 6.76), 1.2 % less at 22 MB, and from 0.4 % less to 18 % more from
+// 33.6 MB up; in run 25, without PDL, it was 4 % less, 1 % more and 0.5 % less at 8.4,
+// 16.8 and 22 MB. Above that the pipelined kernel stays, which beat lean on 8 of 9 shapes
+// in run 16. With a weight the lean 2-chunk fused add spills (ptxas -v, sm_90) and neither
+// weighted case was measured, and without scale/shift there is no lean kernel: all keep
+// norm_target_vpt's configuration.
+bool adaln_default_lean(bool mod, bool add, bool weighted, int64_t modulate_bytes, int device) {
+  if (!mod || weighted) return false;
+  return add || within_l2_share(modulate_bytes, l2_cache_bytes(device), kModLeanNum, kModLeanDen);
+}
 
 // Programmatic dependent launch (Stream::pdl, ltx_kernels.h) for every launch on compute
 // capability 9.0+, unless LTX_VIDEO_PDL=0 was in the environment when the first op ran or
@@ -376,7 +386,9 @@ std::tuple<at::Tensor, at::Tensor> norm_forward(const NormRequest& q) {
   // RowIndex::lean computes in 32 bits; 2^31 rows of even 8 bf16 elements are 32 GiB
   TORCH_CHECK(!(q.lean || q.reload) || rows < kLeanMaxRows, op, ": flag ", q.reload ? 128 : 64,
               " (a lean rows kernel) takes fewer than 2^31 rows, got ", rows);
-  const bool lean_default = q.tpr <= 0 && vec && rows < kLeanMaxRows && adaln_default_lean(mod, add, w.defined());
+  const bool lean_default = q.tpr <= 0 && vec && rows < kLeanMaxRows &&
+                            adaln_default_lean(mod, add, w.defined(), 2 * rows * d64 * x.element_size(),
+                                               x.get_device());
   int tpr = q.tpr, vpt = q.vpt;
   if (tpr <= 0) {
     const RowConfig cfg = choose_row_config(d64, n, lean_default ? kMaxVptLean : norm_target_vpt(mod, add));
@@ -439,7 +451,7 @@ std::tuple<at::Tensor, at::Tensor> norm_forward(const NormRequest& q) {
     // per-token modulation: the rows kernel with the same threads and chunks
   }
   int stages = q.pipe_stages;
-  if (q.tpr <= 0 && mod && vec && vpt >= 1 && vpt <= kMaxVptPipe && tpr <= kMaxPipeBlock)
+  if (q.tpr <= 0 && mod && !lean && vec && vpt >= 1 && vpt <= kMaxVptPipe && tpr <= kMaxPipeBlock)
     stages = adaln_default_stages(add);
   if (stages > 0) {
     // vec and vpt were checked above (the *_with_config ops) or just now (the default ops)

@@ -150,7 +150,6 @@ template <typename T, int VPT, bool HAS_W, bool MOD, bool ADD, bool LATE = false
 __global__ void __launch_bounds__(LATE ? 256 : 512, rows_min_blocks(VPT, ADD, LATE, LEAN, RELOAD))
     rms_norm_rows_kernel(const NormArgs a) {
   pdl_wait();  // before any global access (ltx_common.cuh)
-  pdl_launch_dependents();
   static_assert(!LATE || MOD, "LATE is the AdaLN kernels' variant");
   static_assert(!LEAN || (MOD && !LATE && VPT <= kMaxVptLean), "LEAN is the AdaLN kernels' 1-2 chunk variant");
   static_assert(!RELOAD || LEAN, "RELOAD is a variant of the lean kernel");
@@ -363,7 +362,6 @@ __device__ __forceinline__ void store_once(T* __restrict__ p, const Pack<T, N>& 
 template <typename T, int VPT, bool HAS_W, bool ADD, bool STREAM, bool PREFETCH>
 __global__ void __launch_bounds__(256, 1) rms_norm_mod_colstat_kernel(const NormArgs a, const int strip_rows) {
   pdl_wait();  // before any global access (ltx_common.cuh)
-  pdl_launch_dependents();
   constexpr int N = VecWidth<T>::value;
   using P = Pack<T, N>;
   __shared__ float red[32];
@@ -520,7 +518,6 @@ __global__ void __launch_bounds__(256, 1) rms_norm_mod_colstat_kernel(const Norm
 template <typename T, int VPT, bool HAS_W, bool ADD, int STAGES>
 __global__ void __launch_bounds__(256) rms_norm_mod_pipe_kernel(const NormArgs a) {
   pdl_wait();  // before any global access (ltx_common.cuh)
-  pdl_launch_dependents();
   static_assert(STAGES >= 2, "one stage computes while the others load");
   constexpr int N = VecWidth<T>::value;
   constexpr int kRowsPerSlot = ADD ? 2 : 1;  // x, then the residual
@@ -648,7 +645,6 @@ __global__ void __launch_bounds__(256) rms_norm_mod_pipe_kernel(const NormArgs a
 template <typename T, bool VEC>
 __global__ void __launch_bounds__(512) rms_norm_loop_kernel(const NormArgs a) {
   pdl_wait();  // before any global access (ltx_common.cuh)
-  pdl_launch_dependents();
   constexpr int N = VecWidth<T>::value;
   using P = Pack<T, N>;
   __shared__ float red[32];

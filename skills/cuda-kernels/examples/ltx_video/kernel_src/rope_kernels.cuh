@@ -22,7 +22,6 @@ __device__ __forceinline__ void rotate_store(const float (&v)[N], const Pack<flo
 template <typename T, bool VEC>
 __global__ void __launch_bounds__(512) rope_kernel(const RopeArgs a) {
   pdl_wait();  // before any global access (ltx_common.cuh)
-  pdl_launch_dependents();
   constexpr int N = VecWidth<T>::value;
   const int tpr = a.tpr;
   const int rpb = static_cast<int>(a.tpr_div(blockDim.x));
@@ -62,7 +61,6 @@ __global__ void __launch_bounds__(512) rope_kernel(const RopeArgs a) {
 template <typename T, int CPT>
 __global__ void __launch_bounds__(256) rope_flat_kernel(const RopeArgs a, const int64_t chunks) {
   pdl_wait();  // before any global access (ltx_common.cuh)
-  pdl_launch_dependents();
   constexpr int N = VecWidth<T>::value;
   const T* __restrict__ x = static_cast<const T*>(a.x);
   T* __restrict__ out = static_cast<T*>(a.out);
@@ -108,7 +106,6 @@ __global__ void __launch_bounds__(256) rope_flat_kernel(const RopeArgs a, const 
 template <typename T, int VPT, bool VEC, bool LEAN = false, bool HINTS = false>
 __global__ void __launch_bounds__(LEAN ? kMaxLeanRopeBlock : 512, LEAN ? 5 : 0) rms_norm_rope_kernel(const RopeArgs a) {
   pdl_wait();  // before any global access (ltx_common.cuh)
-  pdl_launch_dependents();
   static_assert(!LEAN || (VEC && VPT == 1), "LEAN is the 16-byte one-chunk variant");
   static_assert(!HINTS || LEAN, "HINTS is a variant of the lean kernel");
   constexpr int N = VecWidth<T>::value;

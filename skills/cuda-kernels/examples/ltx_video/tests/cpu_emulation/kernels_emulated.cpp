@@ -602,6 +602,12 @@ void test_hint_rule() {
   expect("add 2x2688", add(5376), false);
   expect("add 1x8192", add(8192), false);
   expect("unknown L2", within_l2_share(1, 0, 3, 2), false);
+  // the weightless modulate's lean default: run 28's 8.4 and 16.8 MB calls, not 22 MB and up
+  auto mod = [&](int64_t rows) { return within_l2_share(rows * 2048 * 2 * 2, l2, kModLeanNum, kModLeanDen); };
+  expect("modulate 1x1024", mod(1024), true);
+  expect("modulate 2x1024", mod(2048), true);
+  expect("modulate 1x2688", mod(2688), false);
+  expect("modulate 4x1024", mod(4096), false);
   const int64_t S = 2688, D = 2048;
   expect("cos per token and batch", own_rows(make_row_index(S, S * D, D), 2 * S), true);
   expect("cos broadcast over the batch", own_rows(make_row_index(S, 0, D), 2 * S), false);
