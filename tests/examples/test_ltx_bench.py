@@ -164,6 +164,17 @@ def test_format_2_verdicts_follow_the_rotated_graph_timer(make_results) -> None:
     assert "yes (compile x1.05)" in text
 
 
+def test_the_pdl_off_kernel_is_shown_next_to_the_verdicts_and_is_never_a_peer(make_results) -> None:
+    data = _v2_data(kernel_graph_us=100.0)
+    # without PDL the kernel takes 105.2 us: 95.1 % of copy, and compile (105 us) is 0.2 % faster
+    data["results"][0]["impls"]["kernel, PDL off"] = {"us": 126.0, "graph_us": 105.2}
+    text = make_results.render(data, "bench.json")
+    assert "| 100.0 | yes | compile x1.05 | 95.1 | yes | x1.00 |" in text  # x rounds: the count must not
+    summary = next(line for line in text.splitlines() if line.startswith("| `gelu_tanh` | 1 |"))
+    assert summary.startswith("| `gelu_tanh` | 1 | 1 of 1 | 1.05 | 0 of 1 | 1.00 |")
+    assert "best peer (graph) | kernel, PDL off" not in text and "NO (kernel, PDL off" not in text
+
+
 def test_format_2_summary_reports_the_graph_verdict(make_results) -> None:
     out = make_results.summary(_v2_data(kernel_graph_us=100.0))
     assert "yes (100.0 vs 80)" in out.splitlines()[-1]

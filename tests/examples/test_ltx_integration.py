@@ -644,12 +644,42 @@ def test_benchmark_reports_the_goal_with_and_without_cuda_graphs():
     assert "patched_vs_eager" not in speedups["1"]  # not measured, not invented
 
 
+def test_benchmark_pairs_the_pdl_off_configurations_with_their_baselines(capsys):
+    benchmark_e2e = _load_benchmark_module()
+    args = benchmark_e2e.parse_args(["--configs", "patched+compile+nopdl", "patched+compile+cudagraph+nopdl"])
+    assert args.configs == ["patched+compile+nopdl", "patched+compile+cudagraph+nopdl"]
+    with pytest.raises(SystemExit):  # CUDA-only: set_pdl is a CUDA launch setting
+        benchmark_e2e.parse_args(["--device", "cpu", "--configs", "patched+compile+nopdl"])
+    assert "patched+compile+nopdl" in capsys.readouterr().err
+    ms = {"compile": 24.0, "patched+compile+nopdl": 23.0, "compile+cudagraph": 22.0,
+          "patched+compile+cudagraph+nopdl": 20.0}
+    speedups, _, _ = benchmark_e2e._speedups([{"batch": 1, "config": k, "median_ms": v} for k, v in ms.items()], [1])
+    assert speedups["1"]["patched+compile+nopdl_vs_compile"] == round(24.0 / 23.0, 3)
+    assert speedups["1"]["patched+compile+cudagraph+nopdl_vs_compile+cudagraph"] == round(22.0 / 20.0, 3)
+
+
+def test_results_md_renders_the_pdl_off_rows_next_to_their_pdl_rows():
+    import make_results_md
+
+    data = json.loads((INTEGRATION / "results" / "e2e_h200.json").read_text())
+    text = make_results_md.render(data)
+    median = {(r["batch"], r["config"]): r["median_ms"] for r in data["results"]}
+    for batch in (1, 2):
+        plain = f"| {batch} | patched+compile+nopdl | {median[(batch, 'patched+compile+nopdl')]:.2f} |"
+        graphed = f"| {batch} | patched+compile+cudagraph+nopdl | {median[(batch, 'patched+compile+cudagraph+nopdl')]:.2f} |"
+        assert plain in text and graphed in text
+        vs_compile = median[(batch, "compile")] / median[(batch, "patched+compile+nopdl")]
+        row = next(line for line in text.splitlines() if line.startswith(plain))
+        assert f"| {vs_compile:.2f}x |" in row  # compared with compile like patched+compile
+    assert text.index("patched+compile+cudagraph+nopdl") > text.index("## With CUDA graphs")
+
+
 def test_results_md_renders_cuda_graph_rows_in_their_own_table_only_when_measured():
     import make_results_md
 
     data = json.loads((INTEGRATION / "results" / "e2e_h200.json").read_text())
     # start from the committed run without its +cudagraph rows (a run that did not measure them)
-    data["results"] = [r for r in data["results"] if not r["config"].endswith("+cudagraph")]
+    data["results"] = [r for r in data["results"] if "cudagraph" not in r["config"].split("+")]
     data.pop("goal_patched_compile_faster_than_compile_cudagraph", None)
     data.get("settings", {}).pop("cudagraph", None)
     plain = make_results_md.render(data)

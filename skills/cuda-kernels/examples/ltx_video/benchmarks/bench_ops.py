@@ -67,7 +67,7 @@ import tempfile
 import time
 import traceback
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -674,11 +674,12 @@ def mark_best(row: dict[str, Any]) -> None:
         row["best_graph_speedup_vs_default"] = round(row["default"]["graph_us"] / best[1], 3)
 
 
-def run_adaln_sweep(pkg, runner: Runner, ops: set[str], colstat: bool = True, gated: bool = True) -> list[dict]:
-    """Times every adaln_sweep_grid point of each AdaLN op against the default op, per shape;
-    each point's output on input set 0 is compared with the default op's (max_rel_diff).
-    gated=False runs the fused add without its gate (h = residual + x)."""
-    rows = []
+def run_adaln_sweep(pkg, runner: Runner, ops: set[str], colstat: bool = True,
+                    gated: bool = True) -> Iterator[dict]:
+    """Times every adaln_sweep_grid point of each AdaLN op against the default op, per shape,
+    and yields each shape's row as it completes (the caller saves it, so a run cut short keeps
+    the shapes it finished); each point's output on input set 0 is compared with the default
+    op's (max_rel_diff). gated=False runs the fused add without its gate (h = residual + x)."""
     for op in ADALN_SWEEP_OPS:
         if ops and op not in ops:
             continue
@@ -733,10 +734,9 @@ def run_adaln_sweep(pkg, runner: Runner, ops: set[str], colstat: bool = True, ga
             print(f"adaln sweep {op:<22} {str(shape):<18} default graph {row['default'].get('graph_us', float('nan')):8.2f} us"
                   f" {row['default'].get('graph_pct_copy', float('nan')):5.1f}%  best {row.get('best_graph')}"
                   f" x{row.get('best_graph_speedup_vs_default', float('nan')):.3f}", flush=True)
-            rows.append(row)
             del sets
             torch.cuda.empty_cache()
-    return rows
+            yield row
 
 
 def run_rope_sweep(pkg, runner: Runner) -> list[dict]:

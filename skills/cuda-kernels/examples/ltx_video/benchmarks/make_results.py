@@ -399,7 +399,7 @@ def targets_table_v2(rows: list[Row]) -> list[str]:
             continue
         off = r.timed[V].get(NO_PDL, Timed(None, None, None))
         off_cells = [_pct(off), "-" if off.pct is None else ("yes" if off.pct >= r.target else "NO"),
-                     _off_vs_best(r)]
+                     "-" if _off_vs_best(r) is None else f"x{_off_vs_best(r):.2f}"]
 
         def best(timer: str) -> str:
             b = r.best_peer[timer]
@@ -414,12 +414,12 @@ def targets_table_v2(rows: list[Row]) -> list[str]:
     return lines
 
 
-def _off_vs_best(r: Row) -> str:
-    """The best peer's graph time over the PDL-off kernel's (x >= 1: faster without PDL too)."""
+def _off_vs_best(r: Row) -> float | None:
+    """The best peer's graph time over the PDL-off kernel's (>= 1: faster without PDL too)."""
     off, best = r.timed[V].get(NO_PDL), r.best_peer[V]
     if off is None or off.us is None or best is None:
-        return "-"
-    return f"x{best[1] * r.timed[V]['kernel'].us / off.us:.2f}"
+        return None
+    return best[1] * r.timed[V]["kernel"].us / off.us
 
 
 def peer_summary_v2(by_op: dict[str, list[Row]]) -> list[str]:
@@ -436,7 +436,7 @@ def peer_summary_v2(by_op: dict[str, list[Row]]) -> list[str]:
             cells.append(f"{sum(1 for b in measured if b[1] >= 1.0)} of {len(measured)}")
             cells.append(f"{min(b[1] for b in measured):.2f}" if measured else "-")
             if pdl and timer == V:
-                off = [float(x[1:]) for x in (_off_vs_best(r) for r in rows) if x != "-"]
+                off = [x for x in (_off_vs_best(r) for r in rows) if x is not None]
                 cells.append(f"{sum(1 for x in off if x >= 1.0)} of {len(off)}")
                 cells.append(f"{min(off):.2f}" if off else "-")
         cells.append(str(sum(1 for r in rows if r.unmeasured_peers[V] or r.unmeasured_peers[C])))
