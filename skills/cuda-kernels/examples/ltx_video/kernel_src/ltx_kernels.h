@@ -240,9 +240,10 @@ constexpr int kLeanHints = 256;
 // two rows (own_rows). Host-only and pure, so the CPU emulation test checks them.
 constexpr int kQkHintsNum = 3, kQkHintsDen = 2;
 constexpr int kAddHintsNum = 5, kAddHintsDen = 4;
-// The weightless modulate op runs the lean kernel (no hints) instead of the pipelined one
-// while x and the output together stay within num/den of the L2 size (adaln_default_lean in
-// ltx_ops.cpp quotes run 28).
+// The weightless modulate op runs the lean kernel (with the cache hints: such a call always
+// passes the fused add's hint limit) instead of the pipelined one while x and the output
+// together stay within num/den of the L2 size (adaln_default_lean in ltx_ops.cpp quotes runs
+// 28 and 30).
 constexpr int kModLeanNum = 1, kModLeanDen = 3;
 inline bool within_l2_share(int64_t bytes, int64_t l2, int num, int den) {
   return l2 > 0 && bytes * den <= l2 * num;

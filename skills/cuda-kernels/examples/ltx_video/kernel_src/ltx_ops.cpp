@@ -269,13 +269,17 @@ int64_t l2_cache_bytes(int device) { return device_attribute<cudaDevAttrL2CacheS
 // on all 9 (run 18, h200_run18/adaln_sweep_ungated.json). Ncu put the two side by side at
 // 4x1024x2048: 64 registers and 44 % achieved occupancy against 126 and 23 %.
 // Modulate alone without a weight, only for small calls: x and the output within 1/3 of the
-// L2 size (kModLeanNum/Den; modulate_bytes = 2 * rows * d * element size). With programmatic
-// dependent launch (run 28, benchmarks/logs/h200_run28) lean took 11 % and 13 % less time
-// than the pipelined kernel at 8.4 and 16.8 MB moved (1x1024x2048: 3.59 against 4.04 us;
-// 2x1024x2048: 5.89 against 6.76), 1.2 % less at 22 MB, and from 0.4 % less to 18 % more from
-// 33.6 MB up; in run 25, without PDL, it was 4 % less, 1 % more and 0.5 % less at 8.4,
-// 16.8 and 22 MB. Above that the pipelined kernel stays, which beat lean on 8 of 9 shapes
-// in run 16. With a weight the lean 2-chunk fused add spills (ptxas -v, sm_90) and neither
+// L2 size (kModLeanNum/Den; modulate_bytes = 2 * rows * d * element size). Such a call also
+// gets the cache hints (below: its 4-row traffic estimate is at most 2/3 of L2, inside the
+// fused add's 5/4), so it runs the hinted lean kernel at 128x2. With programmatic dependent
+// launch that took 10 % and 13 % less time than the pipelined kernel at 8.4 and 16.8 MB moved
+// in run 28 (benchmarks/logs/h200_run28; 1x1024x2048: 3.63 against 4.04 us, 2x1024x2048:
+// 5.91 against 6.76; plain lean 3.59 / 5.89) and was the default in run 30 (h200_run30: 3.70 /
+// 6.01 us against the pipelined kernel's 4.10 / 6.28); from 33.6 MB up it was 2 % less to
+// 23 % more. In run 25, without PDL, it was 7.7 % and 1.8 % less. At 22 MB (LTX's
+// 1x2688x2048) it was 0.5 % and 3.9 % less in runs 28 and 30: not yet covered, a wider limit
+// needs a full run. Above the limit the pipelined kernel stays, which beat lean on 8 of 9
+// shapes in run 16. With a weight the lean 2-chunk fused add spills (ptxas -v, sm_90) and neither
 // weighted case was measured, and without scale/shift there is no lean kernel: all keep
 // norm_target_vpt's configuration.
 bool adaln_default_lean(bool mod, bool add, bool weighted, int64_t modulate_bytes, int device) {
@@ -396,9 +400,10 @@ std::tuple<at::Tensor, at::Tensor> norm_forward(const NormRequest& q) {
     vpt = cfg.vpt;
   }
   const bool lean = q.lean || (lean_default && vpt >= 1 && vpt <= kMaxVptLean);
-  // x, residual, h and the output: the traffic default_hints weighs. Only with per-batch
-  // scale/shift/gate ([B, 1, D], what LTX passes and run 25 measured), which the hinted kernel
-  // keeps evict-last because every row of the batch re-reads them.
+  // x, residual, h and the output: the traffic default_hints weighs (for the lean modulate,
+  // which moves two of those rows, an overestimate that its 1/3-of-L2 limit always passes).
+  // Only with per-batch scale/shift/gate ([B, 1, D], what LTX passes and run 25 measured),
+  // which the hinted kernel keeps evict-last because every row of the batch re-reads them.
   const bool tables_per_batch =
       per_batch(scale, si, xi) && per_batch(shift, hi, xi) && per_batch(gate, gi, xi);
   const int64_t traffic = 4 * rows * d64 * x.element_size();

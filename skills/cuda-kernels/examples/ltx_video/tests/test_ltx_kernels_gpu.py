@@ -431,12 +431,13 @@ def test_adaln_pipelined_kernel_walks_many_row_groups(kernels: ModuleType, shape
 @pytest.mark.parametrize("rows", [1024, 2048, 8192])
 def test_default_modulate_runs_lean_on_calls_within_a_third_of_l2(kernels: ModuleType, rows: int) -> None:
     # adaln_default_lean (ltx_ops.cpp): a weightless modulate whose x and output fit in 1/3 of
-    # the L2 runs the lean kernel at 128x2, bigger ones the pipelined kernel at 64x4. The two
-    # sum a row in different orders, so the default must equal exactly one of them.
+    # the L2 runs the lean kernel at 128x2 (with cache hints, flags 320: bit-identical to plain
+    # lean), bigger ones the pipelined kernel at 64x4. The two sum a row in different orders,
+    # so the default must equal exactly one of them.
     x = randn(1, rows, 2048, scale=2.0)
     table = _ada_table(1, 1, 2048, torch.bfloat16)
     scale, shift = table[:, :, 1], table[:, :, 0]
-    lean = kernels.rms_norm_modulate_with_config(x, None, scale, shift, 1e-6, 128, 2, 0, 64)
+    lean = kernels.rms_norm_modulate_with_config(x, None, scale, shift, 1e-6, 128, 2, 0, 320)
     piped = kernels.rms_norm_modulate_with_config(x, None, scale, shift, 1e-6, 64, 4, 0, 8)
     if torch.equal(lean, piped):
         pytest.skip("the two kernels round this input identically: nothing tells them apart")
