@@ -272,10 +272,11 @@ int64_t l2_cache_bytes(int device) { return device_attribute<cudaDevAttrL2CacheS
 // L2 size (kModLeanNum/Den; modulate_bytes = 2 * rows * d * element size). Such a call also
 // gets the cache hints (below: its 4-row traffic estimate is at most 2/3 of L2, inside the
 // fused add's 5/4), so it runs the hinted lean kernel at 128x2. With programmatic dependent
-// launch that took 10 % and 13 % less time than the pipelined kernel at 8.4 and 16.8 MB moved
-// in run 28 (benchmarks/logs/h200_run28; 1x1024x2048: 3.63 against 4.04 us, 2x1024x2048:
-// 5.91 against 6.76; plain lean 3.59 / 5.89) and was the default in run 30 (h200_run30: 3.70 /
-// 6.01 us against the pipelined kernel's 4.10 / 6.28); from 33.6 MB up it was 2 % less to
+// launch and its early trigger (run 28, benchmarks/logs/h200_run28) that took 10 % and 13 %
+// less time than the pipelined kernel at 8.4 and 16.8 MB moved (1x1024x2048: 3.63 against
+// 4.04 us, 2x1024x2048: 5.91 against 6.76; plain lean 3.59 / 5.89); without the trigger, as
+// the default in run 30 (h200_run30), 10 % and 4 % less (3.70 / 6.01 us against the
+// pipelined kernel's 4.10 / 6.28; plain lean 4.04 / 6.08). From 33.6 MB up it was 2 % less to
 // 23 % more. In run 25, without PDL, it was 7.7 % and 1.8 % less. At 22 MB (LTX's
 // 1x2688x2048) it was 0.5 % and 3.9 % less in runs 28 and 30: not yet covered, a wider limit
 // needs a full run. Above the limit the pipelined kernel stays, which beat lean on 8 of 9
