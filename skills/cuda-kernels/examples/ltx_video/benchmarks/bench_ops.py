@@ -963,7 +963,8 @@ def main(argv: list[str] | None = None) -> int:
         try:
             pkg = load_package(args.package_path)
         except (ImportError, OSError):  # the plan only counts cases: no package or GPU needed
-            pkg = types.SimpleNamespace(reference=None)
+            # a stand-in for this tree's package, which has set_pdl: its PDL-off rows count too
+            pkg = types.SimpleNamespace(reference=None, set_pdl=lambda enable: True)
         p = plan(select_cases(pkg, args.quick, ops), max(0, args.compile_workers), args.sweep,
                  adaln_sweep_count(ops, not args.adaln_rows_only) if args.sweep_adaln else 0,
                  rope_sweep_count() if args.sweep_rope else 0, qk_sweep_count() if args.sweep_qk else 0)
