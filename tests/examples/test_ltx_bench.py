@@ -60,7 +60,7 @@ def test_the_sweep_is_opt_in_and_counted(bench_ops, tmp_path, capsys) -> None:
     assert bench_ops.main(["--plan", "--sweep", "--out", str(tmp_path / "x.json"), "--compile-workers", "7"]) == 0
     plan = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert plan["sweep_measurements"] > 0
-    assert plan["measurements"] == 198 + plan["sweep_measurements"]
+    assert plan["measurements"] == 256 + plan["sweep_measurements"]
 
 
 def test_the_adaln_sweep_is_opt_in_counted_and_covers_every_issue_and_ltx_shape(bench_ops, tmp_path, capsys) -> None:
@@ -77,7 +77,8 @@ def test_the_adaln_sweep_is_opt_in_counted_and_covers_every_issue_and_ltx_shape(
     assert (1, 2688, 2048) in shapes and (2, 2688, 2048) in shapes
     per_op = sum(len(bench_ops.adaln_sweep_grid(s[-1])) + 1 for s in shapes)  # + the default op
     assert plan["adaln_sweep_measurements"] == 2 * per_op
-    assert plan["measurements"] == plan["adaln_sweep_measurements"] + 3 * plan["cases"]  # kernel, eager, compile
+    # kernel, kernel with PDL off, eager, compile
+    assert plan["measurements"] == plan["adaln_sweep_measurements"] + 4 * plan["cases"]
     # every (threads, chunks) gets the rows kernel with scale/shift held early (flags 0),
     # read late (4) and the pipelined kernel (8, 16) - those three in blocks of <= 256
     # threads only - the lean kernel (64) and its reload variant (128) at 1-2 chunks, and every rows_per_block x flags
