@@ -270,8 +270,8 @@ int64_t l2_cache_bytes(int device) { return device_attribute<cudaDevAttrL2CacheS
 // 4x1024x2048: 64 registers and 44 % achieved occupancy against 126 and 23 %.
 // Modulate alone without a weight, only for small calls: x and the output within 1/3 of the
 // L2 size (kModLeanNum/Den; modulate_bytes = 2 * rows * d * element size). Such a call also
-// gets the cache hints (below: its 4-row traffic estimate is at most 2/3 of L2, inside the
-// fused add's 5/4), so it runs the hinted lean kernel at 128x2. With programmatic dependent
+// gets the cache hints (below: at most 1/3 of L2 is inside the fused add's 5/4), so it runs
+// the hinted lean kernel at 128x2. With programmatic dependent
 // launch and its early trigger (run 28, benchmarks/logs/h200_run28) that took 10 % and 13 %
 // less time than the pipelined kernel at 8.4 and 16.8 MB moved (1x1024x2048: 3.63 against
 // 4.04 us, 2x1024x2048: 5.91 against 6.76; plain lean 3.59 / 5.89); without the trigger, as
@@ -401,13 +401,13 @@ std::tuple<at::Tensor, at::Tensor> norm_forward(const NormRequest& q) {
     vpt = cfg.vpt;
   }
   const bool lean = q.lean || (lean_default && vpt >= 1 && vpt <= kMaxVptLean);
-  // x, residual, h and the output: the traffic default_hints weighs (for the lean modulate,
-  // which moves two of those rows, an overestimate that its 1/3-of-L2 limit always passes).
-  // Only with per-batch scale/shift/gate ([B, 1, D], what LTX passes and run 25 measured),
-  // which the hinted kernel keeps evict-last because every row of the batch re-reads them.
+  // The rows default_hints weighs: x, residual, h and the output for the fused add; x and the
+  // output for the lean modulate, which its 1/3-of-L2 limit keeps inside 5/4. Only with
+  // per-batch scale/shift/gate ([B, 1, D], what LTX passes and run 25 measured), which the
+  // hinted kernel keeps evict-last because every row of the batch re-reads them.
   const bool tables_per_batch =
       per_batch(scale, si, xi) && per_batch(shift, hi, xi) && per_batch(gate, gi, xi);
-  const int64_t traffic = 4 * rows * d64 * x.element_size();
+  const int64_t traffic = (add ? 4 : 2) * rows * d64 * x.element_size();
   const bool hints = q.hints || (lean && q.tpr <= 0 && tables_per_batch &&
                                  default_hints(traffic, x.get_device(), kAddHintsNum, kAddHintsDen));
   // Rows too long for this operand set's rows kernels, or the scalar path: the
