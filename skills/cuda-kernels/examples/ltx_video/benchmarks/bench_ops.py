@@ -42,7 +42,7 @@ writes them under the JSON key "adaln_sweep"; make_results.py does not render it
 --adaln-rows-only leaves the column-stationary grid out (rows_per_block 0: flags 0, 4, 8, 16, 64, 128, 320).
 --adaln-ungated sweeps the fused add without its gate (h = residual + x), the call LTX's
 blocks make after attn2; the main table times the gated form.
---sweep-rope times rope_interleaved's per-row and flat kernels (JSON key "rope_sweep").
+--sweep-rope times rope_interleaved's per-row, flat and narrow flat kernels (JSON key "rope_sweep").
 --sweep-qk times rms_norm_rope_qk at each threads x chunks per thread, and the lean one-chunk
 kernel (flag 64; 320 with cache hints) where a row fits 256 threads (JSON key "qk_sweep").
 
@@ -150,14 +150,17 @@ def adaln_sweep_count(ops: set[str], colstat: bool = True) -> int:
 
 
 # Seconds per item for the printed estimate (H200, 16 cores; from earlier runs).
-# The RoPE sweep (--sweep-rope): rope_interleaved_with_config at each kernel choice
-# (0 = the per-row kernel, 1/2/4 = the flat kernel with that many chunks per thread) next to
-# the default op, on every issue and LTX shape, inputs as in the main table.
-ROPE_SWEEP_CPT = [0, 1, 2, 4]
+# The RoPE sweep (--sweep-rope): rope_interleaved_with_config at each kernel choice next to
+# the default op, on every issue and LTX shape, inputs as in the main table. Key:
+# (chunks_per_thread, elements_per_thread): (0, 0) the per-row kernel, (1|2|4, 0) the flat
+# kernel with that many 16-byte chunks per thread, (1, 2|4) the narrow flat kernel with that
+# many elements per thread.
+ROPE_SWEEP_POINTS = {"cpt0": (0, 0), "cpt1": (1, 0), "cpt2": (2, 0), "cpt4": (4, 0), "narrow2": (1, 2),
+                     "narrow4": (1, 4)}
 
 
 def rope_sweep_count() -> int:
-    return len(ISSUE_SHAPES + LTX_SHAPES) * (len(ROPE_SWEEP_CPT) + 1)
+    return len(ISSUE_SHAPES + LTX_SHAPES) * (len(ROPE_SWEEP_POINTS) + 1)
 
 
 # The q/k sweep (--sweep-qk): rms_norm_rope_qk_with_config at each threads x chunks that
@@ -740,7 +743,7 @@ def run_adaln_sweep(pkg, runner: Runner, ops: set[str], colstat: bool = True,
 
 
 def run_rope_sweep(pkg, runner: Runner) -> list[dict]:
-    """Times rope_interleaved_with_config at every ROPE_SWEEP_CPT choice against the default
+    """Times rope_interleaved_with_config at every ROPE_SWEEP_POINTS choice against the default
     op, per shape; each choice's output on input set 0 must equal the default's."""
     rows = []
     for shape in ISSUE_SHAPES + LTX_SHAPES:
@@ -751,10 +754,11 @@ def run_rope_sweep(pkg, runner: Runner) -> list[dict]:
         default = pkg.rope_interleaved
         row["default"] = {k: v for k, v in runner.measure(default, sets, nbytes).items() if k in SWEEP_KEEP}
         want = default(*sets[0])
-        for cpt in ROPE_SWEEP_CPT:
-            fn = lambda x, c, s, k=cpt: pkg.rope_interleaved_with_config(x, c, s, k)  # noqa: E731
-            row["configs"][f"cpt{cpt}"] = sweep_point(runner, fn, sets, nbytes, {"chunks_per_thread": cpt},
-                                                      lambda got: {"equal_to_default": bool(torch.equal(got, want))})
+        for key, (cpt, elems) in ROPE_SWEEP_POINTS.items():
+            fn = lambda x, c, s, k=cpt, e=elems: pkg.rope_interleaved_with_config(x, c, s, k, e)  # noqa: E731
+            row["configs"][key] = sweep_point(runner, fn, sets, nbytes,
+                                              {"chunks_per_thread": cpt, "elements_per_thread": elems},
+                                              lambda got: {"equal_to_default": bool(torch.equal(got, want))})
         mark_best(row)
         cells = "  ".join(f"{k} {e.get('graph_us', float('nan')):7.2f} us {e.get('graph_pct_copy', float('nan')):5.1f}%"
                           for k, e in row["configs"].items())

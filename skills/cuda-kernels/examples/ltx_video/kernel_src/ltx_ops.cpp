@@ -522,9 +522,10 @@ constexpr int kRopeDefaultFlatCpt = 1;
 
 // flat_cpt: -1 = the default choice; 0 = the per-row kernel; 1, 2, 4 = the flat kernel
 // with that many chunks per thread (rope_interleaved_with_config; refused where the
-// flat kernel cannot run).
+// flat kernel cannot run). narrow_elems 2 or 4 (with flat_cpt 1): the narrow flat kernel
+// with that many elements per thread, under the flat kernel's checks.
 at::Tensor rope_forward(const char* op, const at::Tensor& x_in, const at::Tensor& cos, const at::Tensor& sin,
-                        int flat_cpt = -1) {
+                        int flat_cpt = -1, int narrow_elems = 0) {
   const RopeInputs in = prepare_rope(op, x_in, cos, sin);
   at::Tensor out = at::empty(in.x.sizes(), in.x.options());
   if (in.x.numel() == 0) return out;
@@ -554,7 +555,9 @@ at::Tensor rope_forward(const char* op, const at::Tensor& x_in, const at::Tensor
               ": the flat kernel needs x, cos and sin with rows back to back (cos/sin of x's shape, not broadcast),",
               " 16-byte aligned, and a last dimension that is a multiple of ", n);
   const int cpt = flat_cpt >= 0 ? flat_cpt : (flat ? kRopeDefaultFlatCpt : 0);
-  if (cpt > 0)
+  if (narrow_elems > 0)
+    launch_rope_narrow(dtype_of(in.x), a, narrow_elems, stream);
+  else if (cpt > 0)
     launch_rope_flat(dtype_of(in.x), a, cpt, stream);
   else
     launch_rope(dtype_of(in.x), a, vec, stream);
@@ -813,14 +816,20 @@ at::Tensor rope_interleaved(const at::Tensor& x, const at::Tensor& cos, const at
 }
 
 at::Tensor rope_interleaved_with_config(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin,
-                                        int64_t chunks_per_thread) {
+                                        int64_t chunks_per_thread, int64_t elements_per_thread) {
   const char* op = "rope_interleaved_with_config";
   ltx::check_float_cuda(x, op, "x");
   const bool known = chunks_per_thread == 0 || std::find(std::begin(ltx::kRopeFlatCpt), std::end(ltx::kRopeFlatCpt),
                                                          chunks_per_thread) != std::end(ltx::kRopeFlatCpt);
   TORCH_CHECK(known, op, ": chunks_per_thread must be 0 (the per-row kernel) or 1, 2, 4 (the flat kernel), got ",
               chunks_per_thread);
-  return ltx::rope_forward(op, x, cos, sin, static_cast<int>(chunks_per_thread));
+  const bool narrow = std::find(std::begin(ltx::kRopeNarrowElems), std::end(ltx::kRopeNarrowElems),
+                                elements_per_thread) != std::end(ltx::kRopeNarrowElems);
+  TORCH_CHECK(elements_per_thread == 0 || (narrow && chunks_per_thread == 1), op,
+              ": elements_per_thread must be 0 (16-byte chunks of x) or 2, 4 (the narrow flat kernel, with "
+              "chunks_per_thread 1), got ",
+              elements_per_thread, " with chunks_per_thread ", chunks_per_thread);
+  return ltx::rope_forward(op, x, cos, sin, static_cast<int>(chunks_per_thread), static_cast<int>(elements_per_thread));
 }
 
 at::Tensor rms_norm_rope(const at::Tensor& x, const std::optional<at::Tensor>& weight, const at::Tensor& cos,

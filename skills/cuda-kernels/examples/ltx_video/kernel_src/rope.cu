@@ -76,6 +76,27 @@ void launch_rope_flat(DType dt, const RopeArgs& a, int cpt, const Stream& stream
   });
 }
 
+void launch_rope_narrow(DType dt, const RopeArgs& a, int elems, const Stream& stream) {
+  dispatch_dtype(dt, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    constexpr int kBlock = 256;
+    const int64_t units = a.rows * a.d / elems;
+    const dim3 grid(grid_for(units, kBlock));
+    switch (elems) {
+      case 2:
+        launch_kernel(&rope_narrow_kernel<T, 2>, grid, kBlock, 0, stream, a, units);
+        break;
+      case 4:
+        launch_kernel(&rope_narrow_kernel<T, 4>, grid, kBlock, 0, stream, a, units);
+        break;
+      default:
+        // The host validated elems (kRopeNarrowElems); reaching here is a bug there.
+        fprintf(stderr, "ltx rope: no narrow kernel with %d elements per thread\n", elems);
+        abort();
+    }
+  });
+}
+
 void launch_rms_norm_rope(DType dt, const RopeArgs& a, int vpt, bool lean, bool hints, const Stream& stream) {
   require_row_shape(a, __func__);
   dispatch_dtype(dt, [&](auto tag) {

@@ -586,8 +586,9 @@ def test_rope_broadcast_tables_and_empty(kernels: ModuleType, dtype) -> None:
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("shape", [(2, 19, 2048), (1, 7, 3072), (3, 5, 64), (1, 1, 8), (2, 2688, 2048)])
 def test_rope_with_config_flat_kernel_equals_the_row_kernel(kernels: ModuleType, dtype, shape) -> None:
-    # The flat kernel (1, 2, 4 chunks per thread) on dense rows, incl. chunk counts that leave
-    # a partial last round of a block, must match float64 and the per-row kernel bit for bit.
+    # The flat kernel (1, 2, 4 chunks per thread) and the narrow flat kernel (2, 4 elements per
+    # thread) on dense rows, incl. chunk counts that leave a partial last round of a block,
+    # must match float64 and the per-row kernel bit for bit.
     x = randn(*shape, dtype=dtype, scale=2.0)
     cos, sin = _tables("ltx" if shape[-1] >= 6 else "random", shape[0], shape[1], shape[-1])
     row = kernels.rope_interleaved_with_config(x, cos, sin, 0)
@@ -595,6 +596,9 @@ def test_rope_with_config_flat_kernel_equals_the_row_kernel(kernels: ModuleType,
     for cpt in (1, 2, 4):
         poison((shape, dtype))
         assert torch.equal(kernels.rope_interleaved_with_config(x, cos, sin, cpt), row)
+    for elems in (2, 4):
+        poison((shape, dtype))
+        assert torch.equal(kernels.rope_interleaved_with_config(x, cos, sin, 1, elems), row)
     assert torch.equal(kernels.rope_interleaved(x, cos, sin), row)  # whichever kernel the default picks
 
 
@@ -604,6 +608,12 @@ def test_rope_with_config_refuses_layouts_the_flat_kernel_cannot_run(kernels: Mo
     f = kernels.rope_interleaved_with_config
     with pytest.raises(RuntimeError, match="chunks_per_thread"):
         f(x, cos, sin, 3)
+    with pytest.raises(RuntimeError, match="elements_per_thread"):
+        f(x, cos, sin, 1, 3)  # the narrow kernel rotates whole pairs: 2 or 4
+    with pytest.raises(RuntimeError, match="elements_per_thread"):
+        f(x, cos, sin, 2, 2)  # one narrow unit per thread only
+    with pytest.raises(RuntimeError, match="rows back to back"):
+        f(x, cos[:1], sin[:1], 1, 2)  # the narrow kernel has the flat kernel's layout checks
     with pytest.raises(RuntimeError, match="rows back to back"):
         f(x, cos[:1], sin[:1], 2)  # [1, S, D] tables broadcast over the batch
     with pytest.raises(RuntimeError, match="rows back to back"):

@@ -52,9 +52,10 @@ at::Tensor gelu_tanh(const at::Tensor& x);
 at::Tensor rope_interleaved(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin);
 // rope_interleaved with a forced kernel, for the RoPE sweep (bench_ops.py --sweep-rope) and
 // tests: chunks_per_thread 0 = the per-row kernel, 1/2/4 = the flat kernel (x, cos, sin with
-// rows back to back and 16-byte aligned; refused otherwise).
+// rows back to back and 16-byte aligned; refused otherwise); elements_per_thread 2/4 with
+// chunks_per_thread 1 = the narrow flat kernel (same checks), 0 = 16-byte chunks.
 at::Tensor rope_interleaved_with_config(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin,
-                                        int64_t chunks_per_thread);
+                                        int64_t chunks_per_thread, int64_t elements_per_thread);
 
 // rope_interleaved(rms_norm(x, weight, eps), cos, sin) in one pass
 at::Tensor rms_norm_rope(const at::Tensor& x, const std::optional<at::Tensor>& weight, const at::Tensor& cos,

@@ -59,14 +59,22 @@ inline float __shfl_xor_sync(unsigned, float v, int lane_mask) {
   return other;
 }
 
-inline void emu_check_align(const void* p) {
-  if (reinterpret_cast<uintptr_t>(p) % 16 != 0) {
-    std::fprintf(stderr, "misaligned 16-byte access at %p\n", p);
+inline void emu_check_align(const void* p, uintptr_t bytes = 16) {
+  if (reinterpret_cast<uintptr_t>(p) % bytes != 0) {
+    std::fprintf(stderr, "misaligned %u-byte access at %p\n", static_cast<unsigned>(bytes), p);
     std::abort();
   }
 }
 inline uint4 __ldg(const uint4* p) {
   emu_check_align(p);
+  return *p;
+}
+inline uint2 __ldg(const uint2* p) {
+  emu_check_align(p, 8);
+  return *p;
+}
+inline unsigned int __ldg(const unsigned int* p) {
+  emu_check_align(p, 4);
   return *p;
 }
 inline float rsqrtf(float x) { return 1.0f / std::sqrt(x); }

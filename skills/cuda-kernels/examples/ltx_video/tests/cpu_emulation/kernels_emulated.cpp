@@ -262,9 +262,10 @@ template <typename T>
 // flat_cpt > 0: the flat kernel (dense, aligned rows only) with that many chunks per
 // thread, on blocks of `flat_block` threads and `flat_grid` blocks (small: the grid-stride
 // loop and a partial last round of chunks). mixed (with bcast): sin is [B, S, D] while cos
-// broadcasts [1, S, D], so the kernel cannot reuse cos's row offset for sin.
+// broadcasts [1, S, D], so the kernel cannot reuse cos's row offset for sin. narrow > 0
+// (with flat_cpt 1): the narrow flat kernel with that many elements per thread instead.
 void test_rope(int B, int S, int D, bool vec_ok, bool bcast, int tpr, int flat_cpt = 0, unsigned flat_block = 32,
-               unsigned flat_grid = 2, bool mixed = false) {
+               unsigned flat_grid = 2, bool mixed = false, int narrow = 0) {
   int64_t rows = (int64_t)B * S;
   int shift = vec_ok ? 0 : 1;
   auto xbuf = rand_vec<T>(rows * D + 1, 2.0f);
@@ -288,7 +289,11 @@ void test_rope(int B, int S, int D, bool vec_ok, bool bcast, int tpr, int flat_c
   if (flat_cpt > 0) {
     if (!vec || bcast) std::abort();  // the host never sends these to the flat kernel
     const int64_t chunks = rows * D / N;
-    if (flat_cpt == 1) emu_launch(flat_grid, flat_block, [&] { rope_flat_kernel<T, 1>(a, chunks); });
+    if (narrow > 0) {
+      const int64_t units = rows * D / narrow;
+      if (narrow == 2) emu_launch(flat_grid, flat_block, [&] { rope_narrow_kernel<T, 2>(a, units); });
+      else emu_launch(flat_grid, flat_block, [&] { rope_narrow_kernel<T, 4>(a, units); });
+    } else if (flat_cpt == 1) emu_launch(flat_grid, flat_block, [&] { rope_flat_kernel<T, 1>(a, chunks); });
     else if (flat_cpt == 2) emu_launch(flat_grid, flat_block, [&] { rope_flat_kernel<T, 2>(a, chunks); });
     else emu_launch(flat_grid, flat_block, [&] { rope_flat_kernel<T, 4>(a, chunks); });
   } else if (vec) emu_launch(grid, r * tpr, [&] { rope_kernel<T, true>(a); });
@@ -304,7 +309,8 @@ void test_rope(int B, int S, int D, bool vec_ok, bool bcast, int tpr, int flat_c
     }
   }
   std::string what = std::string("rope ") + tn<T>() + " D=" + std::to_string(D) + (vec ? " vec" : " scalar") + (bcast ? " bcast" : "") + (mixed ? " mixed" : "") +
-      (flat_cpt ? " flat cpt=" + std::to_string(flat_cpt) + " block=" + std::to_string(flat_block) : "");
+      (flat_cpt ? " flat cpt=" + std::to_string(flat_cpt) + " block=" + std::to_string(flat_block) : "") +
+      (narrow ? " narrow=" + std::to_string(narrow) : "");
   check(what.c_str(), out, ref, 1, &mag);
 }
 
@@ -437,6 +443,10 @@ template <typename T> void all() {
           test_norm<T>(3, 7, D, tpr, vpt, false, true, false, false, 8, false, false, st);
           test_norm<T>(3, 7, D, tpr, vpt, true, true, true, true, 0, true, false, st);
           test_norm<T>(3, 7, D, tpr, vpt, true, true, true, true, 8, false, false, st, true);
+          // without a weight the kernel holds scale/shift/gate across rows: per-batch tables
+          // (above), shift and gate per token where scale is per batch, and all per token
+          test_norm<T>(3, 7, D, tpr, vpt, false, true, true, true, 8, false, false, st, true);
+          test_norm<T>(3, 7, D, tpr, vpt, false, true, true, true, 0, true, false, st);
           if (full || st == 2) {
             test_norm<T>(2, 5, D, tpr, vpt, true, true, false, false, 0, true, false, st);
             test_norm<T>(3, 4, D, tpr, vpt, false, true, true, false, 8, false, false, st);
@@ -492,6 +502,12 @@ template <typename T> void all() {
       for (int cpt : {1, 2, 4}) {
         test_rope<T>(2, 3, D, true, false, tpr, cpt);
         test_rope<T>(3, 5, D, true, false, tpr, cpt, 64, 1);
+      }
+    // narrow flat kernel: 2 and 4 elements per thread, grid-stride loop and partial last round
+    if (!bc && D % N == 0)
+      for (int narrow : {2, 4}) {
+        test_rope<T>(2, 3, D, true, false, tpr, 1, 32, 2, false, narrow);
+        test_rope<T>(3, 5, D, true, false, tpr, 1, 64, 1, false, narrow);
       }
   }
   // fused norm + rope

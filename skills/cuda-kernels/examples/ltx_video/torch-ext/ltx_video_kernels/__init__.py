@@ -149,15 +149,17 @@ def rope_interleaved(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> t
 
 
 def rope_interleaved_with_config(
-    x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, chunks_per_thread: int
+    x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, chunks_per_thread: int, elements_per_thread: int = 0
 ) -> torch.Tensor:
     """rope_interleaved with a forced kernel, for the RoPE sweep and tests (CUDA only).
 
     ``chunks_per_thread=0``: the per-row kernel (any layout). 1, 2 or 4: the flat kernel,
     each thread rotating that many 16-byte chunks of x; it needs x, cos and sin stored row
     after row (cos/sin of x's shape), 16-byte aligned, and refuses other inputs.
+    ``elements_per_thread`` 2 or 4 (with ``chunks_per_thread=1``): the narrow flat kernel,
+    each thread rotating that many elements instead of a 16-byte chunk (same layout checks).
     """
-    return ops.rope_interleaved_with_config(x, cos, sin, int(chunks_per_thread))
+    return ops.rope_interleaved_with_config(x, cos, sin, int(chunks_per_thread), int(elements_per_thread))
 
 
 def rms_norm_rope(
@@ -438,7 +440,7 @@ def _rope_interleaved_fake(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor
 
 @_register_fake("rope_interleaved_with_config")
 def _rope_interleaved_with_config_fake(
-    x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, chunks_per_thread: int
+    x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, chunks_per_thread: int, elements_per_thread: int = 0
 ) -> torch.Tensor:
     return _like(x)
 
