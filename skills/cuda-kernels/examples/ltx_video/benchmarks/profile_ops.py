@@ -14,8 +14,9 @@ than RMSNorm, README "Why AdaLN missed"; torch.compile's fused add beat ours at 
 --op modulate (default): plain norm with and without weight, the default modulate op, modulate
 with scale/shift read late and the pipelined kernel. --op add: the default fused add +
 AdaLN and its rows-kernel (4, 2, 1 chunks), lean (2, 1) and pipelined configurations.
---op rope: rope_interleaved's default, its per-row kernel and the flat kernel at 1 and 2
-chunks per thread, on LTX's fp32 tables. --op qk: rms_norm_rope_qk's default and its
+--op rope: rope_interleaved's default (the narrow flat kernel at 4 elements per thread), its
+per-row kernel, the flat kernel at 1 and 2 chunks per thread and the narrow one at 2 elements,
+on LTX's fp32 tables. --op qk: rms_norm_rope_qk's default and its
 one-chunk kernel plain and lean (flag 64), and two chunks per thread. --compile also launches
 torch.compile of the same reference code (after a warm-up that ncu also sees: profile the
 last launch of each kernel name, e.g. --launch-skip-before-match, or read the last one);
@@ -78,9 +79,10 @@ def add_runs(k, x, r, gate, scale, shift) -> dict[str, Run]:
 def rope_runs(k, x, cos, sin) -> dict[str, Run]:
     want = lambda: k.reference.rope_interleaved(x, cos, sin)  # noqa: E731
     runs: dict[str, Run] = {"rope_interleaved (default)": (lambda: k.rope_interleaved(x, cos, sin), want)}
-    for cpt, what in ((0, "per-row kernel"), (1, "flat, 1 chunk"), (2, "flat, 2 chunks")):
+    for cpt, elems, what in ((0, 0, "per-row kernel"), (1, 0, "flat, 1 chunk"), (2, 0, "flat, 2 chunks"),
+                             (1, 2, "narrow, 2 elements")):
         runs[f"rope_interleaved ({what})"] = (
-            lambda cpt=cpt: k.rope_interleaved_with_config(x, cos, sin, cpt), want)
+            lambda cpt=cpt, elems=elems: k.rope_interleaved_with_config(x, cos, sin, cpt, elems), want)
     return runs
 
 

@@ -513,12 +513,15 @@ bool dense_rows(const RowIndex& r, int64_t d, int64_t rows) {
   return r.s_inner == d && (rows <= r.inner || r.s_outer == r.inner * d);
 }
 
-// Chunks per thread of the flat RoPE kernel that rope_interleaved uses where it can
-// (0 = always the per-row kernel). Run 7's --sweep-rope (README "RoPE"): the flat kernel
-// at 1 chunk per thread was 0.6-7.1 % faster than the per-row kernel on the five shapes
-// with batch > 1 (the batch-1 shapes were refused by a layout check since fixed); 2 and 4
-// chunks per thread were no more than 0.2 % faster than 1, mostly slower.
-constexpr int kRopeDefaultFlatCpt = 1;
+// What rope_interleaved runs where the flat layout holds (else the per-row kernel): the narrow
+// flat kernel at 4 elements per thread. Run 7's --sweep-rope (README "RoPE"): the flat
+// kernel at 1 chunk per thread was 0.6-7.1 % faster than the per-row kernel on the five
+// shapes with batch > 1; 2 and 4 chunks per thread were no more than 0.2 % faster than 1,
+// mostly slower. Run 31's (benchmarks/logs/h200_run31/rope_sweep.json): the narrow kernel
+// at 4 elements took 0.0-1.0 % less time than the flat kernel at 1 chunk on all 9 shapes
+// (1x2688x2048: 16.77 against 16.97 us), at 2 elements 0.2-1.4 % less; 4 won on both LTX
+// shapes and the sum over the 9.
+constexpr int kRopeDefaultNarrowElems = 4;
 
 // flat_cpt: -1 = the default choice; 0 = the per-row kernel; 1, 2, 4 = the flat kernel
 // with that many chunks per thread (rope_interleaved_with_config; refused where the
@@ -554,7 +557,8 @@ at::Tensor rope_forward(const char* op, const at::Tensor& x_in, const at::Tensor
   TORCH_CHECK(flat_cpt <= 0 || flat, op,
               ": the flat kernel needs x, cos and sin with rows back to back (cos/sin of x's shape, not broadcast),",
               " 16-byte aligned, and a last dimension that is a multiple of ", n);
-  const int cpt = flat_cpt >= 0 ? flat_cpt : (flat ? kRopeDefaultFlatCpt : 0);
+  if (flat_cpt < 0 && flat) narrow_elems = kRopeDefaultNarrowElems;
+  const int cpt = flat_cpt >= 0 ? flat_cpt : 0;
   if (narrow_elems > 0)
     launch_rope_narrow(dtype_of(in.x), a, narrow_elems, stream);
   else if (cpt > 0)
