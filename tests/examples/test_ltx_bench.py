@@ -190,9 +190,10 @@ def test_the_rope_sweep_is_opt_in_and_times_every_kernel_choice_on_every_shape(b
     plan = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     shapes = bench_ops.ISSUE_SHAPES + bench_ops.LTX_SHAPES
     # the per-row kernel, the flat kernel at 1, 2 and 4 chunks per thread, the narrow flat kernel
-    # at 2 and 4 elements per thread, and the default op
-    assert list(bench_ops.ROPE_SWEEP_POINTS.values()) == [(0, 0), (1, 0), (2, 0), (4, 0), (1, 2), (1, 4)]
-    assert plan["rope_sweep_measurements"] == len(shapes) * 7
+    # at 2 and 4 elements per thread plain and with streaming hints, and the default op
+    assert list(bench_ops.ROPE_SWEEP_POINTS.values()) == [
+        (0, 0, 0), (1, 0, 0), (2, 0, 0), (4, 0, 0), (1, 2, 0), (1, 4, 0), (1, 2, 1), (1, 4, 1)]
+    assert plan["rope_sweep_measurements"] == len(shapes) * 9
 
 
 def test_the_ncu_profile_driver_explains_itself_and_refuses_a_machine_without_gpu(tmp_path) -> None:

@@ -152,11 +152,11 @@ def adaln_sweep_count(ops: set[str], colstat: bool = True) -> int:
 # Seconds per item for the printed estimate (H200, 16 cores; from earlier runs).
 # The RoPE sweep (--sweep-rope): rope_interleaved_with_config at each kernel choice next to
 # the default op, on every issue and LTX shape, inputs as in the main table. Key:
-# (chunks_per_thread, elements_per_thread): (0, 0) the per-row kernel, (1|2|4, 0) the flat
-# kernel with that many 16-byte chunks per thread, (1, 2|4) the narrow flat kernel with that
-# many elements per thread.
-ROPE_SWEEP_POINTS = {"cpt0": (0, 0), "cpt1": (1, 0), "cpt2": (2, 0), "cpt4": (4, 0), "narrow2": (1, 2),
-                     "narrow4": (1, 4)}
+# (chunks_per_thread, elements_per_thread, flags): (0, 0, 0) the per-row kernel, (1|2|4, 0, 0)
+# the flat kernel with that many 16-byte chunks per thread, (1, 2|4, 0) the narrow flat kernel
+# with that many elements per thread, flags 1 (ROPE_STREAMING) its streaming-hint variant.
+ROPE_SWEEP_POINTS = {"cpt0": (0, 0, 0), "cpt1": (1, 0, 0), "cpt2": (2, 0, 0), "cpt4": (4, 0, 0),
+                     "narrow2": (1, 2, 0), "narrow4": (1, 4, 0), "narrow2/cs": (1, 2, 1), "narrow4/cs": (1, 4, 1)}
 
 
 def rope_sweep_count() -> int:
@@ -754,10 +754,10 @@ def run_rope_sweep(pkg, runner: Runner) -> list[dict]:
         default = pkg.rope_interleaved
         row["default"] = {k: v for k, v in runner.measure(default, sets, nbytes).items() if k in SWEEP_KEEP}
         want = default(*sets[0])
-        for key, (cpt, elems) in ROPE_SWEEP_POINTS.items():
-            fn = lambda x, c, s, k=cpt, e=elems: pkg.rope_interleaved_with_config(x, c, s, k, e)  # noqa: E731
+        for key, (cpt, elems, flags) in ROPE_SWEEP_POINTS.items():
+            fn = lambda x, c, s, k=cpt, e=elems, f=flags: pkg.rope_interleaved_with_config(x, c, s, k, e, f)  # noqa: E731
             row["configs"][key] = sweep_point(runner, fn, sets, nbytes,
-                                              {"chunks_per_thread": cpt, "elements_per_thread": elems},
+                                              {"chunks_per_thread": cpt, "elements_per_thread": elems, "flags": flags},
                                               lambda got: {"equal_to_default": bool(torch.equal(got, want))})
         mark_best(row)
         cells = "  ".join(f"{k} {e.get('graph_us', float('nan')):7.2f} us {e.get('graph_pct_copy', float('nan')):5.1f}%"

@@ -314,9 +314,11 @@ void launch_rope(DType dt, const RopeArgs& a, bool vec, const Stream& stream);
 constexpr int kRopeFlatCpt[] = {1, 2, 4};
 void launch_rope_flat(DType dt, const RopeArgs& a, int cpt, const Stream& stream);
 // Narrow flat RoPE (rope_narrow_kernel): the flat layout and checks, `elems` elements (one of
-// kRopeNarrowElems) per thread instead of a 16-byte chunk.
+// kRopeNarrowElems) per thread instead of a 16-byte chunk; `streaming`: ld/st.global.cs
+// (flag kRopeStreaming of rope_interleaved_with_config).
 constexpr int kRopeNarrowElems[] = {2, 4};
-void launch_rope_narrow(DType dt, const RopeArgs& a, int elems, const Stream& stream);
+constexpr int kRopeStreaming = 1;
+void launch_rope_narrow(DType dt, const RopeArgs& a, int elems, bool streaming, const Stream& stream);
 // lean: the one-chunk variant held to 48 registers (vpt 1, tpr <= kMaxLeanRopeBlock, rows < 2^31;
 // the default wherever those hold since run 19, else rms_norm_rope_qk_with_config's flag kRowsLean).
 constexpr int kMaxLeanRopeBlock = 256;

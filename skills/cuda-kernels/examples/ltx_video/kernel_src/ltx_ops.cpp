@@ -526,9 +526,10 @@ constexpr int kRopeDefaultNarrowElems = 4;
 // flat_cpt: -1 = the default choice; 0 = the per-row kernel; 1, 2, 4 = the flat kernel
 // with that many chunks per thread (rope_interleaved_with_config; refused where the
 // flat kernel cannot run). narrow_elems 2 or 4 (with flat_cpt 1): the narrow flat kernel
-// with that many elements per thread, under the flat kernel's checks.
+// with that many elements per thread, under the flat kernel's checks; streaming: its
+// ld/st.global.cs variant (kRopeStreaming).
 at::Tensor rope_forward(const char* op, const at::Tensor& x_in, const at::Tensor& cos, const at::Tensor& sin,
-                        int flat_cpt = -1, int narrow_elems = 0) {
+                        int flat_cpt = -1, int narrow_elems = 0, bool streaming = false) {
   const RopeInputs in = prepare_rope(op, x_in, cos, sin);
   at::Tensor out = at::empty(in.x.sizes(), in.x.options());
   if (in.x.numel() == 0) return out;
@@ -560,7 +561,7 @@ at::Tensor rope_forward(const char* op, const at::Tensor& x_in, const at::Tensor
   if (flat_cpt < 0 && flat) narrow_elems = kRopeDefaultNarrowElems;
   const int cpt = flat_cpt >= 0 ? flat_cpt : 0;
   if (narrow_elems > 0)
-    launch_rope_narrow(dtype_of(in.x), a, narrow_elems, stream);
+    launch_rope_narrow(dtype_of(in.x), a, narrow_elems, streaming, stream);
   else if (cpt > 0)
     launch_rope_flat(dtype_of(in.x), a, cpt, stream);
   else
@@ -820,7 +821,7 @@ at::Tensor rope_interleaved(const at::Tensor& x, const at::Tensor& cos, const at
 }
 
 at::Tensor rope_interleaved_with_config(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin,
-                                        int64_t chunks_per_thread, int64_t elements_per_thread) {
+                                        int64_t chunks_per_thread, int64_t elements_per_thread, int64_t flags) {
   const char* op = "rope_interleaved_with_config";
   ltx::check_float_cuda(x, op, "x");
   const bool known = chunks_per_thread == 0 || std::find(std::begin(ltx::kRopeFlatCpt), std::end(ltx::kRopeFlatCpt),
@@ -833,7 +834,11 @@ at::Tensor rope_interleaved_with_config(const at::Tensor& x, const at::Tensor& c
               ": elements_per_thread must be 0 (16-byte chunks of x) or 2, 4 (the narrow flat kernel, with "
               "chunks_per_thread 1), got ",
               elements_per_thread, " with chunks_per_thread ", chunks_per_thread);
-  return ltx::rope_forward(op, x, cos, sin, static_cast<int>(chunks_per_thread), static_cast<int>(elements_per_thread));
+  TORCH_CHECK(flags == 0 || (flags == ltx::kRopeStreaming && elements_per_thread != 0), op,
+              ": flags must be 0 or ", ltx::kRopeStreaming, " (streaming cache hints, narrow kernel only), got ", flags,
+              " with elements_per_thread ", elements_per_thread);
+  return ltx::rope_forward(op, x, cos, sin, static_cast<int>(chunks_per_thread), static_cast<int>(elements_per_thread),
+                           flags == ltx::kRopeStreaming);
 }
 
 at::Tensor rms_norm_rope(const at::Tensor& x, const std::optional<at::Tensor>& weight, const at::Tensor& cos,

@@ -76,7 +76,7 @@ void launch_rope_flat(DType dt, const RopeArgs& a, int cpt, const Stream& stream
   });
 }
 
-void launch_rope_narrow(DType dt, const RopeArgs& a, int elems, const Stream& stream) {
+void launch_rope_narrow(DType dt, const RopeArgs& a, int elems, bool streaming, const Stream& stream) {
   dispatch_dtype(dt, [&](auto tag) {
     using T = typename decltype(tag)::type;
     constexpr int kBlock = 256;
@@ -84,10 +84,16 @@ void launch_rope_narrow(DType dt, const RopeArgs& a, int elems, const Stream& st
     const dim3 grid(grid_for(units, kBlock));
     switch (elems) {
       case 2:
-        launch_kernel(&rope_narrow_kernel<T, 2>, grid, kBlock, 0, stream, a, units);
+        if (streaming)
+          launch_kernel(&rope_narrow_kernel<T, 2, true>, grid, kBlock, 0, stream, a, units);
+        else
+          launch_kernel(&rope_narrow_kernel<T, 2>, grid, kBlock, 0, stream, a, units);
         break;
       case 4:
-        launch_kernel(&rope_narrow_kernel<T, 4>, grid, kBlock, 0, stream, a, units);
+        if (streaming)
+          launch_kernel(&rope_narrow_kernel<T, 4, true>, grid, kBlock, 0, stream, a, units);
+        else
+          launch_kernel(&rope_narrow_kernel<T, 4>, grid, kBlock, 0, stream, a, units);
         break;
       default:
         // The host validated elems (kRopeNarrowElems); reaching here is a bug there.

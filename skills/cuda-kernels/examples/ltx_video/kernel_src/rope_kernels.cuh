@@ -123,7 +123,10 @@ struct AccessWord<16> {
 // than the 16-byte flat kernel at the DRAM floor. One access per operand per thread, so E
 // elements of T and of float must be 4, 8 or 16 bytes; the host checks that x, cos, sin
 // and out are aligned to them and that d % E == 0 (E is even, so no pair straddles).
-template <typename T, int E>
+// STREAM (rope_interleaved_with_config's flag kRopeStreaming): every load and the store
+// carry the streaming cache hint (ld/st.global.cs, evict first), since each byte is
+// touched once. Bit-identical results.
+template <typename T, int E, bool STREAM = false>
 __global__ void __launch_bounds__(256) rope_narrow_kernel(const RopeArgs a, const int64_t units) {
   pdl_wait();  // before any global access (ltx_common.cuh)
   static_assert(E % 2 == 0, "whole rotation pairs");
@@ -134,9 +137,12 @@ __global__ void __launch_bounds__(256) rope_narrow_kernel(const RopeArgs a, cons
   for (int64_t u = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; u < units;
        u += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     const int64_t e = u * E;
-    const XWord xw = __ldg(reinterpret_cast<const XWord*>(x + e));
-    const CWord cw = __ldg(reinterpret_cast<const CWord*>(a.cos + e));
-    const CWord sw = __ldg(reinterpret_cast<const CWord*>(a.sin + e));
+    const XWord* xp = reinterpret_cast<const XWord*>(x + e);
+    const CWord* cp = reinterpret_cast<const CWord*>(a.cos + e);
+    const CWord* sp = reinterpret_cast<const CWord*>(a.sin + e);
+    const XWord xw = STREAM ? __ldcs(xp) : __ldg(xp);
+    const CWord cw = STREAM ? __ldcs(cp) : __ldg(cp);
+    const CWord sw = STREAM ? __ldcs(sp) : __ldg(sp);
     T xv[E], o[E];
     float c[E], sn[E];
     memcpy(xv, &xw, sizeof(xw));
@@ -147,7 +153,10 @@ __global__ void __launch_bounds__(256) rope_narrow_kernel(const RopeArgs a, cons
       rotate_pair(to_float(xv[i]), to_float(xv[i + 1]), c[i], c[i + 1], sn[i], sn[i + 1], o[i], o[i + 1]);
     XWord ow;
     memcpy(&ow, o, sizeof(ow));
-    *reinterpret_cast<XWord*>(out + e) = ow;
+    if constexpr (STREAM)
+      __stcs(reinterpret_cast<XWord*>(out + e), ow);
+    else
+      *reinterpret_cast<XWord*>(out + e) = ow;
   }
 }
 

@@ -597,8 +597,9 @@ def test_rope_with_config_flat_kernel_equals_the_row_kernel(kernels: ModuleType,
         poison((shape, dtype))
         assert torch.equal(kernels.rope_interleaved_with_config(x, cos, sin, cpt), row)
     for elems in (2, 4):
-        poison((shape, dtype))
-        assert torch.equal(kernels.rope_interleaved_with_config(x, cos, sin, 1, elems), row)
+        for flags in (0, kernels.ROPE_STREAMING):
+            poison((shape, dtype))
+            assert torch.equal(kernels.rope_interleaved_with_config(x, cos, sin, 1, elems, flags), row)
     assert torch.equal(kernels.rope_interleaved(x, cos, sin), row)  # whichever kernel the default picks
 
 
@@ -612,6 +613,10 @@ def test_rope_with_config_refuses_layouts_the_flat_kernel_cannot_run(kernels: Mo
         f(x, cos, sin, 1, 3)  # the narrow kernel rotates whole pairs: 2 or 4
     with pytest.raises(RuntimeError, match="elements_per_thread"):
         f(x, cos, sin, 2, 2)  # one narrow unit per thread only
+    with pytest.raises(RuntimeError, match="flags"):
+        f(x, cos, sin, 1, 0, kernels.ROPE_STREAMING)  # streaming hints on the narrow kernel only
+    with pytest.raises(RuntimeError, match="flags"):
+        f(x, cos, sin, 1, 4, 2)
     with pytest.raises(RuntimeError, match="rows back to back"):
         f(x, cos[:1], sin[:1], 1, 2)  # the narrow kernel has the flat kernel's layout checks
     with pytest.raises(RuntimeError, match="rows back to back"):

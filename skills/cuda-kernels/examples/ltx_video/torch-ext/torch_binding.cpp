@@ -44,7 +44,7 @@ TORCH_LIBRARY_EXPAND(TORCH_EXTENSION_NAME, ops) {
 
   ops.def(
       "rope_interleaved_with_config(Tensor x, Tensor cos, Tensor sin, int chunks_per_thread, "
-      "int elements_per_thread=0) -> Tensor");
+      "int elements_per_thread=0, int flags=0) -> Tensor");
   ops.impl("rope_interleaved_with_config", c10::kCUDA, &rope_interleaved_with_config);
 
   ops.def("rms_norm_rope(Tensor x, Tensor? weight, Tensor cos, Tensor sin, float eps) -> Tensor");

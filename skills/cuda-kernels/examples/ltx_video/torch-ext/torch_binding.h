@@ -53,9 +53,10 @@ at::Tensor rope_interleaved(const at::Tensor& x, const at::Tensor& cos, const at
 // rope_interleaved with a forced kernel, for the RoPE sweep (bench_ops.py --sweep-rope) and
 // tests: chunks_per_thread 0 = the per-row kernel, 1/2/4 = the flat kernel (x, cos, sin with
 // rows back to back and 16-byte aligned; refused otherwise); elements_per_thread 2/4 with
-// chunks_per_thread 1 = the narrow flat kernel (same checks), 0 = 16-byte chunks.
+// chunks_per_thread 1 = the narrow flat kernel (same checks), 0 = 16-byte chunks; flags 1
+// (narrow kernel only) = its streaming-cache-hint variant.
 at::Tensor rope_interleaved_with_config(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin,
-                                        int64_t chunks_per_thread, int64_t elements_per_thread);
+                                        int64_t chunks_per_thread, int64_t elements_per_thread, int64_t flags);
 
 // rope_interleaved(rms_norm(x, weight, eps), cos, sin) in one pass
 at::Tensor rms_norm_rope(const at::Tensor& x, const std::optional<at::Tensor>& weight, const at::Tensor& cos,

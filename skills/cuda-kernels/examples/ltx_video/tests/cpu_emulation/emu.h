@@ -77,6 +77,17 @@ inline unsigned int __ldg(const unsigned int* p) {
   emu_check_align(p, 4);
   return *p;
 }
+// The streaming (evict-first) loads and stores: plain aligned accesses here.
+template <typename W>
+W __ldcs(const W* p) {
+  emu_check_align(p, sizeof(W));
+  return *p;
+}
+template <typename W>
+void __stcs(W* p, W v) {
+  emu_check_align(p, sizeof(W));
+  *p = v;
+}
 inline float rsqrtf(float x) { return 1.0f / std::sqrt(x); }
 inline float __expf(float x) { return std::exp(x); }
 inline float __fdividef(float a, float b) { return a / b; }

@@ -263,9 +263,10 @@ template <typename T>
 // thread, on blocks of `flat_block` threads and `flat_grid` blocks (small: the grid-stride
 // loop and a partial last round of chunks). mixed (with bcast): sin is [B, S, D] while cos
 // broadcasts [1, S, D], so the kernel cannot reuse cos's row offset for sin. narrow > 0
-// (with flat_cpt 1): the narrow flat kernel with that many elements per thread instead.
+// (with flat_cpt 1): the narrow flat kernel with that many elements per thread instead
+// (streaming: its ld/st.global.cs variant).
 void test_rope(int B, int S, int D, bool vec_ok, bool bcast, int tpr, int flat_cpt = 0, unsigned flat_block = 32,
-               unsigned flat_grid = 2, bool mixed = false, int narrow = 0) {
+               unsigned flat_grid = 2, bool mixed = false, int narrow = 0, bool streaming = false) {
   int64_t rows = (int64_t)B * S;
   int shift = vec_ok ? 0 : 1;
   auto xbuf = rand_vec<T>(rows * D + 1, 2.0f);
@@ -291,7 +292,9 @@ void test_rope(int B, int S, int D, bool vec_ok, bool bcast, int tpr, int flat_c
     const int64_t chunks = rows * D / N;
     if (narrow > 0) {
       const int64_t units = rows * D / narrow;
-      if (narrow == 2) emu_launch(flat_grid, flat_block, [&] { rope_narrow_kernel<T, 2>(a, units); });
+      if (narrow == 2 && streaming) emu_launch(flat_grid, flat_block, [&] { rope_narrow_kernel<T, 2, true>(a, units); });
+      else if (narrow == 2) emu_launch(flat_grid, flat_block, [&] { rope_narrow_kernel<T, 2>(a, units); });
+      else if (streaming) emu_launch(flat_grid, flat_block, [&] { rope_narrow_kernel<T, 4, true>(a, units); });
       else emu_launch(flat_grid, flat_block, [&] { rope_narrow_kernel<T, 4>(a, units); });
     } else if (flat_cpt == 1) emu_launch(flat_grid, flat_block, [&] { rope_flat_kernel<T, 1>(a, chunks); });
     else if (flat_cpt == 2) emu_launch(flat_grid, flat_block, [&] { rope_flat_kernel<T, 2>(a, chunks); });
@@ -310,7 +313,7 @@ void test_rope(int B, int S, int D, bool vec_ok, bool bcast, int tpr, int flat_c
   }
   std::string what = std::string("rope ") + tn<T>() + " D=" + std::to_string(D) + (vec ? " vec" : " scalar") + (bcast ? " bcast" : "") + (mixed ? " mixed" : "") +
       (flat_cpt ? " flat cpt=" + std::to_string(flat_cpt) + " block=" + std::to_string(flat_block) : "") +
-      (narrow ? " narrow=" + std::to_string(narrow) : "");
+      (narrow ? " narrow=" + std::to_string(narrow) : "") + (streaming ? " streaming" : "");
   check(what.c_str(), out, ref, 1, &mag);
 }
 
@@ -508,6 +511,7 @@ template <typename T> void all() {
       for (int narrow : {2, 4}) {
         test_rope<T>(2, 3, D, true, false, tpr, 1, 32, 2, false, narrow);
         test_rope<T>(3, 5, D, true, false, tpr, 1, 64, 1, false, narrow);
+        test_rope<T>(2, 3, D, true, false, tpr, 1, 32, 2, false, narrow, true);
       }
   }
   // fused norm + rope

@@ -149,7 +149,12 @@ def rope_interleaved(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> t
 
 
 def rope_interleaved_with_config(
-    x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, chunks_per_thread: int, elements_per_thread: int = 0
+    x: torch.Tensor,
+    cos: torch.Tensor,
+    sin: torch.Tensor,
+    chunks_per_thread: int,
+    elements_per_thread: int = 0,
+    flags: int = 0,
 ) -> torch.Tensor:
     """rope_interleaved with a forced kernel, for the RoPE sweep and tests (CUDA only).
 
@@ -158,8 +163,10 @@ def rope_interleaved_with_config(
     after row (cos/sin of x's shape), 16-byte aligned, and refuses other inputs.
     ``elements_per_thread`` 2 or 4 (with ``chunks_per_thread=1``): the narrow flat kernel,
     each thread rotating that many elements instead of a 16-byte chunk (same layout checks).
+    ``flags=ROPE_STREAMING`` (narrow kernel only): its loads and stores carry the streaming
+    cache hint (ld/st.global.cs); the results are the same bits.
     """
-    return ops.rope_interleaved_with_config(x, cos, sin, int(chunks_per_thread), int(elements_per_thread))
+    return ops.rope_interleaved_with_config(x, cos, sin, int(chunks_per_thread), int(elements_per_thread), int(flags))
 
 
 def rms_norm_rope(
@@ -264,6 +271,7 @@ ADALN_LEAN = 64  # rows kernel at 1-2 chunks per thread held to 40 / 64 register
 ADALN_RELOAD = 128  # ADALN_LEAN reading x (or the h it stored) again after the reduction: 32-64 registers
 LEAN_HINTS = 256  # with ADALN_LEAN or QK_LEAN: loads carry torch.compile's cache hints (evict-first / -last)
 QK_LEAN = 64  # rms_norm_rope_qk_with_config: the one-chunk kernel held to 48 registers
+ROPE_STREAMING = 1  # rope_interleaved_with_config, narrow kernel: ld/st.global.cs on every access
 
 
 def rms_norm_modulate_with_config(
@@ -440,7 +448,12 @@ def _rope_interleaved_fake(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor
 
 @_register_fake("rope_interleaved_with_config")
 def _rope_interleaved_with_config_fake(
-    x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, chunks_per_thread: int, elements_per_thread: int = 0
+    x: torch.Tensor,
+    cos: torch.Tensor,
+    sin: torch.Tensor,
+    chunks_per_thread: int,
+    elements_per_thread: int = 0,
+    flags: int = 0,
 ) -> torch.Tensor:
     return _like(x)
 
