@@ -210,6 +210,20 @@ def test_the_ncu_profile_driver_explains_itself_and_refuses_a_machine_without_gp
     assert run.returncode == 2 and "needs a CUDA GPU" in run.stderr
 
 
+def test_the_cache_hint_check_explains_itself_and_refuses_a_machine_without_gpu() -> None:
+    import subprocess
+    import sys
+
+    script = BENCH / "hint_check.py"
+    help_text = subprocess.run([sys.executable, str(script), "--help"], capture_output=True, text=True, timeout=60)
+    assert help_text.returncode == 0 and "--package-path" in help_text.stdout
+    torch = pytest.importorskip("torch")
+    if torch.cuda.is_available():
+        pytest.skip("a GPU is present: the check would run")
+    run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 2 and "needs a CUDA GPU" in run.stderr
+
+
 def test_the_benchmarks_flag_numbers_are_the_packages(bench_ops) -> None:
     # bench_ops.py plans its sweeps without importing the built package, so it repeats the
     # flag bits; a renumbered flag in torch-ext must not leave the sweep timing another kernel.

@@ -1,0 +1,194 @@
+#!/usr/bin/env python3
+"""Do the cache hints make the kernels faster, or only the benchmark? (H200 run 35)
+
+bench_ops.py's graph timer discards each call's output, so inside the captured graph every
+call writes the same output buffer (the graph's memory pool hands the freed block straight
+back). An output line still dirty in L2 when the next call overwrites it reaches DRAM once
+for both calls. Evict-first loads leave such lines in L2 longer, so part of what a hint
+gains there may be DRAM writes that a model, whose next op writes elsewhere, would pay.
+
+For each kernel with an evict-first variant this script times it with and without the
+hints, next to torch.compile of the reference expression, in two graph modes on the same
+rotating input sets as bench_ops.py:
+  same      the bench_ops timer: outputs discarded, one output buffer for all calls;
+  distinct  every call's output kept alive during capture, so each call writes fresh
+            memory and no write can be absorbed by a later call.
+The cases: rope_interleaved's narrow kernel (4 elements per thread) plain and with
+ROPE_STREAMING (ld/st.global.cs); the default ops that carry LEAN_HINTS on small calls -
+rms_norm_rope_qk, add_rms_norm_modulate, rms_norm_modulate - against their lean kernel
+without hints. A gain that is DRAM efficiency shows in both modes.
+
+    python hint_check.py --package-path BUILD_DIR --out hint_check.json
+
+Exit code 2 without a CUDA GPU.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import math
+import statistics
+import sys
+from pathlib import Path
+from typing import Any, Callable
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import bench_ops  # noqa: E402  (same directory: shapes, inputs, copy reference, timer)
+
+ROPE_SHAPES = [(4, 1024, 2048), (2, 2688, 2048), (1, 8192, 2048)]
+QK_SHAPES = [(2, 1024, 2048), (1, 2688, 2048)]  # within kQkHints' 3/2 of L2: the default is hinted
+ADD_SHAPES = [(4, 1024, 2048), (1, 2688, 2048)]  # within kAddHints' 5/4 of L2
+MOD_SHAPES = [(2, 1024, 2048)]  # within kModLean's 1/3 of L2: the default is the hinted lean kernel
+REPLAYS = 15
+Case = tuple[str, tuple[int, int, int], int, Callable[[int], tuple], dict[str, Callable[..., Any]]]
+
+
+def cases(pkg, ref) -> list[Case]:
+    """(op, shape, bytes per call, input set maker, impls): 'kernel' is what the comparison is
+    about (for the norms the default op, hinted at these sizes), then the variant without
+    the hints and torch.compile of the reference."""
+    out: list[Case] = []
+    for shape in ROPE_SHAPES:
+        out.append(("rope_interleaved", shape, math.prod(shape) * (2 + 2 + 4 + 4), bench_ops.rope_inputs(ref, shape), {
+            "kernel": lambda x, c, s: pkg.rope_interleaved_with_config(x, c, s, 1, 4),
+            "kernel/cs": lambda x, c, s: pkg.rope_interleaved_with_config(x, c, s, 1, 4, pkg.ROPE_STREAMING),
+            "compile": torch.compile(ref.rope_interleaved),
+        }))
+    for shape in QK_SHAPES:
+        out.append(("rms_norm_rope_qk", shape, bench_ops.qk_bytes(shape), bench_ops.qk_inputs(ref, shape), {
+            "kernel": lambda q, k, wq, wk, c, s: pkg.rms_norm_rope_qk(q, k, wq, wk, c, s, 1e-5),
+            "lean, no hints": lambda q, k, wq, wk, c, s: pkg.rms_norm_rope_qk_with_config(
+                q, k, wq, wk, c, s, 1e-5, 256, 1, pkg.QK_LEAN),
+            "compile": torch.compile(lambda q, k, wq, wk, c, s: ref.rms_norm_rope_qk(q, k, wq, wk, c, s, 1e-5)),
+        }))
+    for shape in ADD_SHAPES:
+        b, _, d = shape
+
+        def make_add(i: int, shape=shape, b=b, d=d) -> tuple:
+            table = bench_ops.randn((b, 1, 6, d), seed=2000 + i, scale=0.3)
+            return (bench_ops.randn(shape, seed=i, scale=0.7), bench_ops.randn(shape, seed=500 + i, scale=2.0),
+                    table[:, :, 5], table[:, :, 4], table[:, :, 3])
+
+        out.append(("add_rms_norm_modulate", shape, 4 * math.prod(shape) * 2 + 3 * b * d * 2, make_add, {
+            "kernel": lambda x, r, g, s, h: pkg.add_rms_norm_modulate(x, r, g, None, s, h, 1e-6),
+            "lean, no hints": lambda x, r, g, s, h: pkg.add_rms_norm_modulate_with_config(
+                x, r, g, None, s, h, 1e-6, 128, 2, 0, pkg.ADALN_LEAN),
+            "compile": torch.compile(lambda x, r, g, s, h: ref.add_rms_norm_modulate(x, r, g, None, s, h, 1e-6)),
+        }))
+    for shape in MOD_SHAPES:
+        b, _, d = shape
+
+        def make_mod(i: int, shape=shape, b=b, d=d) -> tuple:
+            table = bench_ops.randn((b, 1, 6, d), seed=2000 + i, scale=0.3)
+            return bench_ops.randn(shape, seed=i, scale=2.0), table[:, :, 1], table[:, :, 0]
+
+        out.append(("rms_norm_modulate", shape, 2 * math.prod(shape) * 2 + 2 * b * d * 2, make_mod, {
+            "kernel": lambda x, s, h: pkg.rms_norm_modulate(x, None, s, h, 1e-6),
+            "lean, no hints": lambda x, s, h: pkg.rms_norm_modulate_with_config(
+                x, None, s, h, 1e-6, 128, 2, 0, pkg.ADALN_LEAN),
+            "compile": torch.compile(lambda x, s, h: ref.rms_norm_modulate(x, None, s, h, 1e-6)),
+        }))
+    return out
+
+
+def same_bits(got: Any, want: Any) -> bool:
+    if isinstance(got, tuple):
+        return all(torch.equal(g, w) for g, w in zip(got, want))
+    return torch.equal(got, want)
+
+
+def graph_us_distinct(fn: Callable[[int], Any], calls: int, n_sets: int) -> tuple[float, float]:
+    """bench_ops.graph_us, but every call's output stays alive until the graph is captured,
+    so the calls write `calls` different buffers."""
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for i in range(3):
+            fn(i % n_sets)
+    torch.cuda.current_stream().wait_stream(side)
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    kept = []
+    with torch.cuda.graph(graph):
+        for j in range(calls):
+            kept.append(fn(j % n_sets))
+    graph.replay()
+    torch.cuda.synchronize()
+    samples = []
+    for _ in range(REPLAYS):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        graph.replay()
+        end.record()
+        end.synchronize()
+        samples.append(start.elapsed_time(end) * 1e3 / calls)
+    del graph, kept
+    samples.sort()
+    med = statistics.median(samples)
+    spread = (samples[int(0.8 * (len(samples) - 1))] - samples[int(0.2 * (len(samples) - 1))]) / med
+    return med, spread
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--package-path", help="build_local.py output dir (else LTX_VIDEO_KERNELS_PATH)")
+    parser.add_argument("--out", default="hint_check.json")
+    args = parser.parse_args(argv)
+    if not torch.cuda.is_available():
+        print("hint_check: needs a CUDA GPU", file=sys.stderr)
+        return 2
+    pkg = bench_ops.load_package(args.package_path)
+    copy_gbs = bench_ops.copy_bandwidth_gbs()
+    l2 = bench_ops.device_l2_bytes()
+    print(f"copy bandwidth {copy_gbs:.0f} GB/s, L2 {l2 >> 20} MiB", flush=True)
+    ref = pkg.reference
+    rows = []
+    for op, shape, nbytes, make, impls in cases(pkg, ref):
+        n_sets = bench_ops.n_sets_for(nbytes, l2)
+        sets = [make(i) for i in range(n_sets)]
+        calls = bench_ops.graph_calls(nbytes, n_sets, copy_gbs)
+        torch._dynamo.reset()
+        want = impls["kernel"](*sets[0])
+        row: dict[str, Any] = {"op": op, "shape": list(shape), "bytes": nbytes, "input_sets": n_sets, "calls": calls,
+                               "impls": {}}
+        for name, impl in impls.items():
+            got = impl(*sets[0])  # compiles the torch.compile peer before any capture
+            if name != "compile" and not same_bits(got, want):
+                print(f"hint_check: {op} {name} differs from the kernel at {shape}", file=sys.stderr)
+                return 1
+            fn = lambda i, impl=impl: impl(*sets[i])  # noqa: E731
+            entry = {}
+            for mode, timer in (("same", bench_ops.graph_us), ("distinct", graph_us_distinct)):
+                us, spread = timer(fn, calls, n_sets)
+                entry[mode] = {"graph_us": round(us, 3), "graph_pct_copy": round(bench_ops.pct_of_copy(nbytes, us, copy_gbs), 1),
+                               "graph_spread": round(spread, 4)}
+            row["impls"][name] = entry
+        cells = "  ".join(f"{n} {e['same']['graph_us']:7.2f} / {e['distinct']['graph_us']:7.2f}" for n, e in row["impls"].items())
+        print(f"{op:<22} {str(shape):<16} {nbytes / 1e6:6.1f} MB  same / distinct us: {cells}", flush=True)
+        rows.append(row)
+        del sets, want
+        torch.cuda.empty_cache()
+    out = {
+        "device": torch.cuda.get_device_name(0),
+        "driver": bench_ops.driver_version(),
+        "torch": torch.__version__,
+        "cuda": torch.version.cuda,
+        "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "copy_bandwidth_gbs": round(copy_gbs, 1),
+        "copy_bandwidth_method": bench_ops.COPY_METHOD,
+        "graph_timer": f"median of {REPLAYS} replays of a CUDA graph of back-to-back calls / calls; inputs rotate"
+                       " over >= 4x L2 of sets; 'same': outputs discarded (one buffer), 'distinct': each call's"
+                       " output kept (fresh memory per call)",
+        "results": rows,
+    }
+    Path(args.out).write_text(json.dumps(out, indent=1) + "\n")
+    print(f"wrote {args.out}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
