@@ -15,7 +15,11 @@ Two timers per implementation:
             device's L2 (at least 2 sets), and the call count is a multiple of the set
             count, so no call finds its inputs in L2 - as in a model, where the previous
             layer's traffic has long evicted them. Replaying ONE input set instead lets a
-            100-200 MB kernel read part of it from L2 and report > 100 % of copy.
+            100-200 MB kernel read part of it from L2 and report > 100 % of copy. Every
+            call writes its own output buffer: discarded outputs (--one-output-buffer, the
+            timer up to run 34) let each call rewrite the previous call's buffer while part
+            of it is still in L2, which flattered kernels with evict-first loads by 5-8 %
+            (run 35, hint_check.py).
   do_bench  triton.testing.do_bench median (L2 flushed before every call, inputs rotating
             the same way); includes launch overhead and the write-back of the flush's dirty
             lines. Shown next to the graph timer, not used for verdicts.
@@ -238,9 +242,15 @@ def graph_calls(bytes_per_call: int, n_sets: int, copy_gbs: float) -> int:
     return n_sets * math.ceil(want / n_sets)
 
 
-def graph_us(fn: Callable[[int], Any], calls: int, n_sets: int) -> tuple[float, float]:
+def graph_us(fn: Callable[[int], Any], calls: int, n_sets: int, keep_outputs: bool = True) -> tuple[float, float]:
     """(median per-call µs, (p80 - p20) / median) of replays of a graph of `calls` calls,
-    call j on input set j % n_sets."""
+    call j on input set j % n_sets.
+
+    keep_outputs: every call's output stays alive until the graph is captured, so each call
+    writes its own buffer, as in a model. Discarded (False, --one-output-buffer), the graph's
+    pool hands each call the block the previous call freed, and an output line still dirty in
+    L2 when the next call rewrites it reaches DRAM once for both: with evict-first loads that
+    flattered the hinted kernels by 5-8 % (H200 run 35, benchmarks/hint_check.py)."""
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):  # warm-up off the capture stream
@@ -249,9 +259,13 @@ def graph_us(fn: Callable[[int], Any], calls: int, n_sets: int) -> tuple[float, 
     torch.cuda.current_stream().wait_stream(side)
     torch.cuda.synchronize()
     graph = torch.cuda.CUDAGraph()
+    kept = []
     with torch.cuda.graph(graph):
         for j in range(calls):
-            fn(j % n_sets)
+            out = fn(j % n_sets)
+            if keep_outputs:
+                kept.append(out)
+            del out
     graph.replay()
     torch.cuda.synchronize()
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -262,7 +276,7 @@ def graph_us(fn: Callable[[int], Any], calls: int, n_sets: int) -> tuple[float, 
         end.record()
         end.synchronize()
         samples.append(start.elapsed_time(end) * 1e3 / calls)
-    del graph
+    del graph, kept
     samples.sort()
     med = statistics.median(samples)
     spread = (samples[int(0.8 * (len(samples) - 1))] - samples[int(0.2 * (len(samples) - 1))]) / med
@@ -513,9 +527,11 @@ def select_cases(pkg, quick: bool, ops: set[str]) -> list[dict]:
 class Runner:
     """Times implementations of one case on its rotating input sets."""
 
-    def __init__(self, copy_gbs: float, l2_bytes: int, warmup_ms: int, rep_ms: int) -> None:
+    def __init__(self, copy_gbs: float, l2_bytes: int, warmup_ms: int, rep_ms: int,
+                 keep_outputs: bool = True) -> None:
         self.copy_gbs, self.l2_bytes = copy_gbs, l2_bytes
         self.warmup_ms, self.rep_ms = warmup_ms, rep_ms
+        self.keep_outputs = keep_outputs
 
     def inputs(self, case: dict) -> list[tuple]:
         return [case["make"](i) for i in range(n_sets_for(case["bytes"], self.l2_bytes))]
@@ -531,7 +547,7 @@ class Runner:
             return fn(*s)
 
         try:
-            gus, spread = graph_us(lambda i: fn(*sets[i]), graph_calls(nbytes, n, self.copy_gbs), n)
+            gus, spread = graph_us(lambda i: fn(*sets[i]), graph_calls(nbytes, n, self.copy_gbs), n, self.keep_outputs)
             entry.update(graph_us=round(gus, 3), graph_gbs=round(nbytes / (gus * 1e-6) / 1e9, 1),
                          graph_pct_copy=round(pct_of_copy(nbytes, gus, self.copy_gbs), 1),
                          graph_spread=round(spread, 4))
@@ -946,8 +962,9 @@ def main(argv: list[str] | None = None) -> int:
                              " kernel, column-stationary kernel: threads x chunks, rows per block, flags) on every"
                              " issue and LTX shape; written under 'adaln_sweep'")
     parser.add_argument("--sweep-rope", action="store_true",
-                        help="also time rope_interleaved's kernels (per-row, flat at 1/2/4 chunks per thread) on"
-                             " every shape; written under 'rope_sweep'")
+                        help="also time rope_interleaved's kernels (per-row, flat at 1/2/4 chunks per thread,"
+                             " narrow at 2/4 elements per thread with and without streaming hints) on every shape;"
+                             " written under 'rope_sweep'")
     parser.add_argument("--sweep-qk", action="store_true",
                         help="also time rms_norm_rope_qk at every threads x chunks of QK_SWEEP on every shape;"
                              " written under 'qk_sweep'")
@@ -957,6 +974,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--adaln-ungated", action="store_true",
                         help="with --sweep-adaln: the fused add without its gate (h = residual + x, LTX's call"
                              " after attn2)")
+    parser.add_argument("--one-output-buffer", action="store_true",
+                        help="graph timer: discard each call's output, so the calls rewrite one buffer (the timer"
+                             " of runs up to 34; flatters kernels with evict-first loads, see hint_check.py)")
     parser.add_argument("--plan", action="store_true", help="print the measurement plan and estimate, then exit")
     parser.add_argument("--compile-worker", help=argparse.SUPPRESS)  # k/n, internal
     parser.add_argument("--warm-dir", type=Path, help=argparse.SUPPRESS)
@@ -1005,7 +1025,8 @@ def main(argv: list[str] | None = None) -> int:
     l2 = device_l2_bytes()
     print(f"copy bandwidth {copy_gbs:.0f} GB/s (events, outside graphs); L2 {l2 / 2**20:.0f} MiB: "
           "inputs rotate over >= 4x L2", flush=True)
-    runner = Runner(copy_gbs, l2, warmup_ms=5 if args.quick else 10, rep_ms=20 if args.quick else 40)
+    runner = Runner(copy_gbs, l2, warmup_ms=5 if args.quick else 10, rep_ms=20 if args.quick else 40,
+                    keep_outputs=not args.one_output_buffer)
     props = torch.cuda.get_device_properties(0)
     result: dict[str, Any] = {
         "format": FORMAT,
@@ -1022,7 +1043,9 @@ def main(argv: list[str] | None = None) -> int:
         "copy_bandwidth_gbs": round(copy_gbs, 1),
         "copy_bandwidth_method": COPY_METHOD,
         "graph_timer": (f"median of {GRAPH_REPLAYS} replays of a CUDA graph of back-to-back calls / calls; inputs"
-                        " rotate over >= 4x L2 of sets (at least 2), calls a multiple of the set count, no flush"),
+                        " rotate over >= 4x L2 of sets (at least 2), calls a multiple of the set count, no flush; "
+                        + ("outputs discarded: every call rewrites one buffer (--one-output-buffer)"
+                           if args.one_output_buffer else "every call writes its own output buffer")),
         "timer": "triton.testing.do_bench median (L2 flushed before each call), inputs rotating the same way",
         "verdict_timer": "graph",
         "compile_warmup": (f"{n_workers} subprocesses compiled each torch.compile peer once and exited before"

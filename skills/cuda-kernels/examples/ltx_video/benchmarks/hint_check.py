@@ -29,7 +29,6 @@ import argparse
 import datetime as dt
 import json
 import math
-import statistics
 import sys
 from pathlib import Path
 from typing import Any, Callable
@@ -43,7 +42,6 @@ ROPE_SHAPES = [(4, 1024, 2048), (2, 2688, 2048), (1, 8192, 2048)]
 QK_SHAPES = [(2, 1024, 2048), (1, 2688, 2048)]  # within kQkHints' 3/2 of L2: the default is hinted
 ADD_SHAPES = [(4, 1024, 2048), (1, 2688, 2048)]  # within kAddHints' 5/4 of L2
 MOD_SHAPES = [(2, 1024, 2048)]  # within kModLean's 1/3 of L2: the default is the hinted lean kernel
-REPLAYS = 15
 Case = tuple[str, tuple[int, int, int], int, Callable[[int], tuple], dict[str, Callable[..., Any]]]
 
 
@@ -101,38 +99,6 @@ def same_bits(got: Any, want: Any) -> bool:
     return torch.equal(got, want)
 
 
-def graph_us_distinct(fn: Callable[[int], Any], calls: int, n_sets: int) -> tuple[float, float]:
-    """bench_ops.graph_us, but every call's output stays alive until the graph is captured,
-    so the calls write `calls` different buffers."""
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):
-        for i in range(3):
-            fn(i % n_sets)
-    torch.cuda.current_stream().wait_stream(side)
-    torch.cuda.synchronize()
-    graph = torch.cuda.CUDAGraph()
-    kept = []
-    with torch.cuda.graph(graph):
-        for j in range(calls):
-            kept.append(fn(j % n_sets))
-    graph.replay()
-    torch.cuda.synchronize()
-    samples = []
-    for _ in range(REPLAYS):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        graph.replay()
-        end.record()
-        end.synchronize()
-        samples.append(start.elapsed_time(end) * 1e3 / calls)
-    del graph, kept
-    samples.sort()
-    med = statistics.median(samples)
-    spread = (samples[int(0.8 * (len(samples) - 1))] - samples[int(0.2 * (len(samples) - 1))]) / med
-    return med, spread
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--package-path", help="build_local.py output dir (else LTX_VIDEO_KERNELS_PATH)")
@@ -163,8 +129,8 @@ def main(argv: list[str] | None = None) -> int:
                 if not entry["equal_to_kernel"]:
                     print(f"hint_check: {op} {name} differs from the kernel at {shape}", file=sys.stderr)
             fn = lambda i, impl=impl: impl(*sets[i])  # noqa: E731
-            for mode, timer in (("same", bench_ops.graph_us), ("distinct", graph_us_distinct)):
-                us, spread = timer(fn, calls, n_sets)
+            for mode, keep in (("same", False), ("distinct", True)):
+                us, spread = bench_ops.graph_us(fn, calls, n_sets, keep_outputs=keep)
                 entry[mode] = {"graph_us": round(us, 3), "graph_pct_copy": round(bench_ops.pct_of_copy(nbytes, us, copy_gbs), 1),
                                "graph_spread": round(spread, 4)}
             row["impls"][name] = entry
@@ -187,7 +153,7 @@ def write(path: str, copy_gbs: float, rows: list[dict[str, Any]]) -> None:
         "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         "copy_bandwidth_gbs": round(copy_gbs, 1),
         "copy_bandwidth_method": bench_ops.COPY_METHOD,
-        "graph_timer": f"median of {REPLAYS} replays of a CUDA graph of back-to-back calls / calls; inputs rotate"
+        "graph_timer": f"median of {bench_ops.GRAPH_REPLAYS} replays of a CUDA graph of back-to-back calls / calls; inputs rotate"
                        " over >= 4x L2 of sets; 'same': outputs discarded (one buffer), 'distinct': each call's"
                        " output kept (fresh memory per call)",
         "results": rows,
