@@ -26,6 +26,9 @@ LTX_KERNELS = "examples/ltx_video/benchmarks/bench.json"
 # graph-captured copy_, and the "before" of the weighted RMSNorm.
 LTX_KERNELS_RUN2 = "examples/ltx_video/benchmarks/logs/h200_run2/bench.json"
 LTX_E2E = "examples/ltx_video/integration/results/e2e_h200.json"
+# Run 35: the hinted default ops against their unhinted lean kernels, one output buffer vs a
+# fresh one per call (benchmarks/hint_check.py).
+LTX_HINTS = "examples/ltx_video/benchmarks/logs/h200_run35/hint_check.json"
 # The model scripts' own CUDA runs (scripts/transformers_injection_example.py and
 # scripts/huggingface_kernels_example.py --example qwen3_8b --real-size).
 QWEN3_INJECTION = "examples/qwen3_8b/integration/results/transformers_injection_example_h200.json"
@@ -66,6 +69,13 @@ def _ltx_result(op: str, variant: str, shape: list[int], provider: str,
     def read(data: Any) -> float:
         (row,) = [r for r in data["results"] if r["op"] == op and r["variant"] == variant and r["shape"] == shape]
         return row["impls"][provider][field]
+    return read
+
+
+def _ltx_hint(op: str, shape: list[int], impl: str, mode: str) -> Callable[[Any], float]:
+    def read(data: Any) -> float:
+        (row,) = [r for r in data["results"] if r["op"] == op and r["shape"] == shape]
+        return row["impls"][impl][mode]["graph_us"]
     return read
 
 
@@ -156,6 +166,10 @@ QUOTES = [
     Quote(H200, LTX_E2E, _ltx_step(1, "compile+cudagraph"), "vs {} ms at batch 1", "{:.2f}"),
     Quote(H200, LTX_E2E, _ltx_step(2, "patched+compile+cudagraph"), "×), {} vs", "{:.2f}"),
     Quote(H200, LTX_E2E, _ltx_step(2, "compile+cudagraph"), "vs {} ms at batch 2", "{:.2f}"),
+    Quote(H200, LTX_HINTS, _ltx_hint("rms_norm_rope_qk", [2, 1024, 2048], "kernel", "distinct"),
+          "2×1024×2048: {} µs hinted", "{:.2f}"),
+    Quote(H200, LTX_HINTS, _ltx_hint("rms_norm_rope_qk", [2, 1024, 2048], "lean, no hints", "distinct"),
+          "µs hinted,\n  {} µs without", "{:.2f}"),
     # bf16 logit errors at full size, and what a one-class Hub mapping buys vs the full patch.
     Quote(TRANSFORMERS, QWEN3_HUB, lambda d: d["stock_rel_err_vs_float32"], "bf16 logits were {} (relative L2)", "{:.1e}"),
     Quote(TRANSFORMERS, QWEN3_INJECTION, lambda d: d["logits_vs_unpatched"]["rel_l2"], "the patched model {} from", "{:.1e}"),
