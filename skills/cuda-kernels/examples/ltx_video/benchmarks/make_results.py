@@ -239,6 +239,16 @@ def is_rotated(data: dict[str, Any]) -> bool:
     return int(data.get("format", 1)) >= 2
 
 
+def _output_note(data: dict) -> str:
+    """What the run's graph timer did with the outputs (bench_ops.py --one-output-buffer)."""
+    if "writes its own output buffer" in data.get("graph_timer", ""):
+        return " Every call writes its own output buffer, as in a model."
+    return (" In this run every call rewrote one output buffer (outputs discarded, the timer up to run 34): an"
+            " output line still in L2 when the next call rewrites it reaches DRAM once for two calls, which made"
+            " kernels with evict-first loads look 1-8 % faster on calls up to 132 MB than with a fresh output per"
+            " call (H200 run 35, README \"Cache hints and the benchmark's output buffer\").")
+
+
 def render(data: dict[str, Any], json_name: str) -> str:
     if is_rotated(data):
         return render_v2(data, json_name)
@@ -497,14 +507,14 @@ def render_v2(data: dict[str, Any], json_name: str) -> str:
         f"- Date: {data['date']}; the run took {data.get('elapsed_s', '?')} s",
         f"- Copy bandwidth, measured in the same run: **{copy_gbs:.0f} GB/s** ({data.get('copy_bandwidth_method', '-')})",
         "- **% of copy** = bytes one call moves / its time / that copy bandwidth: 100 % means the kernel moves its"
-        " bytes as fast as a plain device-to-device copy does. With inputs rotated past L2 every byte comes from or"
-        " goes to DRAM, so a figure above 100 is not cache reuse; it can happen only for read-heavy traffic (RoPE"
-        " reads 12 bytes per element and writes 2), which DRAM serves faster than the copy's half-read, half-write mix.",
+        " bytes as fast as a plain device-to-device copy does. With inputs rotated past L2 every input byte comes"
+        " from DRAM, so a figure above 100 is not input reuse; without hints it comes from read-heavy traffic (RoPE"
+        " reads 10 bytes per element and writes 2), which DRAM serves faster than the copy's half-read, half-write mix.",
         f"- **graph timer (the verdicts use it)**: {data.get('graph_timer', '-')}. Each call reads inputs no recent"
         f" call touched (the sets together move at least 4x {l2_text}; the *input sets* column gives the count) and"
         " no launch overhead is counted: the time a kernel takes inside a model, where the previous layer's traffic"
         " has long evicted its inputs. The earlier timer replayed one input set for shapes above ~120 MB, which let"
-        " part of it come from L2 and pushed some results above 100 % of copy.",
+        " part of it come from L2 and pushed some results above 100 % of copy." + _output_note(data),
         f"- do_bench timer (context, no verdicts): {data.get('timer', 'triton.testing.do_bench')}. It writes a 256 MB"
         " buffer before every call; the dirty lines left behind are written back while the timed kernel runs, and"
         " the host time of each launch (large for `torch.compile` wrappers below ~50 µs) is inside the measurement.",
