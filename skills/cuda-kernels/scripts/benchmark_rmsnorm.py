@@ -96,7 +96,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         log(f"{meta['device']}: copy bandwidth {copy_gbps:.0f} GB/s (2 GiB device-to-device copy_, events, no graph)")
     meta["copy_bandwidth_GBps"] = round(copy_gbps, 1) if copy_gbps else None
     meta["copy_bandwidth_method"] = bench_ops.COPY_METHOD if copy_gbps else None
-    meta["timing"] = ("median of CUDA-graph replays / calls, inputs rotated past L2" if args.device == "cuda"
+    meta["timing"] = ("median of CUDA-graph replays / calls, inputs rotated past L2, every call writing its own"
+                      " output buffer" if args.device == "cuda"
                       else "wall clock, CPU (harness check only)")
     ops = ["rms_norm"] if args.shapes else ["rms_norm", "qk_norm"]
     cases = bench_ops.build_cases(pkg, args.device, ops, args.quick, rms_shapes=args.shapes)
