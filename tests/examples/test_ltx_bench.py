@@ -234,6 +234,7 @@ def test_the_benchmarks_flag_numbers_are_the_packages(bench_ops) -> None:
     assert package["ADALN_LEAN"] == bench_ops.ADALN_LEAN
     assert package["ADALN_RELOAD"] == bench_ops.ADALN_RELOAD
     assert package["LEAN_HINTS"] == bench_ops.LEAN_HINTS
+    assert package["ROPE_STREAMING"] == bench_ops.ROPE_STREAMING
     assert package["QK_LEAN"] == bench_ops.QK_LEAN
     lean_points = [p for p in bench_ops.qk_sweep_points(2048) if p[2]]
     assert lean_points == [(256, 1, package["QK_LEAN"]), (256, 1, package["QK_LEAN"] | package["LEAN_HINTS"])]

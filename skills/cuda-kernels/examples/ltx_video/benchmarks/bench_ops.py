@@ -18,7 +18,7 @@ Two timers per implementation:
             100-200 MB kernel read part of it from L2 and report > 100 % of copy. Every
             call writes its own output buffer: discarded outputs (--one-output-buffer, the
             timer up to run 34) let each call rewrite the previous call's buffer while part
-            of it is still in L2, which flattered kernels with evict-first loads by 5-8 %
+            of it is still in L2, which flattered kernels with evict-first loads by 1-8 %
             (run 35, hint_check.py).
   do_bench  triton.testing.do_bench median (L2 flushed before every call, inputs rotating
             the same way); includes launch overhead and the write-back of the flush's dirty
@@ -159,8 +159,10 @@ def adaln_sweep_count(ops: set[str], colstat: bool = True) -> int:
 # (chunks_per_thread, elements_per_thread, flags): (0, 0, 0) the per-row kernel, (1|2|4, 0, 0)
 # the flat kernel with that many 16-byte chunks per thread, (1, 2|4, 0) the narrow flat kernel
 # with that many elements per thread, flags 1 (ROPE_STREAMING) its streaming-hint variant.
+ROPE_STREAMING = 1  # the package's ROPE_STREAMING flag
 ROPE_SWEEP_POINTS = {"cpt0": (0, 0, 0), "cpt1": (1, 0, 0), "cpt2": (2, 0, 0), "cpt4": (4, 0, 0),
-                     "narrow2": (1, 2, 0), "narrow4": (1, 4, 0), "narrow2/cs": (1, 2, 1), "narrow4/cs": (1, 4, 1)}
+                     "narrow2": (1, 2, 0), "narrow4": (1, 4, 0), "narrow2/cs": (1, 2, ROPE_STREAMING),
+                     "narrow4/cs": (1, 4, ROPE_STREAMING)}
 
 
 def rope_sweep_count() -> int:
@@ -250,7 +252,7 @@ def graph_us(fn: Callable[[int], Any], calls: int, n_sets: int, keep_outputs: bo
     writes its own buffer, as in a model. Discarded (False, --one-output-buffer), the graph's
     pool hands each call the block the previous call freed, and an output line still dirty in
     L2 when the next call rewrites it reaches DRAM once for both: with evict-first loads that
-    flattered the hinted kernels by 5-8 % (H200 run 35, benchmarks/hint_check.py)."""
+    flattered the hinted kernels by 1-8 % (H200 run 35, benchmarks/hint_check.py)."""
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):  # warm-up off the capture stream

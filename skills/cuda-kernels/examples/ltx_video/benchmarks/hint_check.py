@@ -1,18 +1,19 @@
 #!/usr/bin/env python3
-"""Do the cache hints make the kernels faster, or only the benchmark? (H200 run 35)
+"""Do the cache hints make the kernels faster, or only the benchmark? (H200 runs 34-35)
 
-bench_ops.py's graph timer discards each call's output, so inside the captured graph every
-call writes the same output buffer (the graph's memory pool hands the freed block straight
-back). An output line still dirty in L2 when the next call overwrites it reaches DRAM once
-for both calls. Evict-first loads leave such lines in L2 longer, so part of what a hint
-gains there may be DRAM writes that a model, whose next op writes elsewhere, would pay.
+Up to run 34 bench_ops.py's graph timer discarded each call's output, so inside the captured
+graph every call wrote the same output buffer (the graph's memory pool hands the freed block
+straight back). An output line still dirty in L2 when the next call overwrites it reaches
+DRAM once for both calls. Evict-first loads leave such lines in L2 longer, so part of what a
+hint gained there could be DRAM writes that a model, whose next op writes elsewhere, pays.
 
 For each kernel with an evict-first variant this script times it with and without the
 hints, next to torch.compile of the reference expression, in two graph modes on the same
 rotating input sets as bench_ops.py:
-  same      the bench_ops timer: outputs discarded, one output buffer for all calls;
+  same      outputs discarded, one output buffer for all calls (bench_ops.py
+            --one-output-buffer, its timer up to run 34);
   distinct  every call's output kept alive during capture, so each call writes fresh
-            memory and no write can be absorbed by a later call.
+            memory and no write can be absorbed by a later call (bench_ops.py's timer now).
 The cases: rope_interleaved's narrow kernel (4 elements per thread) plain and with
 ROPE_STREAMING (ld/st.global.cs); the default ops that carry LEAN_HINTS on small calls -
 rms_norm_rope_qk, add_rms_norm_modulate, rms_norm_modulate - against their lean kernel
@@ -31,12 +32,12 @@ import json
 import math
 import sys
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
-import torch
+if TYPE_CHECKING:
+    import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import bench_ops  # noqa: E402  (same directory: shapes, inputs, copy reference, timer)
+HERE = Path(__file__).resolve().parent
 
 ROPE_SHAPES = [(4, 1024, 2048), (2, 2688, 2048), (1, 8192, 2048)]
 QK_SHAPES = [(2, 1024, 2048), (1, 2688, 2048)]  # within kQkHints' 3/2 of L2: the default is hinted
@@ -103,7 +104,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--package-path", help="build_local.py output dir (else LTX_VIDEO_KERNELS_PATH)")
     parser.add_argument("--out", default="hint_check.json")
-    args = parser.parse_args(argv)
+    args = parser.parse_args(argv)  # --help and usage errors never import torch
+    global torch, bench_ops
+    import torch
+
+    sys.path.insert(0, str(HERE))
+    import bench_ops  # same directory: shapes, inputs, copy reference, timer
+
     if not torch.cuda.is_available():
         print("hint_check: needs a CUDA GPU", file=sys.stderr)
         return 2

@@ -518,9 +518,9 @@ bool dense_rows(const RowIndex& r, int64_t d, int64_t rows) {
 // kernel at 1 chunk per thread was 0.6-7.1 % faster than the per-row kernel on the five
 // shapes with batch > 1; 2 and 4 chunks per thread were no more than 0.2 % faster than 1,
 // mostly slower. Run 31's (benchmarks/logs/h200_run31/rope_sweep.json): the narrow kernel
-// at 4 elements took 0.0-1.2 % less time than the flat kernel at 1 chunk on all 9 shapes
-// (1x2688x2048: 16.77 against 16.97 us), at 2 elements 0.2-1.4 % less; 4 won on both LTX
-// shapes and the sum over the 9. The streaming hints (kRopeStreaming, opt-in) stay off:
+// at 4 elements took 0.2-1.2 % less time than the flat kernel at 1 chunk on 8 of 9 shapes
+// and the same on the ninth (1x2688x2048: 16.77 against 16.97 us), at 2 elements 0.2-1.4 %
+// less; 4 won on both LTX shapes and the sum over the 9. The streaming hints (kRopeStreaming, opt-in) stay off:
 // README "Cache hints and the benchmark's output buffer" (runs 33-35).
 constexpr int kRopeDefaultNarrowElems = 4;
 
