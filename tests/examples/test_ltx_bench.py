@@ -44,8 +44,11 @@ def test_plan_measures_every_peer_of_every_shape_within_four_minutes(bench_ops, 
     assert first.startswith("plan: 58 op x shape cases")
     # every case has a torch.compile peer and the default run leaves none out
     assert plan["cases"] == 58 and plan["compiles"] == 58
-    # 140 non-compile implementations + 58 compile peers + every kernel again with PDL off
-    assert plan["measurements"] == 140 + 58 + 58 and plan["sweep_measurements"] == 0
+    # 140 non-compile implementations + 58 compile peers + every kernel again with PDL off +
+    # the 27 cases of the three ops the cache-hint rule touches again with the rule on
+    hinted = [c for c in bench_ops.select_cases(_Stub(), False, set()) if c["op"] in bench_ops.HINT_OPS]
+    assert len(hinted) == 27
+    assert plan["measurements"] == 140 + 58 + 58 + 27 and plan["sweep_measurements"] == 0
     assert plan["estimated_s"] <= 240
     shapes = {tuple(c["shape"]) for c in bench_ops.select_cases(_Stub(), False, set())}
     for shape in bench_ops.ISSUE_SHAPES + [(1, 2688, 2048), (2, 2688, 2048)]:
@@ -60,7 +63,7 @@ def test_the_sweep_is_opt_in_and_counted(bench_ops, tmp_path, capsys) -> None:
     assert bench_ops.main(["--plan", "--sweep", "--out", str(tmp_path / "x.json"), "--compile-workers", "7"]) == 0
     plan = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert plan["sweep_measurements"] > 0
-    assert plan["measurements"] == 256 + plan["sweep_measurements"]
+    assert plan["measurements"] == 256 + 27 + plan["sweep_measurements"]
 
 
 def test_the_adaln_sweep_is_opt_in_counted_and_covers_every_issue_and_ltx_shape(bench_ops, tmp_path, capsys) -> None:
@@ -77,8 +80,8 @@ def test_the_adaln_sweep_is_opt_in_counted_and_covers_every_issue_and_ltx_shape(
     assert (1, 2688, 2048) in shapes and (2, 2688, 2048) in shapes
     per_op = sum(len(bench_ops.adaln_sweep_grid(s[-1])) + 1 for s in shapes)  # + the default op
     assert plan["adaln_sweep_measurements"] == 2 * per_op
-    # kernel, kernel with PDL off, eager, compile
-    assert plan["measurements"] == plan["adaln_sweep_measurements"] + 4 * plan["cases"]
+    # kernel, kernel with PDL off, kernel with the cache-hint rule on, eager, compile
+    assert plan["measurements"] == plan["adaln_sweep_measurements"] + 5 * plan["cases"]
     # every (threads, chunks) gets the rows kernel with scale/shift held early (flags 0),
     # read late (4) and the pipelined kernel (8, 16) - those three in blocks of <= 256
     # threads only - the lean kernel (64) and its reload variant (128) at 1-2 chunks, and every rows_per_block x flags
@@ -175,6 +178,15 @@ def test_the_pdl_off_kernel_is_shown_next_to_the_verdicts_and_is_never_a_peer(ma
     summary = next(line for line in text.splitlines() if line.startswith("| `gelu_tanh` | 1 |"))
     assert summary.startswith("| `gelu_tanh` | 1 | 1 of 1 | 1.05 | 0 of 1 | 1.00 |")
     assert "best peer (graph) | kernel, PDL off" not in text and "NO (kernel, PDL off" not in text
+
+
+def test_the_cache_hint_row_is_shown_and_is_never_a_peer(make_results) -> None:
+    data = _v2_data(kernel_graph_us=100.0)
+    # with the hint rule on the kernel takes 104 us: the default is x1.04 against it
+    data["results"][0]["impls"]["kernel, cache hints"] = {"us": 130.0, "graph_us": 104.0}
+    text = make_results.render(data, "bench.json")
+    assert "| 104.0 / 130.0 |" in text and "| 1.04 / 1.04 |" in text
+    assert "compile x1.05" in text and "kernel, cache hints x" not in text
 
 
 def test_format_2_summary_reports_the_graph_verdict(make_results) -> None:

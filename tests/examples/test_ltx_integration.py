@@ -658,6 +658,21 @@ def test_benchmark_pairs_the_pdl_off_configurations_with_their_baselines(capsys)
     assert speedups["1"]["patched+compile+cudagraph+nopdl_vs_compile+cudagraph"] == round(22.0 / 20.0, 3)
 
 
+def test_benchmark_runs_the_cache_hint_configurations_with_the_switch_on_and_restores_it(capsys):
+    benchmark_e2e = _load_benchmark_module()
+    args = benchmark_e2e.parse_args(["--configs", "patched+compile+hints", "patched+compile+cudagraph+hints"])
+    assert args.configs == ["patched+compile+hints", "patched+compile+cudagraph+hints"]
+    with pytest.raises(SystemExit):  # CUDA-only, like +nopdl
+        benchmark_e2e.parse_args(["--device", "cpu", "--configs", "patched+compile+hints"])
+    assert "patched+compile+hints" in capsys.readouterr().err
+    assert benchmark_e2e.SWITCHES == {"nopdl": ("set_pdl", False), "hints": ("set_cache_hints", True)}
+    ms = {"compile": 24.0, "patched+compile+hints": 22.5, "compile+cudagraph": 22.0,
+          "patched+compile+cudagraph+hints": 21.0}
+    speedups, _, _ = benchmark_e2e._speedups([{"batch": 1, "config": k, "median_ms": v} for k, v in ms.items()], [1])
+    assert speedups["1"]["patched+compile+hints_vs_compile"] == round(24.0 / 22.5, 3)
+    assert speedups["1"]["patched+compile+cudagraph+hints_vs_compile+cudagraph"] == round(22.0 / 21.0, 3)
+
+
 def test_results_md_renders_the_pdl_off_rows_next_to_their_pdl_rows():
     import make_results_md
 

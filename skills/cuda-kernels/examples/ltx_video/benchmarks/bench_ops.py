@@ -513,17 +513,26 @@ def is_compiled(impl: Any) -> bool:
 # starts while the previous one drains. In a model the kernel before ours is mostly a GEMM
 # or an Inductor kernel, so this row is what the same launch gets without that overlap.
 NO_PDL = "kernel, PDL off"
+# The kernel row again with the default ops' cache-hint rule switched on (set_cache_hints(True)):
+# the A/B for the rule, on the ops it touches (the q/k norm + RoPE, the weightless fused add,
+# small weightless modulate calls). Bit for bit the same outputs.
+HINTS = "kernel, cache hints"
+HINT_OPS = ("rms_norm_rope_qk", "add_rms_norm_modulate", "rms_norm_modulate")
 
 
-def add_pdl_off_rows(pkg, out: list[dict]) -> list[dict]:
-    if hasattr(pkg, "set_pdl"):  # packages built before PDL have no switch
-        for case in out:
-            case["impls"][NO_PDL] = ("pdl_off", case["impls"]["kernel"], pkg.set_pdl)
+def add_switch_rows(pkg, out: list[dict]) -> list[dict]:
+    """Add the NO_PDL row (and HINTS on HINT_OPS): ("switch", fn, setter, value) impls."""
+    for case in out:
+        kernel = case["impls"]["kernel"]
+        if hasattr(pkg, "set_pdl"):  # packages built before PDL have no switch
+            case["impls"][NO_PDL] = ("switch", kernel, pkg.set_pdl, False)
+        if hasattr(pkg, "set_cache_hints") and case["op"] in HINT_OPS:
+            case["impls"][HINTS] = ("switch", kernel, pkg.set_cache_hints, True)
     return out
 
 
 def select_cases(pkg, quick: bool, ops: set[str]) -> list[dict]:
-    return add_pdl_off_rows(pkg, [c for c in cases(pkg, quick) if not ops or c["op"] in ops])
+    return add_switch_rows(pkg, [c for c in cases(pkg, quick) if not ops or c["op"] in ops])
 
 
 class Runner:
@@ -587,13 +596,13 @@ def measure_plain(case: dict, runner: Runner) -> dict[str, Any]:
     for label, impl in case["impls"].items():
         if is_compiled(impl):
             row["impls"][label] = {"skipped": "not reached: the run ended before phase 2 timed it"}
-        elif isinstance(impl, tuple) and impl[0] == "pdl_off":
-            _, fn, set_pdl = impl
-            was = set_pdl(False)
+        elif isinstance(impl, tuple) and impl[0] == "switch":
+            _, fn, setter, value = impl
+            was = setter(value)
             try:
                 row["impls"][label] = runner.measure(fn, sets, case["bytes"])
             finally:
-                set_pdl(was)
+                setter(was)
         else:
             row["impls"][label] = runner.measure(impl, sets, case["bytes"])
     del sets
@@ -634,7 +643,7 @@ def add_speedups(row: dict) -> None:
         ratios = {label: round(e[key] / kern, 3) for label, e in row["impls"].items()
                   if label != "kernel" and e and e.get(key)}
         row["speedup" + suffix] = ratios
-        peers = {k: v for k, v in ratios.items() if k not in ("kernels unfused", NO_PDL)}
+        peers = {k: v for k, v in ratios.items() if k not in ("kernels unfused", NO_PDL, HINTS)}
         if peers:
             best = min(peers, key=peers.get)
             row["best_peer" + suffix] = best
@@ -989,8 +998,9 @@ def main(argv: list[str] | None = None) -> int:
         try:
             pkg = load_package(args.package_path)
         except (ImportError, OSError):  # the plan only counts cases: no package or GPU needed
-            # a stand-in for this tree's package, which has set_pdl: its PDL-off rows count too
-            pkg = types.SimpleNamespace(reference=None, set_pdl=lambda enable: True)
+            # a stand-in for this tree's package, which has both switches: their rows count too
+            pkg = types.SimpleNamespace(reference=None, set_pdl=lambda enable: True,
+                                        set_cache_hints=lambda enable: False)
         p = plan(select_cases(pkg, args.quick, ops), max(0, args.compile_workers), args.sweep,
                  adaln_sweep_count(ops, not args.adaln_rows_only) if args.sweep_adaln else 0,
                  rope_sweep_count() if args.sweep_rope else 0, qk_sweep_count() if args.sweep_qk else 0)

@@ -34,9 +34,10 @@ from typing import Any
 
 MB = 1e6
 NO_PDL = "kernel, PDL off"  # bench_ops.py: the kernel row without programmatic dependent launch
-PEER_ORDER = ["eager", "F.rms_norm", "compile", "triton", "kernels unfused", NO_PDL]
+HINTS = "kernel, cache hints"  # bench_ops.py: the kernel row with set_cache_hints(True)
+PEER_ORDER = ["eager", "F.rms_norm", "compile", "triton", "kernels unfused", NO_PDL, HINTS]
 # our own kernels, shown for reference, never "the best peer"
-NOT_PEERS = {"kernels unfused", NO_PDL}
+NOT_PEERS = {"kernels unfused", NO_PDL, HINTS}
 TIMERS = {"do_bench": "us", "graph": "graph_us"}
 OP_TITLES = {
     "rms_norm": "RMSNorm",

@@ -26,6 +26,8 @@ points (--configs selects them):
                    the projection GEMM's cuBLASLt epilogue instead of the gelu_tanh kernel
   patched+compile[+cudagraph]+nopdl  patched+compile[+cudagraph] with the kernels' programmatic
                    dependent launch switched off (set_pdl(False)): what PDL is worth in the model
+  patched+compile[+cudagraph]+hints  the same with the default ops' cache-hint rule switched on
+                   (set_cache_hints(True)): what the evict-first hints are worth in the model
 
 Every configuration uses the same weights and inputs; its output is compared with eager's
 (relative L2 error) so a fast but wrong configuration cannot hide. Times are CUDA-event
@@ -61,9 +63,12 @@ CONFIGS = ("eager", "patched", "compile", "patched+compile")
 # the same four, the whole step captured in one CUDA graph and replayed (GPU time, not host pace)
 CUDAGRAPH_CONFIGS = tuple(f"{name}+cudagraph" for name in CONFIGS)
 # opt-in comparison: the feed-forward's GELU in the cuBLASLt GEMM epilogue instead of the kernel
-# and the patched+compile pair with programmatic dependent launch off (the kernels' A/B)
+# and the patched+compile pair with programmatic dependent launch off or the cache-hint rule on
+# (the kernels' A/Bs)
 EXTRA_CONFIGS = ("patched+epilogue", "patched+epilogue+compile", "patched+compile+nopdl",
-                 "patched+compile+cudagraph+nopdl")
+                 "patched+compile+cudagraph+nopdl", "patched+compile+hints", "patched+compile+cudagraph+hints")
+# config modifier -> (the kernels package's switch, the value the configuration runs with)
+SWITCHES = {"nopdl": ("set_pdl", False), "hints": ("set_cache_hints", True)}
 ALL_CONFIGS = CONFIGS + CUDAGRAPH_CONFIGS + EXTRA_CONFIGS
 
 
@@ -109,7 +114,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     if args.device == "cpu" and args.configs:
         cuda_only = [c for c in args.configs if c not in CONFIGS]
         if cuda_only:
-            p.error(f"--device cpu cannot run {', '.join(cuda_only)} (CUDA graphs / cuBLASLt): "
+            p.error(f"--device cpu cannot run {', '.join(cuda_only)} (CUDA graphs, cuBLASLt, the kernels' launch switches): "
                     f"choose from {', '.join(CONFIGS)}")
     return args
 
@@ -133,6 +138,8 @@ _BASELINES = (
     ("patched+epilogue+compile", "compile"),
     ("patched+compile+nopdl", "compile"),
     ("patched+compile+cudagraph+nopdl", "compile+cudagraph"),
+    ("patched+compile+hints", "compile"),
+    ("patched+compile+cudagraph+hints", "compile+cudagraph"),
     *((name, "eager") for name in CUDAGRAPH_CONFIGS),
     ("patched+cudagraph", "eager+cudagraph"),
     ("compile+cudagraph", "eager+cudagraph"),
@@ -266,16 +273,19 @@ def run(args: argparse.Namespace, save: Callable[[dict[str, Any]], None] = lambd
         compiled = "compile" in parts
         graphed = "cudagraph" in parts
         epilogue = "epilogue" in parts
-        pdl_was = None
+        switched: list[tuple[Callable[[bool], bool], bool]] = []  # (switch, value to restore)
         report = None
         graph = None
         entry: dict[str, Any] = {"batch": batch, "config": name}
         try:
             _reset_compile(torch, model)
-            if "nopdl" in parts:
-                if not hasattr(kernels, "set_pdl"):
-                    raise RuntimeError("this ltx_video_kernels build has no set_pdl: rebuild it")
-                pdl_was = kernels.set_pdl(False)
+            for part in parts:
+                if part in SWITCHES:
+                    switch_name, value = SWITCHES[part]
+                    if not hasattr(kernels, switch_name):
+                        raise RuntimeError(f"this ltx_video_kernels build has no {switch_name}: rebuild it")
+                    switch = getattr(kernels, switch_name)
+                    switched.append((switch, switch(value)))
             if patched:
                 report = patch_ltx_transformer(model, kernels, gelu_epilogue=epilogue)
                 if not epilogue:
@@ -338,8 +348,8 @@ def run(args: argparse.Namespace, save: Callable[[dict[str, Any]], None] = lambd
             graph = step = out = static_out = None  # noqa: F841
             if report is not None:
                 report.restore()
-            if pdl_was is not None:
-                kernels.set_pdl(pdl_was)
+            for switch, was in reversed(switched):
+                switch(was)
             _reset_compile(torch, model)
             if cuda:
                 torch.cuda.empty_cache()

@@ -16,10 +16,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-ORDER = ("eager", "patched", "compile", "patched+compile", "patched+compile+nopdl", "patched+epilogue",
-         "patched+epilogue+compile")
+ORDER = ("eager", "patched", "compile", "patched+compile", "patched+compile+nopdl", "patched+compile+hints",
+         "patched+epilogue", "patched+epilogue+compile")
 CUDAGRAPH_ORDER = ("eager+cudagraph", "patched+cudagraph", "compile+cudagraph", "patched+compile+cudagraph",
-                   "patched+compile+cudagraph+nopdl")
+                   "patched+compile+cudagraph+nopdl", "patched+compile+cudagraph+hints")
 LEGEND = {
     "eager": "diffusers as shipped",
     "patched": "patch_ltx_transformer(transformer, ltx_video_kernels)",
@@ -31,6 +31,9 @@ LEGEND = {
     "patched+compile+nopdl": "patched+compile with the kernels' programmatic dependent launch switched off "
     "(set_pdl(False)): the A/B for PDL",
     "patched+compile+cudagraph+nopdl": "patched+compile+cudagraph with programmatic dependent launch off",
+    "patched+compile+hints": "patched+compile with the kernels' cache-hint rule switched on "
+    "(set_cache_hints(True)): the A/B for the evict-first hints",
+    "patched+compile+cudagraph+hints": "patched+compile+cudagraph with the cache-hint rule on",
     "eager+cudagraph": "diffusers as shipped, the whole step captured in one CUDA graph and replayed",
     "patched+cudagraph": "the patched transformer, captured the same way",
     "compile+cudagraph": "torch.compile of diffusers' transformer, compiled and warmed up, then captured",

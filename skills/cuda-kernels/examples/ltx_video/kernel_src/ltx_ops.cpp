@@ -269,14 +269,15 @@ int64_t l2_cache_bytes(int device) { return device_attribute<cudaDevAttrL2CacheS
 // on all 9 (run 18, h200_run18/adaln_sweep_ungated.json). Ncu put the two side by side at
 // 4x1024x2048: 64 registers and 44 % achieved occupancy against 126 and 23 %.
 // Modulate alone without a weight, only for small calls: x and the output within 1/3 of the
-// L2 size (kModLeanNum/Den; modulate_bytes = 2 * rows * d * element size). Such a call also
-// gets the cache hints (below: at most 1/3 of L2 is inside the fused add's 5/4), so it runs
-// the hinted lean kernel at 128x2. With programmatic dependent
-// launch and its early trigger (run 28, benchmarks/logs/h200_run28) that took 10 % and 13 %
+// L2 size (kModLeanNum/Den; modulate_bytes = 2 * rows * d * element size): the lean kernel at
+// 128x2, with the cache hints only where default_hints is switched on (at most 1/3 of L2 is
+// inside the fused add's 5/4). With programmatic dependent
+// launch and its early trigger (run 28, benchmarks/logs/h200_run28) the hinted lean kernel took 10 % and 13 %
 // less time than the pipelined kernel at 8.4 and 16.8 MB moved (1x1024x2048: 3.63 against
 // 4.04 us, 2x1024x2048: 5.91 against 6.76; plain lean 3.59 / 5.89); without the trigger, as
 // the default in run 30 (h200_run30), 10 % and 4 % less (3.70 / 6.01 us against the
-// pipelined kernel's 4.10 / 6.28; plain lean 4.04 / 6.08). From 33.6 MB up it was 2 % less to
+// pipelined kernel's 4.10 / 6.28; plain lean 4.04 / 6.08). Those timers kept one output
+// buffer, which flattered the hints (default_hints). From 33.6 MB up it was 2 % less to
 // 23 % more. In run 25, without PDL, it was 7.7 % and 1.8 % less. At 22 MB (LTX's
 // 1x2688x2048) it was 0.5 % and 3.9 % less in runs 28 and 30: not yet covered, a wider limit
 // needs a full run. Above the limit the pipelined kernel stays, which beat lean on 8 of 9
@@ -288,38 +289,65 @@ bool adaln_default_lean(bool mod, bool add, bool weighted, int64_t modulate_byte
   return add || within_l2_share(modulate_bytes, l2_cache_bytes(device), kModLeanNum, kModLeanDen);
 }
 
+// A process-wide on/off setting of the default ops: `env` in the environment when the first
+// op asks decides the start ("0" off, "1" on, anything else the default); set() overrides it
+// for the rest of the process and returns the previous value.
+class ProcessSwitch {
+ public:
+  constexpr ProcessSwitch(const char* env, bool on_by_default) : env_(env), default_(on_by_default) {}
+
+  bool get() {
+    int v = state_.load(std::memory_order_relaxed);
+    if (v < 0) {
+      const char* e = std::getenv(env_);
+      v = (e != nullptr && std::strcmp(e, "0") == 0) ? 0 : (e != nullptr && std::strcmp(e, "1") == 0) ? 1 : default_;
+      int expected = -1;  // a concurrent set() wins over the environment
+      if (!state_.compare_exchange_strong(expected, v, std::memory_order_relaxed)) v = expected;
+    }
+    return v == 1;
+  }
+
+  bool set(bool on) {
+    const bool was = get();
+    state_.store(on ? 1 : 0, std::memory_order_relaxed);
+    return was;
+  }
+
+ private:
+  const char* env_;
+  int default_;
+  std::atomic<int> state_{-1};  // 1 = on, 0 = off, -1 = the environment not read yet
+};
+
 // Programmatic dependent launch (Stream::pdl, ltx_kernels.h) for every launch on compute
 // capability 9.0+, unless LTX_VIDEO_PDL=0 was in the environment when the first op ran or
-// set_pdl(false) switched it off. 1 = on, 0 = off, -1 = the environment not read yet.
-std::atomic<int> g_pdl{-1};
+// set_pdl(false) switched it off.
+ProcessSwitch g_pdl{"LTX_VIDEO_PDL", true};
 
-bool pdl_switch() {
-  int v = g_pdl.load(std::memory_order_relaxed);
-  if (v < 0) {
-    const char* env = std::getenv("LTX_VIDEO_PDL");
-    v = (env != nullptr && std::strcmp(env, "0") == 0) ? 0 : 1;
-    int expected = -1;  // a concurrent set_pdl wins over the environment
-    if (!g_pdl.compare_exchange_strong(expected, v, std::memory_order_relaxed)) v = expected;
-  }
-  return v == 1;
-}
+// The cache-hint rule of default_hints below, off unless LTX_VIDEO_CACHE_HINTS=1 was in the
+// environment when the first op ran or set_cache_hints(true) switched it on.
+ProcessSwitch g_cache_hints{"LTX_VIDEO_CACHE_HINTS", false};
 
 // The current stream of `device`, and whether launches on it use PDL.
 Stream launch_stream(int device) {
-  const bool pdl = pdl_switch() && device_attribute<cudaDevAttrComputeCapabilityMajor>(device) >= 9;
+  const bool pdl = g_pdl.get() && device_attribute<cudaDevAttrComputeCapabilityMajor>(device) >= 9;
   return Stream{c10::cuda::getCurrentCUDAStream(device).stream(), pdl};
 }
 
-// Whether the default ops give the lean kernels torch.compile's cache hints (kLeanHints):
-// only for calls that move at most num/den of the L2 size, because that is where the hints
-// paid on the H200 (run 25, benchmarks/logs/h200_run25, 60 MiB L2; the sweeps' lean kernel
-// with hints against without): the q/k op took 3.4 / 8.7 / 7.3 % less time at 34 / 67 / 88
-// MB moved and 3.6-8.1 % more at 134-268 MB, so its limit is 3/2; the gated fused add 2.9-4.4 %
-// less at 34-67 MB (0.6 % at 17 MB) and 2.1-3.3 % more at 88-403 MB, so 5/4. The likely
-// reason, not measured: evict-first inputs leave L2 to the lines the kernel writes, and
-// while those fit they stay there for the next call (in a model: for the consumer).
+// Whether the default ops give the lean kernels torch.compile's cache hints (kLeanHints).
+// Off by default (g_cache_hints); switched on, only for calls that move at most num/den of
+// the L2 size (q/k norm + RoPE 3/2, the weightless fused add 5/4).
+// The rule came from run 25 (benchmarks/logs/h200_run25), where the hinted lean kernels
+// took 3-9 % less time than unhinted ones on calls that fit in L2 and 2-8 % more above. That
+// timer wrote every call's output into one buffer, which stayed in L2 and gave the
+// evict-first loads room nothing in a model gives them. Timed with a fresh output per call
+// (benchmarks/hint_check.py, run 35, benchmarks/logs/h200_run35) every hinted default was
+// slower than its unhinted twin: q/k 20.62 against 19.48 us at 2x1024x2048 and 25.69
+// against 24.08 at 1x2688x2048, the fused add 19.36 against 18.43 at 4x1024x2048, modulate
+// 7.36 against 7.21 at 2x1024x2048. The switch stays for A/B runs in a model
+// (integration/benchmark_e2e.py's +hints configs, bench_ops.py's "kernel, cache hints" row).
 bool default_hints(int64_t bytes, int device, int num, int den) {
-  return within_l2_share(bytes, l2_cache_bytes(device), num, den);
+  return g_cache_hints.get() && within_l2_share(bytes, l2_cache_bytes(device), num, den);
 }
 
 // The column-stationary kernel keeps one batch's scale/shift/gate rows in registers while
@@ -879,8 +907,6 @@ std::tuple<at::Tensor, at::Tensor> rms_norm_rope_qk_with_config(
                                 static_cast<int>(chunks_per_thread), lean, (flags & ltx::kLeanHints) != 0);
 }
 
-bool set_pdl(bool enable) {
-  const bool was = ltx::pdl_switch();
-  ltx::g_pdl.store(enable ? 1 : 0, std::memory_order_relaxed);
-  return was;
-}
+bool set_pdl(bool enable) { return ltx::g_pdl.set(enable); }
+
+bool set_cache_hints(bool enable) { return ltx::g_cache_hints.set(enable); }

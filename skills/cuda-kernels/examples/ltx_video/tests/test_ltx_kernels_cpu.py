@@ -211,34 +211,50 @@ def test_every_registered_op_has_a_fake(kernels: ModuleType) -> None:
 
     registered = {name for name in dir(kernels.ops) if not name.startswith("_")}
     registered.discard("name")
-    registered.discard("set_pdl")  # a process-wide switch, no tensors: nothing to fake
+    registered -= {"set_pdl", "set_cache_hints"}  # process-wide switches, no tensors: nothing to fake
     with FakeTensorMode():
         covered = set(_fake_cases(kernels, torch.bfloat16))
     assert registered <= covered, f"ops without a fake test: {sorted(registered - covered)}"
 
 
-def test_set_pdl_switches_the_process_wide_setting_and_returns_the_old_one(kernels: ModuleType) -> None:
-    was = kernels.set_pdl(False)
+@pytest.mark.parametrize("switch", ["set_pdl", "set_cache_hints"])
+def test_a_switch_sets_the_process_wide_setting_and_returns_the_old_one(kernels: ModuleType, switch: str) -> None:
+    flip = getattr(kernels, switch)
+    was = flip(False)
     try:
-        assert kernels.set_pdl(True) is False
-        assert kernels.set_pdl(True) is True
+        assert flip(True) is False
+        assert flip(True) is True
+        assert flip(False) is True
     finally:
-        kernels.set_pdl(was)
+        flip(was)
 
 
-def test_ltx_video_pdl_0_in_the_environment_starts_with_pdl_off(kernels: ModuleType) -> None:
+@pytest.mark.parametrize(
+    ("switch", "env_name", "cases"),
+    [
+        # PDL is on unless the environment says 0
+        ("set_pdl", "LTX_VIDEO_PDL", (("0", "False"), ("1", "True"), ("", "True"), ("yes", "True"))),
+        # the cache-hint rule is off unless the environment says 1
+        ("set_cache_hints", "LTX_VIDEO_CACHE_HINTS", (("0", "False"), ("1", "True"), ("", "False"), ("yes", "False"))),
+    ],
+)
+def test_the_environment_sets_a_switch_s_starting_value(
+    kernels: ModuleType, switch: str, env_name: str, cases: tuple[tuple[str, str], ...]
+) -> None:
     import os
     import subprocess
     import sys
     from pathlib import Path
 
     package_parent = Path(kernels.__file__).resolve().parents[1]
-    code = "import ltx_video_kernels as k; print(k.set_pdl(True), k.set_pdl(True))"
-    for env_value, expected in (("0", "False True"), ("1", "True True")):
-        env = {**os.environ, "LTX_VIDEO_PDL": env_value, "PYTHONPATH": os.pathsep.join(filter(None, [str(package_parent), os.environ.get("PYTHONPATH")]))}
+    # the first call returns the value the environment gave; the second what the first set
+    code = f"import ltx_video_kernels as k; print(k.{switch}(True), k.{switch}(True))"
+    pythonpath = os.pathsep.join(filter(None, [str(package_parent), os.environ.get("PYTHONPATH")]))
+    for env_value, expected in cases:
+        env = {**os.environ, env_name: env_value, "PYTHONPATH": pythonpath}
         done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
         assert done.returncode == 0, done.stderr[-2000:]
-        assert done.stdout.split("\n")[-2] == expected
+        assert done.stdout.split("\n")[-2] == f"{expected} True", (env_name, env_value)
 
 
 def test_ops_run_on_meta_tensors(kernels: ModuleType) -> None:

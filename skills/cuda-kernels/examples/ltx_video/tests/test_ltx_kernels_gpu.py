@@ -431,8 +431,8 @@ def test_adaln_pipelined_kernel_walks_many_row_groups(kernels: ModuleType, shape
 @pytest.mark.parametrize("rows", [1024, 2048, 8192])
 def test_default_modulate_runs_lean_on_calls_within_a_third_of_l2(kernels: ModuleType, rows: int) -> None:
     # adaln_default_lean (ltx_ops.cpp): a weightless modulate whose x and output fit in 1/3 of
-    # the L2 runs the lean kernel at 128x2 (with cache hints, flags 320: bit-identical to plain
-    # lean), bigger ones the pipelined kernel at 64x4. The two sum a row in different orders,
+    # the L2 runs the lean kernel at 128x2 (flags 320, with cache hints, is bit-identical to
+    # plain lean and what set_cache_hints(True) runs), bigger ones the pipelined kernel at 64x4. The two sum a row in different orders,
     # so the default must equal exactly one of them.
     x = randn(1, rows, 2048, scale=2.0)
     table = _ada_table(1, 1, 2048, torch.bfloat16)
@@ -757,6 +757,38 @@ def test_rms_norm_rope_qk_at_the_ltx_shape(kernels: ModuleType) -> None:
     # and it agrees with diffusers' unfused bf16 path to within bf16 rounding
     eager_q = ref.rope_interleaved(ref.rms_norm(q, wq, 1e-5), cos, sin)
     assert ((q_out.float() - eager_q.float()).abs().max() < 0.05 * eager_q.float().abs().max())
+
+
+@pytest.mark.parametrize("rows", [1024, 2688, 8192])
+def test_the_cache_hint_switch_changes_no_output_bit(kernels: ModuleType, rows: int) -> None:
+    # set_cache_hints(True) gives the default q/k, fused-add and small modulate calls
+    # evict-first loads (1024 and 2688 rows are inside the rule's L2 limits on an H200, 8192
+    # outside): the same arithmetic, so the same bits, and the switch is restored after.
+    x, r = randn(1, rows, 2048, scale=2.0), randn(1, rows, 2048, seed=3)
+    k = randn(1, rows, 2048, seed=4, scale=0.5)
+    table = _ada_table(1, 1, 2048, torch.bfloat16)
+    scale, shift, gate = table[:, :, 1], table[:, :, 0], table[:, :, 2]
+    w = randn(2048, seed=2, scale=0.4, shift=1.0)
+    cos, sin = kernels.reference.rope_tables(1, rows // 64, 8, 8, device="cuda")
+
+    def run_all() -> list[torch.Tensor]:
+        poison(((1, rows, 2048), torch.bfloat16), ((1, rows, 2048), torch.bfloat16))
+        return [
+            *kernels.rms_norm_rope_qk(x, k, w, w, cos, sin, 1e-5),
+            *kernels.add_rms_norm_modulate(x, r, gate, None, scale, shift, 1e-6),
+            *kernels.add_rms_norm_modulate(x, r, None, None, scale, shift, 1e-6),
+            kernels.rms_norm_modulate(x, None, scale, shift, 1e-6),
+        ]
+
+    was = kernels.set_cache_hints(False)
+    try:
+        plain = run_all()
+        kernels.set_cache_hints(True)
+        hinted = run_all()
+    finally:
+        kernels.set_cache_hints(was)
+    for i, (a, b) in enumerate(zip(plain, hinted)):
+        assert torch.equal(a, b), f"output {i} differs with the cache hints on"
 
 
 # --------------------------------------------------------------------- 64-bit indexing

@@ -62,6 +62,7 @@ TORCH_LIBRARY_EXPAND(TORCH_EXTENSION_NAME, ops) {
 
   // No tensor arguments, so no backend to dispatch on: one kernel for every key.
   ops.def("set_pdl(bool enable) -> bool", &set_pdl);
+  ops.def("set_cache_hints(bool enable) -> bool", &set_cache_hints);
 }
 
 REGISTER_EXTENSION(TORCH_EXTENSION_NAME)

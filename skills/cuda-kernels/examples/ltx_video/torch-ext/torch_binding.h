@@ -80,3 +80,8 @@ std::tuple<at::Tensor, at::Tensor> rms_norm_rope_qk_with_config(
 // LTX_VIDEO_PDL=0 was set): switches it for the whole process and returns the previous
 // setting. For benchmarks and tests; outputs are identical either way.
 bool set_pdl(bool enable);
+
+// The default ops' cache-hint rule (evict-first loads for calls within a share of the L2
+// size; off unless LTX_VIDEO_CACHE_HINTS=1 was set): switches it for the whole process and
+// returns the previous setting. For A/B timing in a model; outputs are identical either way.
+bool set_cache_hints(bool enable);

@@ -14,6 +14,8 @@
   ``rms_norm_rope_qk_with_config``: forced launch configurations for tuning sweeps
 - ``set_pdl``: programmatic dependent launch on or off (on by default on compute
   capability 9.0+; ``LTX_VIDEO_PDL=0`` in the environment turns it off)
+- ``set_cache_hints``: the default ops' evict-first cache hints on or off (off by default;
+  ``LTX_VIDEO_CACHE_HINTS=1`` in the environment turns them on)
 
 Every function takes any leading dimensions (feature dimension last) and float32, float16
 or bfloat16. CUDA tensors run the kernels; CPU tensors, mixed dtypes (e.g. an fp32 scale
@@ -46,6 +48,7 @@ __all__ = [
     "rms_norm_with_config",
     "rope_interleaved",
     "rope_interleaved_with_config",
+    "set_cache_hints",
     "set_pdl",
 ]
 
@@ -259,6 +262,20 @@ def set_pdl(enable: bool) -> bool:
     environment had LTX_VIDEO_PDL=0 when the first op ran.
     """
     return bool(ops.set_pdl(bool(enable)))
+
+
+def set_cache_hints(enable: bool) -> bool:
+    """Switch the default ops' cache hints for every op of this package; returns the old setting.
+
+    Switched on, calls that move little enough for the L2 cache (the q/k norm + RoPE up to
+    1.5x its size, the weightless fused add and small modulate calls up to 1.25x) load their
+    inputs evict-first, as torch.compile's kernels do, so the lines they write stay in L2.
+    Off by default: with a fresh output per call, as in a model, every hinted op took 2-7 %
+    more time on the H200 (benchmarks/hint_check.py, run 35); the switch exists for A/B
+    timing in a model. Outputs are bit for bit the same either way. The process-wide
+    default is off unless the environment had LTX_VIDEO_CACHE_HINTS=1 when the first op ran.
+    """
+    return bool(ops.set_cache_hints(bool(enable)))
 
 
 # AdaLN launch knobs of the *_with_config ops (flags bits).
