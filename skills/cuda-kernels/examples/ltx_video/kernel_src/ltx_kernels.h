@@ -234,16 +234,17 @@ constexpr int kRowsReload = 128;
 // kRowsLean | kLeanHints of the *_with_config AdaLN ops, and of rms_norm_rope_qk_with_config
 // for its lean kernel. Sweep knob.
 constexpr int kLeanHints = 256;
-// The default ops' rule for kLeanHints (ltx_ops.cpp, default_hints, where run 25's data is
-// quoted): a call gets the hints while the bytes it moves stay within num/den of the L2 size
-// (q/k norm + RoPE 3/2, the weightless fused add 5/4) and, for q/k, no cos/sin row is read by
-// two rows (own_rows). Host-only and pure, so the CPU emulation test checks them.
+// The default ops' rule for kLeanHints, applied only while set_cache_hints(true) has switched
+// it on (off by default; ltx_ops.cpp, default_hints, quotes the runs that decided both): a
+// call gets the hints while the bytes it moves stay within num/den of the L2 size (q/k norm +
+// RoPE 3/2, the weightless fused add 5/4) and, for q/k, no cos/sin row is read by two rows
+// (own_rows). Host-only and pure, so the CPU emulation test checks them.
 constexpr int kQkHintsNum = 3, kQkHintsDen = 2;
 constexpr int kAddHintsNum = 5, kAddHintsDen = 4;
-// The weightless modulate op runs the lean kernel (with the cache hints: such a call always
-// passes the fused add's hint limit) instead of the pipelined one while x and the output
-// together stay within num/den of the L2 size (adaln_default_lean in ltx_ops.cpp quotes runs
-// 28 and 30).
+// The weightless modulate op runs the lean kernel (with the cache hints when they are switched
+// on: such a call always passes the fused add's hint limit) instead of the pipelined one while
+// x and the output together stay within num/den of the L2 size (adaln_default_lean in
+// ltx_ops.cpp quotes runs 28, 30 and 37).
 constexpr int kModLeanNum = 1, kModLeanDen = 3;
 inline bool within_l2_share(int64_t bytes, int64_t l2, int num, int den) {
   return l2 > 0 && bytes * den <= l2 * num;

@@ -599,8 +599,9 @@ void test_row_index() {
   failures += bad_div;
 }
 
-// The default ops' cache-hint rule (ltx_kernels.h, kQkHints* / kAddHints*) on the H200's
-// 60 MiB L2 gives the hints exactly to the bf16 shapes where run 25 measured them faster:
+// The default ops' cache-hint rule (ltx_kernels.h, kQkHints* / kAddHints*; off unless
+// set_cache_hints(true)) on the H200's 60 MiB L2 gives the hints exactly to the bf16 shapes
+// where run 25's one-buffer timer measured them faster:
 // q/k at 1x1024, 2x1024 and 1x2688 x 2048 but not from 4x1024 on, the fused add from 1x1024
 // to 1x4096 x 2048 and 1x2688 but not at 2x2688; and only to cos/sin tables no two rows share.
 void test_hint_rule() {
