@@ -208,6 +208,19 @@ def test_the_rope_sweep_is_opt_in_and_times_every_kernel_choice_on_every_shape(b
     assert plan["rope_sweep_measurements"] == len(shapes) * 9
 
 
+def test_the_gelu_sweep_is_opt_in_and_times_every_block_size_and_unroll_on_every_gelu_shape(
+        bench_ops, tmp_path, capsys) -> None:
+    out = str(tmp_path / "x.json")
+    assert bench_ops.main(["--plan", "--ops", "gelu_tanh", "--out", out]) == 0
+    assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["gelu_sweep_measurements"] == 0
+    assert bench_ops.main(["--plan", "--sweep-gelu", "--ops", "gelu_tanh", "--out", out]) == 0
+    plan = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    # blocks of 64 / 128 / 256 threads x 1, 2, 4, 8 chunks per thread, and the default op
+    assert sorted(bench_ops.GELU_SWEEP_POINTS) == [(t, u) for t in (64, 128, 256) for u in (1, 2, 4, 8)]
+    shapes = bench_ops.ISSUE_SHAPES + bench_ops.LTX_FF_SHAPES
+    assert plan["gelu_sweep_measurements"] == len(shapes) * 13
+
+
 def test_the_ncu_profile_driver_explains_itself_and_refuses_a_machine_without_gpu(tmp_path) -> None:
     import subprocess
     import sys

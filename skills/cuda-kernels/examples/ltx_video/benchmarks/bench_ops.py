@@ -39,7 +39,8 @@ and compile counts, estimated seconds) is printed first; --plan prints it and ex
 
     python bench_ops.py --out results.json [--package-path DIR] [--quick] [--ops rms_norm,...]
                         [--max-seconds 600] [--compile-workers 8] [--sweep] [--sweep-adaln
-                        [--adaln-rows-only] [--adaln-ungated]] [--sweep-rope] [--sweep-qk] [--plan]
+                        [--adaln-rows-only] [--adaln-ungated]] [--sweep-rope] [--sweep-qk]
+                        [--sweep-gelu] [--plan]
 
 --sweep-adaln times the opt-in AdaLN launch knobs (README "Opt-in AdaLN launch knobs") and
 writes them under the JSON key "adaln_sweep"; make_results.py does not render it.
@@ -49,6 +50,7 @@ blocks make after attn2; the main table times the gated form.
 --sweep-rope times rope_interleaved's per-row, flat and narrow flat kernels (JSON key "rope_sweep").
 --sweep-qk times rms_norm_rope_qk at each threads x chunks per thread, and the lean one-chunk
 kernel (flag 64; 320 with cache hints) where a row fits 256 threads (JSON key "qk_sweep").
+--sweep-gelu times gelu_tanh at every block size x chunks per thread (JSON key "gelu_sweep").
 
 The package comes from --package-path (a build_local.py output dir), else
 LTX_VIDEO_KERNELS_PATH, else an importable ltx_video_kernels. No diffusers needed.
@@ -190,6 +192,15 @@ def qk_sweep_points(d: int) -> list[tuple[int, int, int]]:
 
 def qk_sweep_count() -> int:
     return sum(len(qk_sweep_points(s[-1])) + 1 for s in ISSUE_SHAPES + LTX_SHAPES if s[-1] in QK_SWEEP)
+
+
+# The GELU sweep (--sweep-gelu): gelu_tanh_with_config at every (threads per block, 16-byte
+# chunks per thread per grid-stride step) next to the default op, on the main table's GELU shapes.
+GELU_SWEEP_POINTS = [(t, u) for t in (64, 128, 256) for u in (1, 2, 4, 8)]
+
+
+def gelu_sweep_count() -> int:
+    return len(ISSUE_SHAPES + LTX_FF_SHAPES) * (len(GELU_SWEEP_POINTS) + 1)
 
 
 EST_MEASURE_S = 0.35  # one implementation on one shape: do_bench + graph capture and replays
@@ -797,6 +808,32 @@ def run_rope_sweep(pkg, runner: Runner) -> list[dict]:
     return rows
 
 
+def run_gelu_sweep(pkg, runner: Runner) -> list[dict]:
+    """Times gelu_tanh_with_config at every GELU_SWEEP_POINTS configuration against the default
+    op, per shape; each configuration's output on input set 0 must equal the default's."""
+    rows = []
+    for shape in ISSUE_SHAPES + LTX_FF_SHAPES:
+        nbytes = 2 * math.prod(shape) * 2
+        sets = runner.inputs({"bytes": nbytes, "make": lambda i, shape=shape: (randn(shape, seed=i, scale=2.0),)})
+        row: dict[str, Any] = {"shape": list(shape), "dtype": "bfloat16", "bytes": nbytes, "input_sets": len(sets),
+                               "configs": {}}
+        row["default"] = {k: v for k, v in runner.measure(pkg.gelu_tanh, sets, nbytes).items() if k in SWEEP_KEEP}
+        want = pkg.gelu_tanh(*sets[0])
+        for threads, unroll in GELU_SWEEP_POINTS:
+            fn = lambda x, t=threads, u=unroll: pkg.gelu_tanh_with_config(x, t, u)  # noqa: E731
+            row["configs"][f"{threads}x{unroll}"] = sweep_point(
+                runner, fn, sets, nbytes, {"threads_per_block": threads, "unroll": unroll},
+                lambda got: {"equal_to_default": bool(torch.equal(got, want))})
+        mark_best(row)
+        print(f"gelu sweep {str(shape):<18} default {row['default'].get('graph_us', float('nan')):7.2f} us"
+              f" {row['default'].get('graph_pct_copy', float('nan')):5.1f}%  best {row.get('best_graph')}"
+              f" x{row.get('best_graph_speedup_vs_default', float('nan')):.3f}", flush=True)
+        rows.append(row)
+        del sets
+        torch.cuda.empty_cache()
+    return rows
+
+
 def run_qk_sweep(pkg, runner: Runner) -> list[dict]:
     """Times rms_norm_rope_qk_with_config at every QK_SWEEP point against the default op,
     per shape; each point's outputs on input set 0 are compared with the default's."""
@@ -837,12 +874,12 @@ def run_qk_sweep(pkg, runner: Runner) -> list[dict]:
 
 
 def plan(selected: list[dict], workers: int, sweep: bool, adaln_sweep_n: int = 0, rope_sweep_n: int = 0,
-         qk_sweep_n: int = 0) -> dict[str, Any]:
+         qk_sweep_n: int = 0, gelu_sweep_n: int = 0) -> dict[str, Any]:
     """Counts of measurements and compiles, and the seconds they should take (EST_* rates)."""
     plain = sum(1 for c in selected for impl in c["impls"].values() if not is_compiled(impl))
     compiles = sum(1 for c in selected for impl in c["impls"].values() if is_compiled(impl))
     sweep_n = sum(len(SWEEP[s[-1]]) for s in ISSUE_SHAPES + LTX_SHAPES if s[-1] in SWEEP) if sweep else 0
-    phase1 = (plain + sweep_n + adaln_sweep_n + rope_sweep_n + qk_sweep_n) * EST_MEASURE_S
+    phase1 = (plain + sweep_n + adaln_sweep_n + rope_sweep_n + qk_sweep_n + gelu_sweep_n) * EST_MEASURE_S
     if workers > 0:
         # the workers fill the caches before any timing (phase 0); phase 2 then hits them
         phase0 = compiles * EST_COMPILE_COLD_S / workers
@@ -851,10 +888,10 @@ def plan(selected: list[dict], workers: int, sweep: bool, adaln_sweep_n: int = 0
         phase0, phase2 = 0.0, compiles * (EST_COMPILE_COLD_S + EST_MEASURE_S)
     return {
         "cases": len(selected),
-        "measurements": plain + compiles + sweep_n + adaln_sweep_n + rope_sweep_n + qk_sweep_n,
+        "measurements": plain + compiles + sweep_n + adaln_sweep_n + rope_sweep_n + qk_sweep_n + gelu_sweep_n,
         "compiles": compiles, "compile_workers": workers, "sweep_measurements": sweep_n,
         "adaln_sweep_measurements": adaln_sweep_n, "rope_sweep_measurements": rope_sweep_n,
-        "qk_sweep_measurements": qk_sweep_n,
+        "qk_sweep_measurements": qk_sweep_n, "gelu_sweep_measurements": gelu_sweep_n,
         "timers_per_measurement": 2, "estimated_s": round(EST_FIXED_S + phase0 + phase1 + phase2),
     }
 
@@ -862,7 +899,8 @@ def plan(selected: list[dict], workers: int, sweep: bool, adaln_sweep_n: int = 0
 def plan_text(p: dict[str, Any]) -> str:
     return (f"plan: {p['cases']} op x shape cases, {p['measurements']} measurements x {p['timers_per_measurement']} timers"
             f" (incl. {p['sweep_measurements']} sweep, {p['adaln_sweep_measurements']} AdaLN sweep,"
-            f" {p['rope_sweep_measurements']} RoPE sweep, {p.get('qk_sweep_measurements', 0)} q/k sweep),"
+            f" {p['rope_sweep_measurements']} RoPE sweep, {p.get('qk_sweep_measurements', 0)} q/k sweep,"
+            f" {p.get('gelu_sweep_measurements', 0)} GELU sweep),"
             f" {p['compiles']} torch.compile peers"
             f" ({p['compile_workers']} warm-up workers); estimated ~{p['estimated_s']} s on an H200")
 
@@ -979,6 +1017,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sweep-qk", action="store_true",
                         help="also time rms_norm_rope_qk at every threads x chunks of QK_SWEEP on every shape;"
                              " written under 'qk_sweep'")
+    parser.add_argument("--sweep-gelu", action="store_true",
+                        help="also time gelu_tanh at every threads per block x chunks per thread of"
+                             " GELU_SWEEP_POINTS on every GELU shape; written under 'gelu_sweep'")
     parser.add_argument("--adaln-rows-only", action="store_true",
                         help="with --sweep-adaln: only rows_per_block 0 (flags 0, 4, 8, 16, 64), not the"
                              " column-stationary grid")
@@ -1003,7 +1044,8 @@ def main(argv: list[str] | None = None) -> int:
                                         set_cache_hints=lambda enable: False)
         p = plan(select_cases(pkg, args.quick, ops), max(0, args.compile_workers), args.sweep,
                  adaln_sweep_count(ops, not args.adaln_rows_only) if args.sweep_adaln else 0,
-                 rope_sweep_count() if args.sweep_rope else 0, qk_sweep_count() if args.sweep_qk else 0)
+                 rope_sweep_count() if args.sweep_rope else 0, qk_sweep_count() if args.sweep_qk else 0,
+                 gelu_sweep_count() if args.sweep_gelu else 0)
         print(plan_text(p))
         print(json.dumps(p))
         return 0
@@ -1021,7 +1063,8 @@ def main(argv: list[str] | None = None) -> int:
     if not any(is_compiled(i) for c in selected for i in c["impls"].values()):
         n_workers = 0
     p = plan(selected, n_workers, args.sweep, adaln_sweep_count(ops, not args.adaln_rows_only) if args.sweep_adaln else 0,
-             rope_sweep_count() if args.sweep_rope else 0, qk_sweep_count() if args.sweep_qk else 0)
+             rope_sweep_count() if args.sweep_rope else 0, qk_sweep_count() if args.sweep_qk else 0,
+             gelu_sweep_count() if args.sweep_gelu else 0)
     print(plan_text(p), flush=True)
     # a `timeout` SIGTERM must still run the finally below, which ends the worker processes
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(124))
@@ -1110,6 +1153,15 @@ def main(argv: list[str] | None = None) -> int:
             result["rope_sweep"] = []
             for row in run_rope_sweep(pkg, runner):
                 result["rope_sweep"].append(row)
+                save()
+        if args.sweep_gelu:
+            result["gelu_sweep_method"] = (
+                "bf16 x of the main table's GELU shapes; per shape the default op and gelu_tanh_with_config at"
+                " every GELU_SWEEP_POINTS threads per block x 16-byte chunks per thread, same rotated graph timer"
+                " and do_bench as the main table")
+            result["gelu_sweep"] = []
+            for row in run_gelu_sweep(pkg, runner):
+                result["gelu_sweep"].append(row)
                 save()
         if args.sweep_qk:
             result["qk_sweep_method"] = (

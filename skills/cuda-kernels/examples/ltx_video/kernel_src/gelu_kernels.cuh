@@ -14,27 +14,26 @@ __device__ __forceinline__ float gelu_tanh_f(float x) {
   return __fdividef(x, 1.0f + __expf(-2.0f * u));
 }
 
-constexpr int kGeluUnroll = 4;
-constexpr int kGeluThreads = 256;
-
-template <typename T, bool VEC>
-__global__ void __launch_bounds__(kGeluThreads) gelu_tanh_kernel(const T* __restrict__ x, T* __restrict__ y,
-                                                                 int64_t n) {
+// UNROLL: 16-byte chunks (elements on the scalar path) each thread loads before any math,
+// one of kGeluUnrollChoices; blocks of kGeluThreadChoices threads (ltx_kernels.h).
+template <typename T, bool VEC, int UNROLL>
+__global__ void __launch_bounds__(kGeluMaxThreads) gelu_tanh_kernel(const T* __restrict__ x, T* __restrict__ y,
+                                                                    int64_t n) {
   pdl_wait();  // before any global access (ltx_common.cuh)
   constexpr int N = VEC ? VecWidth<T>::value : 1;
   using P = Pack<T, N>;
   const int64_t chunks = n / N;
-  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x * kGeluUnroll;
-  for (int64_t base = static_cast<int64_t>(blockIdx.x) * blockDim.x * kGeluUnroll + threadIdx.x; base < chunks;
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x * UNROLL;
+  for (int64_t base = static_cast<int64_t>(blockIdx.x) * blockDim.x * UNROLL + threadIdx.x; base < chunks;
        base += stride) {
-    P v[kGeluUnroll];
+    P v[UNROLL];
 #pragma unroll
-    for (int u = 0; u < kGeluUnroll; ++u) {
+    for (int u = 0; u < UNROLL; ++u) {
       const int64_t c = base + static_cast<int64_t>(u) * blockDim.x;
       if (c < chunks) load_pack<VEC>(v[u], x + c * N, N);
     }
 #pragma unroll
-    for (int u = 0; u < kGeluUnroll; ++u) {
+    for (int u = 0; u < UNROLL; ++u) {
       const int64_t c = base + static_cast<int64_t>(u) * blockDim.x;
       if (c < chunks) {
 #pragma unroll

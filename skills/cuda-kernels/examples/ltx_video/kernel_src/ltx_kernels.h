@@ -324,6 +324,15 @@ void launch_rope_narrow(DType dt, const RopeArgs& a, int elems, bool streaming, 
 // the default wherever those hold since run 19, else rms_norm_rope_qk_with_config's flag kRowsLean).
 constexpr int kMaxLeanRopeBlock = 256;
 void launch_rms_norm_rope(DType dt, const RopeArgs& a, int vpt, bool lean, bool hints, const Stream& stream);
-void launch_gelu_tanh(DType dt, const void* x, void* y, int64_t n, bool vec, const Stream& stream);
+// GELU-tanh (gelu_kernels.cuh): blocks of `threads` threads (one of kGeluThreadChoices), each
+// thread `unroll` 16-byte chunks (one of kGeluUnrollChoices; elements on the scalar path) per
+// grid-stride step. The default op's choice is gelu_default_config (ltx_ops.cpp);
+// gelu_tanh_with_config forces one for sweeps (bench_ops.py --sweep-gelu) and tests.
+constexpr int kGeluMaxThreads = 256;
+constexpr int kGeluThreadChoices[] = {64, 128, 256};
+constexpr int kGeluUnrollChoices[] = {1, 2, 4, 8};
+constexpr int kGeluDefaultThreads = 256, kGeluDefaultUnroll = 4;
+void launch_gelu_tanh(DType dt, const void* x, void* y, int64_t n, bool vec, int threads, int unroll,
+                      const Stream& stream);
 
 }  // namespace ltx

@@ -687,6 +687,28 @@ std::tuple<at::Tensor, at::Tensor> norm_rope_forward(const char* op, const at::T
   return {out, out2};
 }
 
+// ------------------------------------------------------------------ gelu
+// The default op's launch configuration: blocks of kGeluDefaultThreads threads, each moving
+// kGeluDefaultUnroll 16-byte chunks per grid-stride step. Chosen when the kernel was written;
+// bench_ops.py --sweep-gelu times every (threads, unroll) against it.
+std::pair<int, int> gelu_default_config(int64_t /*n*/) { return {kGeluDefaultThreads, kGeluDefaultUnroll}; }
+
+// threads 0: gelu_default_config's choice; otherwise a configuration the caller validated.
+at::Tensor gelu_forward(const char* op, const at::Tensor& x_in, int threads, int unroll) {
+  check_float_cuda(x_in, op, "x");
+  // Elementwise, so any dense layout would do; non-contiguous views are copied
+  // once. Contiguous views at an element offset are used in place (scalar path).
+  const at::Tensor x = x_in.contiguous();
+  at::Tensor y = at::empty(x.sizes(), x.options());
+  if (x.numel() == 0) return y;
+  if (threads == 0) std::tie(threads, unroll) = gelu_default_config(x.numel());
+  const c10::cuda::CUDAGuard guard(x.device());
+  const Stream stream = launch_stream(x.device().index());
+  const bool vec = aligned16(x.data_ptr()) && aligned16(y.data_ptr());
+  launch_gelu_tanh(dtype_of(x), x.data_ptr(), y.data_ptr(), x.numel(), vec, threads, unroll, stream);
+  return y;
+}
+
 }  // namespace
 }  // namespace ltx
 
@@ -830,19 +852,18 @@ std::tuple<at::Tensor, at::Tensor> add_rms_norm_modulate_with_config(
   return ltx::norm_forward(q);
 }
 
-at::Tensor gelu_tanh(const at::Tensor& x_in) {
-  const char* op = "gelu_tanh";
-  ltx::check_float_cuda(x_in, op, "x");
-  // Elementwise, so any dense layout would do; non-contiguous views are copied
-  // once. Contiguous views at an element offset are used in place (scalar path).
-  const at::Tensor x = x_in.contiguous();
-  at::Tensor y = at::empty(x.sizes(), x.options());
-  if (x.numel() == 0) return y;
-  const c10::cuda::CUDAGuard guard(x.device());
-  const ltx::Stream stream = ltx::launch_stream(x.device().index());
-  const bool vec = ltx::aligned16(x.data_ptr()) && ltx::aligned16(y.data_ptr());
-  ltx::launch_gelu_tanh(ltx::dtype_of(x), x.data_ptr(), y.data_ptr(), x.numel(), vec, stream);
-  return y;
+at::Tensor gelu_tanh(const at::Tensor& x_in) { return ltx::gelu_forward("gelu_tanh", x_in, 0, 0); }
+
+at::Tensor gelu_tanh_with_config(const at::Tensor& x, int64_t threads_per_block, int64_t unroll) {
+  const char* op = "gelu_tanh_with_config";
+  ltx::check_float_cuda(x, op, "x");
+  const auto in = [](const auto& choices, int64_t v) {
+    return std::find(std::begin(choices), std::end(choices), v) != std::end(choices);
+  };
+  TORCH_CHECK(in(ltx::kGeluThreadChoices, threads_per_block), op, ": threads_per_block must be 64, 128 or 256, got ",
+              threads_per_block);
+  TORCH_CHECK(in(ltx::kGeluUnrollChoices, unroll), op, ": unroll must be 1, 2, 4 or 8, got ", unroll);
+  return ltx::gelu_forward(op, x, static_cast<int>(threads_per_block), static_cast<int>(unroll));
 }
 
 at::Tensor rope_interleaved(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin) {

@@ -185,7 +185,9 @@ def _fake_cases(kernels: ModuleType, dtype: torch.dtype):
         "add_rms_norm_modulate_with_config": lambda: list(
             kernels.add_rms_norm_modulate_with_config(xt, x, s, None, s, s, 1e-6, 8, 1, 4, 1)),
         "gelu_tanh": lambda: [kernels.gelu_tanh(xt)],
+        "gelu_tanh_with_config": lambda: [kernels.gelu_tanh_with_config(xt, 64, 8)],
         "rope_interleaved": lambda: [kernels.rope_interleaved(xt, cos, cos)],
+        "rope_interleaved_with_config": lambda: [kernels.rope_interleaved_with_config(x, cos, cos, 1, 4)],
         "rms_norm_rope": lambda: [kernels.rms_norm_rope(x, w, cos, cos, 1e-5)],
         "rms_norm_rope_qk": lambda: list(kernels.rms_norm_rope_qk(x, xt, w, w, cos, cos, 1e-5)),
         "rms_norm_rope_qk_with_config": lambda: list(

@@ -539,6 +539,30 @@ def test_gelu_tanh_ltx_shape_non_contiguous_and_extremes(kernels: ModuleType, dt
     assert_close(kernels.gelu_tanh(ext), exact.gelu_tanh(ext), dtype)
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("layout", ["contiguous", "misaligned"])
+def test_gelu_tanh_with_config_every_configuration_gives_the_default_s_bits(kernels: ModuleType, dtype, layout) -> None:
+    # sizes around a block's reach, with a scalar tail, and one past several grid-stride steps
+    for numel in (1, 8 * 64 + 3, 8 * 256 * 8 + 5, 1_000_003):
+        x = randn(numel, dtype=dtype, seed=numel % 97, scale=3.0)
+        if layout == "misaligned":
+            x = misaligned(x)
+        want = kernels.gelu_tanh(x)
+        assert_close(want, exact.gelu_tanh(x), dtype)
+        for threads, unroll in itertools.product((64, 128, 256), (1, 2, 4, 8)):
+            poison(((numel,), dtype))
+            got = kernels.gelu_tanh_with_config(x, threads, unroll)
+            assert torch.equal(got, want), (numel, threads, unroll)
+
+
+def test_gelu_tanh_with_config_refuses_what_it_cannot_run(kernels: ModuleType) -> None:
+    x = randn(1000)
+    for threads, unroll, match in ((96, 1, "threads_per_block"), (512, 1, "threads_per_block"),
+                                   (128, 3, "unroll"), (128, 0, "unroll")):
+        with pytest.raises(RuntimeError, match=match):
+            kernels.gelu_tanh_with_config(x, threads, unroll)
+
+
 # -------------------------------------------------------------------------------- RoPE
 
 
@@ -923,6 +947,7 @@ def _api_calls(kernels: ModuleType) -> dict[str, tuple[Callable, tuple]]:
             (x, x * 0.5, table[:, :, 2], None, table[:, :, 4], table[:, :, 3], 1e-6),
         ),
         "gelu_tanh": (kernels.gelu_tanh, (x,)),
+        "gelu_tanh_with_config": (kernels.gelu_tanh_with_config, (x, 128, 2)),
         "rope_interleaved": (kernels.rope_interleaved, (x, cos, sin)),
         "rms_norm_rope": (kernels.rms_norm_rope, (x, w, cos, sin, 1e-5)),
         "rms_norm_rope_qk": (kernels.rms_norm_rope_qk, (x, x * 0.5, w, w, cos, sin, 1e-5)),
@@ -937,8 +962,9 @@ def _api_calls(kernels: ModuleType) -> dict[str, tuple[Callable, tuple]]:
 
 @pytest.mark.parametrize(
     "name",
-    ["rms_norm", "rms_norm_modulate", "add_rms_norm_modulate", "gelu_tanh", "rope_interleaved", "rms_norm_rope",
-     "rms_norm_rope_qk", "rms_norm_modulate_with_config", "add_rms_norm_modulate_with_config"],
+    ["rms_norm", "rms_norm_modulate", "add_rms_norm_modulate", "gelu_tanh", "gelu_tanh_with_config",
+     "rope_interleaved", "rms_norm_rope", "rms_norm_rope_qk", "rms_norm_modulate_with_config",
+     "add_rms_norm_modulate_with_config"],
 )
 def test_torch_compile_fullgraph(kernels: ModuleType, name: str) -> None:
     fn, args = _api_calls(kernels)[name]
@@ -954,8 +980,9 @@ def test_torch_compile_fullgraph(kernels: ModuleType, name: str) -> None:
 
 @pytest.mark.parametrize(
     "name",
-    ["rms_norm", "rms_norm_modulate", "add_rms_norm_modulate", "gelu_tanh", "rope_interleaved", "rms_norm_rope",
-     "rms_norm_rope_qk", "rms_norm_modulate_with_config", "add_rms_norm_modulate_with_config"],
+    ["rms_norm", "rms_norm_modulate", "add_rms_norm_modulate", "gelu_tanh", "gelu_tanh_with_config",
+     "rope_interleaved", "rms_norm_rope", "rms_norm_rope_qk", "rms_norm_modulate_with_config",
+     "add_rms_norm_modulate_with_config"],
 )
 def test_opcheck(kernels: ModuleType, name: str) -> None:
     _, args = _api_calls(kernels)[name]

@@ -39,6 +39,9 @@ TORCH_LIBRARY_EXPAND(TORCH_EXTENSION_NAME, ops) {
   ops.def("gelu_tanh(Tensor x) -> Tensor");
   ops.impl("gelu_tanh", c10::kCUDA, &gelu_tanh);
 
+  ops.def("gelu_tanh_with_config(Tensor x, int threads_per_block, int unroll) -> Tensor");
+  ops.impl("gelu_tanh_with_config", c10::kCUDA, &gelu_tanh_with_config);
+
   ops.def("rope_interleaved(Tensor x, Tensor cos, Tensor sin) -> Tensor");
   ops.impl("rope_interleaved", c10::kCUDA, &rope_interleaved);
 

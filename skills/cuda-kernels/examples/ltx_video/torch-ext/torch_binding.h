@@ -48,6 +48,11 @@ std::tuple<at::Tensor, at::Tensor> add_rms_norm_modulate_with_config(
 // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
 at::Tensor gelu_tanh(const at::Tensor& x);
 
+// gelu_tanh at a forced launch configuration, for the GELU sweep (bench_ops.py --sweep-gelu)
+// and tests: blocks of threads_per_block (64, 128, 256) threads, each moving `unroll` (1, 2, 4,
+// 8) 16-byte chunks per grid-stride step. Outputs equal gelu_tanh's bit for bit.
+at::Tensor gelu_tanh_with_config(const at::Tensor& x, int64_t threads_per_block, int64_t unroll);
+
 // diffusers' LTX apply_rotary_emb: interleaved (real, imag) pairs, fp32 cos/sin
 at::Tensor rope_interleaved(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin);
 // rope_interleaved with a forced kernel, for the RoPE sweep (bench_ops.py --sweep-rope) and

@@ -374,20 +374,21 @@ void test_norm_rope(int B, int S, int D, int tpr, int vpt, bool two, bool weight
   }
 }
 
-template <typename T>
-void test_gelu(int64_t n, bool vec) {
+template <typename T, int UNROLL>
+void test_gelu(int64_t n, bool vec, int threads) {
   auto buf = rand_vec<T>(n + 1, 3.0f);
   const T* x = buf.data() + (vec ? 0 : 1);
   std::vector<T> y(n, ff<T>(NAN));
   const int N = vec ? VecWidth<T>::value : 1;
-  int64_t per_block = 256 * 4 * N;
+  int64_t per_block = int64_t{threads} * UNROLL * N;
   unsigned grid = std::max<int64_t>(1, (n + per_block - 1) / per_block);
   grid = std::min<unsigned>(grid, 2);  // grid-stride loop
-  if (vec) emu_launch(grid, 256, [&] { gelu_tanh_kernel<T, true>(x, y.data(), n); });
-  else emu_launch(grid, 256, [&] { gelu_tanh_kernel<T, false>(x, y.data(), n); });
+  if (vec) emu_launch(grid, threads, [&] { gelu_tanh_kernel<T, true, UNROLL>(x, y.data(), n); });
+  else emu_launch(grid, threads, [&] { gelu_tanh_kernel<T, false, UNROLL>(x, y.data(), n); });
   std::vector<double> ref(n);
   for (int64_t i = 0; i < n; ++i) { double v = tf(x[i]); ref[i] = v / (1 + std::exp(-2 * std::sqrt(2 / M_PI) * (v + 0.044715 * v * v * v))); }  // = 0.5 v (1 + tanh(u)), no cancellation
-  std::string what = std::string("gelu ") + tn<T>() + " n=" + std::to_string(n) + (vec ? " vec" : " scalar");
+  std::string what = std::string("gelu ") + tn<T>() + " n=" + std::to_string(n) + (vec ? " vec" : " scalar") +
+                     " threads=" + std::to_string(threads) + " unroll=" + std::to_string(UNROLL);
   check(what.c_str(), y, ref);
 }
 
@@ -529,7 +530,14 @@ template <typename T> void all() {
             test_norm_rope<T>(3, 5, D, tpr, 1, true, false, true, true, true);
           } }
   }
-  for (int64_t n : {1, 7, 8, 1000, 20003, 8192 * 3 + 5}) { test_gelu<T>(n, true); test_gelu<T>(n, false); }
+  for (int64_t n : {1, 7, 8, 1000, 20003, 8192 * 3 + 5}) {
+    for (bool vec : {true, false}) {
+      test_gelu<T, kGeluDefaultUnroll>(n, vec, kGeluDefaultThreads);
+      test_gelu<T, 1>(n, vec, 64);
+      test_gelu<T, 2>(n, vec, 128);
+      test_gelu<T, 8>(n, vec, 64);
+    }
+  }
 }
 
 // RowIndex's multiply-high division (make_row_index) against exact division: every inner

@@ -10,7 +10,7 @@
 - ``rms_norm_rope`` / ``rms_norm_rope_qk``: norm_q/norm_k fused with the rotary embedding;
   the q/k form reads cos/sin once for both
 - ``rms_norm_with_config``, ``rms_norm_modulate_with_config``,
-  ``add_rms_norm_modulate_with_config``, ``rope_interleaved_with_config``,
+  ``add_rms_norm_modulate_with_config``, ``rope_interleaved_with_config``, ``gelu_tanh_with_config``,
   ``rms_norm_rope_qk_with_config``: forced launch configurations for tuning sweeps
 - ``set_pdl``: programmatic dependent launch on or off (on by default on compute
   capability 9.0+; ``LTX_VIDEO_PDL=0`` in the environment turns it off)
@@ -37,6 +37,7 @@ __all__ = [
     "add_rms_norm_modulate",
     "add_rms_norm_modulate_with_config",
     "gelu_tanh",
+    "gelu_tanh_with_config",
     "layers",
     "reference",
     "rms_norm",
@@ -149,6 +150,16 @@ def rope_interleaved(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> t
     if _kernel_ok(x, fp32=(cos, sin)) and _rope_shapes_ok(x):
         return ops.rope_interleaved(x, cos, sin)
     return reference.rope_interleaved(x, cos, sin)
+
+
+def gelu_tanh_with_config(x: torch.Tensor, threads_per_block: int, unroll: int) -> torch.Tensor:
+    """gelu_tanh with a forced launch configuration, for the GELU sweep and tests (CUDA only).
+
+    Blocks of ``threads_per_block`` threads (64, 128 or 256), each thread moving ``unroll``
+    16-byte chunks (1, 2, 4 or 8; elements on the unaligned path) per grid-stride step.
+    Every configuration computes each element the same way: the same bits as gelu_tanh.
+    """
+    return ops.gelu_tanh_with_config(x, int(threads_per_block), int(unroll))
 
 
 def rope_interleaved_with_config(
@@ -455,6 +466,11 @@ def _add_rms_norm_modulate_with_config_fake(
 
 @_register_fake("gelu_tanh")
 def _gelu_tanh_fake(x: torch.Tensor) -> torch.Tensor:
+    return _like(x)
+
+
+@_register_fake("gelu_tanh_with_config")
+def _gelu_tanh_with_config_fake(x: torch.Tensor, threads_per_block: int, unroll: int) -> torch.Tensor:
     return _like(x)
 
 
