@@ -331,7 +331,7 @@ void launch_rms_norm_rope(DType dt, const RopeArgs& a, int vpt, bool lean, bool 
 constexpr int kGeluMaxThreads = 256;
 constexpr int kGeluThreadChoices[] = {64, 128, 256};
 constexpr int kGeluUnrollChoices[] = {1, 2, 4, 8};
-constexpr int kGeluDefaultThreads = 256, kGeluDefaultUnroll = 4;
+constexpr int kGeluDefaultThreads = 128, kGeluDefaultUnroll = 1;  // run 38 (gelu_default_config)
 void launch_gelu_tanh(DType dt, const void* x, void* y, int64_t n, bool vec, int threads, int unroll,
                       const Stream& stream);
 
