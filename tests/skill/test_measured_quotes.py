@@ -29,6 +29,8 @@ LTX_E2E = "examples/ltx_video/integration/results/e2e_h200.json"
 # Run 35: the hinted default ops against their unhinted lean kernels, one output buffer vs a
 # fresh one per call (benchmarks/hint_check.py).
 LTX_HINTS = "examples/ltx_video/benchmarks/logs/h200_run35/hint_check.json"
+# Run 38: the GELU launch-configuration sweep (bench_ops.py --sweep-gelu, fresh output per call).
+LTX_GELU_SWEEP = "examples/ltx_video/benchmarks/logs/h200_run38/sweeps.json"
 # The model scripts' own CUDA runs (scripts/transformers_injection_example.py and
 # scripts/huggingface_kernels_example.py --example qwen3_8b --real-size).
 QWEN3_INJECTION = "examples/qwen3_8b/integration/results/transformers_injection_example_h200.json"
@@ -76,6 +78,14 @@ def _ltx_hint(op: str, shape: list[int], impl: str, mode: str) -> Callable[[Any]
     def read(data: Any) -> float:
         (row,) = [r for r in data["results"] if r["op"] == op and r["shape"] == shape]
         return row["impls"][impl][mode]["graph_us"]
+    return read
+
+
+def _ltx_gelu_sweep(shape: list[int], config: str | None) -> Callable[[Any], float]:
+    """graph µs of one GELU sweep point (threads x unroll), or of the default op with None."""
+    def read(data: Any) -> float:
+        (row,) = [r for r in data["gelu_sweep"] if r["shape"] == shape]
+        return (row["default"] if config is None else row["configs"][config])["graph_us"]
     return read
 
 
@@ -170,6 +180,11 @@ QUOTES = [
           "2×1024×2048: {} µs hinted", "{:.2f}"),
     Quote(H200, LTX_HINTS, _ltx_hint("rms_norm_rope_qk", [2, 1024, 2048], "lean, no hints", "distinct"),
           "µs hinted,\n  {} µs without", "{:.2f}"),
+    # the default of the time (256 threads x 4 packs) against 128 x 1, which became the default
+    Quote(H200, LTX_GELU_SWEEP, _ltx_gelu_sweep([2, 1024, 2048], None), "(2×1024×2048: {}\n  against", "{:.2f}"),
+    Quote(H200, LTX_GELU_SWEEP, _ltx_gelu_sweep([2, 1024, 2048], "128x1"), "against {} µs; 2×2688×8192", "{:.2f}"),
+    Quote(H200, LTX_GELU_SWEEP, _ltx_gelu_sweep([2, 2688, 8192], None), "2×2688×8192: {} against", "{:.2f}"),
+    Quote(H200, LTX_GELU_SWEEP, _ltx_gelu_sweep([2, 2688, 8192], "128x1"), "against {} µs).", "{:.2f}"),
     # bf16 logit errors at full size, and what a one-class Hub mapping buys vs the full patch.
     Quote(TRANSFORMERS, QWEN3_HUB, lambda d: d["stock_rel_err_vs_float32"], "bf16 logits were {} (relative L2)", "{:.1e}"),
     Quote(TRANSFORMERS, QWEN3_INJECTION, lambda d: d["logits_vs_unpatched"]["rel_l2"], "the patched model {} from", "{:.1e}"),
