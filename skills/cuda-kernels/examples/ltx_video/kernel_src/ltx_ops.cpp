@@ -692,7 +692,7 @@ std::tuple<at::Tensor, at::Tensor> norm_rope_forward(const char* op, const at::T
 // moving kGeluDefaultUnroll (1) 16-byte chunk per grid-stride step - a grid that covers the
 // tensor once, one chunk per thread. bench_ops.py --sweep-gelu on the H200 (run 38,
 // benchmarks/logs/h200_run38/sweeps.json, fresh output per call): 128x1 was the fastest of the
-// 12 configurations on 7 of the 9 shapes and within 0.85 % of the fastest on the other two,
+// 12 configurations on 6 of the 9 shapes and within 0.85 % of the fastest on the other three,
 // and took 4.0-19.2 % less time than 256x4, the default until then (1x1024x2048: 4.02 against
 // 4.72 us, 2x2688x8192: 43.76 against 45.77). One size for all: no shape gained more than
 // 0.85 % from another choice.
