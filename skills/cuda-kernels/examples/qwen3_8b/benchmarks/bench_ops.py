@@ -556,7 +556,7 @@ def tuning_configs(op: str, label: str) -> list[dict[str, int]]:
     persistent grid, hint (bit 0: streaming loads of x/residual, bit 1: load the weight
     after the reduction instead of with x). q/k norm: threads x rows per lane group, and
     the persistent pipelined kernel. SwiGLU: threads x packs per thread, and the exact (IEEE division) variant.
-    RoPE: tokens per block, tokens per thread, register cap, heads per thread.
+    RoPE: tokens per block, tokens per thread, register cap, heads per thread, kernel variant.
     """
     configs: list[dict[str, int]] = [{}]
     if op == "rms_norm":
@@ -580,8 +580,14 @@ def tuning_configs(op: str, label: str) -> list[dict[str, int]]:
                 configs.append({"threads": t, "vpt": v, "exact": 0})
         configs.append({"threads": 0, "vpt": 0, "exact": 1})
     elif op == "rope":
+        # variant 1: the token-loop kernels (one or two heads per thread, token / seq divided per thread)
         for by, tpt, cap, hpt in ((1, 1, 0, 1), (1, 1, 1, 1), (2, 1, 1, 1), (1, 2, 0, 1), (1, 1, 0, 2), (2, 1, 0, 2)):
-            configs.append({"tokens_per_block": by, "tokens_per_thread": tpt, "reg_cap": cap, "heads_per_thread": hpt})
+            configs.append({"tokens_per_block": by, "tokens_per_thread": tpt, "reg_cap": cap, "heads_per_thread": hpt,
+                            "variant": 1})
+        # variants 2-4: batch as a grid dimension; two heads per thread (64 / 48 registers), one pack per thread
+        for variant, by in ((2, 1), (2, 2), (3, 1), (3, 2), (4, 1), (4, 2)):
+            configs.append({"tokens_per_block": by, "tokens_per_thread": 0, "reg_cap": 0, "heads_per_thread": 0,
+                            "variant": variant})
     return configs
 
 
@@ -608,7 +614,7 @@ def _tuned_call(pkg: Any, case: Case, cfg: dict[str, int]) -> Callable[..., Any]
         if not cfg:
             return lambda q, k: pkg.rope_(q, k, cos, sin)
         return lambda q, k: ops.rope_tuned_(q, k, cos, sin, cfg["tokens_per_block"], cfg["tokens_per_thread"],
-                                            cfg["reg_cap"], cfg["heads_per_thread"])
+                                            cfg["reg_cap"], cfg["heads_per_thread"], cfg["variant"])
     raise ValueError(case.op)
 
 
@@ -627,7 +633,7 @@ TUNED_CASES = {
 
 SHORT_KEYS = {"threads": "t", "rows_per_group": "rpg", "persistent": "pers", "hint": "hint", "vpt": "vpt",
               "exact": "exact", "tokens_per_block": "tpb", "tokens_per_thread": "tpt", "reg_cap": "cap",
-              "heads_per_thread": "hpt"}
+              "heads_per_thread": "hpt", "variant": "var"}
 
 
 def config_name(cfg: dict[str, int]) -> str:

@@ -140,20 +140,25 @@ __device__ __forceinline__ void store_normed_packs(const Pack<T, W> (&xv)[N], co
 // at each use (common.cuh: __bfloat1622float2 kept every high half in an extra register),
 // and each VPT gets a block-size limit and a minimum number of resident blocks, which caps
 // registers at 65536 / (limit x blocks):
-//   plain: VPT 1: 1024 x 2 (32 regs)  VPT 2: 512 x 2 (64)  VPT 4: 256 x 3 (80)  VPT 8: 512 x 1 (128)
+//   plain: VPT 1: 1024 x 2 (32 regs)  VPT 2: 256 x 8 (32)  VPT 4: 256 x 3 (80)  VPT 8: 512 x 1 (128)
 //   fused: VPT 1:  512 x 3 (40)       VPT 2: 512 x 2 (64)  VPT 4: 512 x 1 (128)
-// ptxas -v (sm_90, bf16 with weight): 32 / 50 / 72 / 126 registers plain, 40 / 64 / 116
-// fused, no spills. 4096 bf16 at 4 packs x 128 threads: 7 blocks, 56 KB in flight per SM.
+// ptxas -v (sm_90, bf16 with weight): 32 / 32 / 72 / 126 registers plain (VPT 2 spills 8
+// bytes: one 64-bit address, stored before the loads and reloaded from L1 once), 40 / 64 /
+// 116 fused. 4096 bf16 at 4 packs x 128 threads: 7 blocks, 56 KB in flight per SM.
+// VPT 2 was 512 x 2 until H200 run 5: ptxas gave it 50 registers, so only 4 blocks of 256
+// threads fit an SM and 1024 rows of 4096 (one block each) took two waves on 132 SMs where
+// the plain Triton kernel (32 registers, 8 blocks) needs one: 7.05 against 5.73 us. Capped
+// at 32 registers it holds 8 blocks; rows of 8192 bf16 that used 512 x 2 now take 256 x 4.
 template <int VPT, bool ADD>
 __host__ __device__ constexpr int row_kernel_max_threads() {
   if constexpr (ADD) return 512;
-  return VPT == 1 ? 1024 : VPT == 4 ? 256 : 512;
+  return VPT == 1 ? 1024 : VPT == 4 ? 256 : VPT == 2 ? 256 : 512;
 }
 
 template <int VPT, bool ADD>
 __host__ __device__ constexpr int row_kernel_min_blocks() {
   if constexpr (ADD) return VPT == 1 ? 3 : VPT == 2 ? 2 : 1;
-  return VPT == 1 ? 2 : VPT == 2 ? 2 : VPT == 8 ? 1 : 3;
+  return VPT == 1 ? 2 : VPT == 2 ? 8 : VPT == 8 ? 1 : 3;
 }
 
 template <bool ADD>

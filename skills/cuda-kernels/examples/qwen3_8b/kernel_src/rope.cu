@@ -199,6 +199,106 @@ __global__ void __launch_bounds__(320, 2) rope_vec2_kernel(const RopeArgs<T> a) 
   }
 }
 
+// Batch-grid variant of the two-heads-per-thread kernel (RopeTuning::variant 2 and 3):
+// blockIdx.y is the batch entry and each block row one token of it, so no thread divides
+// a token index by seq (split_token's 32/64-bit paths took registers and ~25 instructions)
+// and no thread loops. ptxas (sm_90, bf16, head_dim 128): 64 registers at MINB 2 against
+// the token-loop kernel's 89, and 48 at MINB 4 with a 4-byte spill; a 160-thread Qwen3
+// block then fits 6 or 8 times on an SM instead of 4.
+template <typename T, int LPR, int MINB>
+__global__ void __launch_bounds__(320, MINB) rope_vec2_seq_kernel(const RopeArgs<T> a) {
+  constexpr int W = kVecElems<T>;
+  const int heads = a.q_heads + a.k_heads;
+  const int slots = (heads + 1) / 2;
+  const int slot = static_cast<int>(threadIdx.x) / LPR;
+  const int lane = static_cast<int>(threadIdx.x) % LPR;
+  const int64_t s = static_cast<int64_t>(blockIdx.x) * blockDim.y + threadIdx.y;
+  if (slot >= slots || s >= a.seq) return;  // no barriers or shuffles below
+  const int64_t b = blockIdx.y;
+  const int d = lane * W;
+  Pack<T, W> x_lo[2], x_hi[2];
+  bool has[2];
+  T* out[2];
+#pragma unroll
+  for (int j = 0; j < 2; ++j) {
+    const int hs = slot + j * slots;
+    has[j] = hs < heads;  // false only for the second head of the last slot when H is odd
+    const bool is_q = hs < a.q_heads;
+    const int h = is_q ? hs : hs - a.q_heads;
+    const int64_t* ist = is_q ? a.q_in_st : a.k_in_st;
+    const int64_t* ost = is_q ? a.q_out_st : a.k_out_st;
+    if (has[j]) {
+      const T* xi = (is_q ? a.q_in : a.k_in) + b * ist[0] + h * ist[1] + s * ist[2] + d;
+      x_lo[j] = load_pack<T, W>(xi);
+      x_hi[j] = load_pack<T, W>(xi + a.half);
+    }
+    out[j] = (is_q ? a.q_out : a.k_out) + b * ost[0] + h * ost[1] + s * ost[2] + d;
+  }
+  const T* c = a.cos + b * a.cos_st[0] + s * a.cos_st[1] + d;
+  const T* sn = a.sin + b * a.sin_st[0] + s * a.sin_st[1] + d;
+  const Pack<T, W> c_lo = load_pack<T, W>(c), c_hi = load_pack<T, W>(c + a.half);
+  const Pack<T, W> s_lo = load_pack<T, W>(sn), s_hi = load_pack<T, W>(sn + a.half);
+#pragma unroll
+  for (int j = 0; j < 2; ++j) {
+    if (has[j]) {
+      Pack<T, W> o_lo, o_hi;
+      rotate_packs<T, W>(x_lo[j], x_hi[j], c_lo, c_hi, s_lo, s_hi, o_lo, o_hi);
+      store_pack<T, W>(out[j], o_lo);
+      store_pack<T, W>(out[j] + a.half, o_hi);
+    }
+  }
+}
+
+// One 16-byte pack per thread (RopeTuning::variant 4), the shape of torch.compile's
+// kernel for this op: 2 x LPR lanes cover a head row, lane p reads its own pack and its
+// rotate-half partner p ^ LPR (the same warp instruction fetches that line, so the second
+// load is an L1 hit), cos/sin at p, and writes only its own pack. About 30 registers, so
+// occupancy is bounded by threads, not registers. A head's lanes must share a warp
+// (2 x LPR <= 32): in place, the partner's load has to precede this lane's store, which
+// __syncwarp orders. Padding lanes and rows past seq still reach the __syncwarp.
+template <typename T, int LPR>
+__global__ void __launch_bounds__(1024) rope_pack_kernel(const RopeArgs<T> a) {
+  static_assert(2 * LPR <= 32, "a head's lanes must be in one warp");
+  constexpr int W = kVecElems<T>;
+  constexpr int LPH = 2 * LPR;
+  const int slot = static_cast<int>(threadIdx.x) / LPH;
+  const int p = static_cast<int>(threadIdx.x) % LPH;
+  const int64_t s = static_cast<int64_t>(blockIdx.x) * blockDim.y + threadIdx.y;
+  const int64_t b = blockIdx.y;
+  const bool active = slot < a.q_heads + a.k_heads && s < a.seq;
+  const bool hi = p >= LPR;
+  Pack<T, W> x, xp, cv, sv;
+  T* out = nullptr;
+  if (active) {
+    const bool is_q = slot < a.q_heads;
+    const int h = is_q ? slot : slot - a.q_heads;
+    const int64_t* ist = is_q ? a.q_in_st : a.k_in_st;
+    const int64_t* ost = is_q ? a.q_out_st : a.k_out_st;
+    const T* xi = (is_q ? a.q_in : a.k_in) + b * ist[0] + h * ist[1] + s * ist[2];
+    x = load_pack<T, W>(xi + p * W);
+    xp = load_pack<T, W>(xi + (p ^ LPR) * W);
+    cv = load_pack<T, W>(a.cos + b * a.cos_st[0] + s * a.cos_st[1] + p * W);
+    sv = load_pack<T, W>(a.sin + b * a.sin_st[0] + s * a.sin_st[1] + p * W);
+    out = (is_q ? a.q_out : a.k_out) + b * ost[0] + h * ost[1] + s * ost[2] + p * W;
+  }
+  __syncwarp();
+  if (active) {
+    float xf[W], pf[W], cf[W], sf[W], of[W];
+    unpack<T, W>(x, xf);
+    unpack<T, W>(xp, pf);
+    unpack<T, W>(cv, cf);
+    unpack<T, W>(sv, sf);
+    // rotate_packs' rounding exactly: low half fma(x, c, -(x_hi * s)), high half
+    // fma(x, c, x_lo * s); the negation is exact.
+#pragma unroll
+    for (int e = 0; e < W; ++e) {
+      const float t = pf[e] * sf[e];
+      of[e] = fmaf(xf[e], cf[e], hi ? t : -t);
+    }
+    store_pack<T, W>(out, pack_floats<T, W>(of));
+  }
+}
+
 template <typename T>
 __global__ void __launch_bounds__(256) rope_scalar_kernel(const RopeArgs<T> a) {
   const int heads = a.q_heads + a.k_heads;
@@ -276,9 +376,59 @@ void launch_vec2(const RopeArgs<T>& a, int by, cudaStream_t stream) {
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
 
+template <typename T, int LPR, int MINB>
+void launch_vec2_seq(const RopeArgs<T>& a, int by, cudaStream_t stream) {
+  const int slots = (a.q_heads + a.k_heads + 1) / 2;
+  const int bx = static_cast<int>(ceil_div(static_cast<int64_t>(slots) * LPR, 32) * 32);
+  TORCH_CHECK(bx * by <= 320, "rope: ", by, " tokens of ", bx, " threads exceed the 320-thread block limit of the "
+              "two-heads-per-thread kernel");
+  const dim3 grid(static_cast<unsigned>(ceil_div(a.seq, by)), static_cast<unsigned>(a.batch));
+  rope_vec2_seq_kernel<T, LPR, MINB><<<grid, dim3(bx, by), 0, stream>>>(a);
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
+template <typename T, int LPR>
+void launch_pack(const RopeArgs<T>& a, int by, cudaStream_t stream) {
+  if constexpr (2 * LPR <= 32) {
+    const int bx = static_cast<int>(ceil_div(static_cast<int64_t>(a.q_heads + a.k_heads) * 2 * LPR, 32) * 32);
+    TORCH_CHECK(bx * by <= 1024, "rope: ", by, " tokens of ", bx, " threads exceed the 1024-thread block limit of "
+                "the one-pack-per-thread kernel");
+    const dim3 grid(static_cast<unsigned>(ceil_div(a.seq, by)), static_cast<unsigned>(a.batch));
+    rope_pack_kernel<T, LPR><<<grid, dim3(bx, by), 0, stream>>>(a);
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+  } else {
+    TORCH_CHECK(false, "rope: the one-pack-per-thread kernel needs head_dim / 2 <= 16 packs of 16 bytes");
+  }
+}
+
+// Whether the batch-grid kernels (variants 2-4) can take this call: the batch is a grid
+// dimension (at most 65535) and seq / tokens per block must fit the x dimension.
+template <typename T>
+bool batch_grid_ok(const RopeArgs<T>& a) { return a.batch <= 65535 && a.seq < (int64_t{1} << 31) - 8; }
+
 template <typename T, int LPR>
 void launch_vec(const RopeArgs<T>& a, const RopeTuning& t, cudaStream_t stream) {
   const int heads = a.q_heads + a.k_heads;
+  TORCH_CHECK(t.variant >= 0 && t.variant <= 4, "rope: variant must be 0 (built-in) or 1-4, got ", t.variant);
+  const bool token_loop_knobs = t.tokens_per_thread > 0 || t.reg_cap > 0 || t.heads_per_thread > 0;
+  TORCH_CHECK(t.variant <= 1 || !token_loop_knobs,
+              "rope: tokens_per_thread, reg_cap and heads_per_thread belong to variant 1 (the token-loop kernels)");
+  const int pack_bx = static_cast<int>(ceil_div(static_cast<int64_t>(heads) * 2 * LPR, 32) * 32);
+  int variant = t.variant;
+  if (variant == 0) {
+    // Built-in: one pack per thread when a head's lanes fit a warp and a token fits a block.
+    variant = (!token_loop_knobs && batch_grid_ok(a) && 2 * LPR <= 32 && pack_bx <= 1024) ? 4 : 1;
+  }
+  if (variant >= 2) {
+    TORCH_CHECK(batch_grid_ok(a), "rope: variant ", variant, " needs batch <= 65535, got ", a.batch);
+    const int bx = variant == 4 ? pack_bx : static_cast<int>(ceil_div(static_cast<int64_t>((heads + 1) / 2) * LPR, 32) * 32);
+    int by = t.tokens_per_block > 0 ? t.tokens_per_block : 256 / bx;
+    by = by < 1 ? 1 : by;
+    TORCH_CHECK(by == 1 || by == 2 || by == 4 || by == 8, "rope: tokens_per_block must be 1, 2, 4 or 8, got ", by);
+    if (variant == 4) return launch_pack<T, LPR>(a, by, stream);
+    if (variant == 3) return launch_vec2_seq<T, LPR, 4>(a, by, stream);
+    return launch_vec2_seq<T, LPR, 2>(a, by, stream);
+  }
   // Default: two heads per thread when a token has several heads and both halves of
   // them fit one block; tokens_per_thread / reg_cap choose the one-head kernels.
   const int slots = (heads + 1) / 2;

@@ -215,6 +215,10 @@ import sys, torch
 sys.path.insert(0, sys.argv[1])
 import qwen3_8b_kernels as k
 x = torch.randn(4, 64, device="cuda", dtype=torch.bfloat16)
+q, kk = torch.randn(1, 4, 3, 128, device="cuda", dtype=torch.bfloat16), torch.randn(1, 2, 3, 128, device="cuda", dtype=torch.bfloat16)
+cs = torch.randn(1, 3, 128, device="cuda", dtype=torch.bfloat16)
+qw, kw = torch.randn(1, 2, 3, 512, device="cuda", dtype=torch.bfloat16), torch.randn(1, 1, 3, 512, device="cuda", dtype=torch.bfloat16)
+cw = torch.randn(1, 3, 512, device="cuda", dtype=torch.bfloat16)
 checks = [
     ("weight must have shape", lambda: k.ops.rms_norm(x, torch.randn(32, device="cuda", dtype=torch.bfloat16), 1e-6)),
     ("unsupported dtype", lambda: k.ops.rms_norm(x.double(), None, 1e-6)),
@@ -222,6 +226,9 @@ checks = [
     ("differs from up shape", lambda: k.ops.swiglu(x, x[:2])),
     ("threads must be", lambda: k.ops.rms_norm_tuned(x, None, None, 1e-6, 33, 0, -1, 0)),
     ("vpt must be", lambda: k.ops.swiglu_tuned(x, x, 128, 3, 0)),
+    ("variant must be", lambda: k.ops.rope_tuned_(q, kk, cs, cs, 0, 0, 0, 0, 5)),
+    ("belong to variant 1", lambda: k.ops.rope_tuned_(q, kk, cs, cs, 0, 2, 0, 0, 4)),
+    ("needs head_dim / 2 <= 16 packs", lambda: k.ops.rope_tuned_(qw, kw, cw, cw, 0, 0, 0, 0, 4)),
 ]
 for expected, call in checks:
     try:
@@ -249,7 +256,7 @@ def test_bad_input_raises_runtime_error_with_a_message(kernels: ModuleType) -> N
         pytest.fail(f"the process died with signal {-proc.returncode} instead of raising RuntimeError "
                     f"(passed before it: {proc.stdout.split()!r}); stderr tail: {proc.stderr[-1500:]}")
     assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
-    assert proc.stdout.count("ok ") == 6
+    assert proc.stdout.count("ok ") == 9
 
 
 def test_rms_norm_runs_on_the_current_stream(kernels: ModuleType) -> None:
@@ -422,30 +429,39 @@ def test_rope_matches_transformers(kernels: ModuleType) -> None:
 
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize(
-    ("by", "tpt", "cap", "hpt"),
-    [(1, 1, 0, 1), (1, 1, 1, 1), (2, 1, 1, 1), (1, 2, 0, 1), (0, 2, 0, 0), (8, 1, 0, 1), (1, 1, 0, 2), (2, 1, 0, 2),
-     (8, 1, 0, 2), (0, 0, 0, 0)],
+    ("by", "tpt", "cap", "hpt", "variant"),
+    [(1, 1, 0, 1, 0), (1, 1, 1, 1, 0), (2, 1, 1, 1, 0), (1, 2, 0, 1, 0), (0, 2, 0, 0, 0), (8, 1, 0, 1, 0),
+     (1, 1, 0, 2, 0), (2, 1, 0, 2, 0), (8, 1, 0, 2, 0), (0, 0, 0, 0, 0), (0, 0, 0, 0, 1), (1, 0, 0, 0, 2),
+     (2, 0, 0, 0, 2), (0, 0, 0, 0, 3), (8, 0, 0, 0, 3), (1, 0, 0, 0, 4), (2, 0, 0, 0, 4), (8, 0, 0, 0, 4)],
 )
 def test_rope_tuned_configurations(
-    kernels: ModuleType, dtype: torch.dtype, by: int, tpt: int, cap: int, hpt: int
+    kernels: ModuleType, dtype: torch.dtype, by: int, tpt: int, cap: int, hpt: int, variant: int
 ) -> None:
     # Qwen3-8B heads (one token of 320 / 160 threads per block), a small even and a small
     # odd head count (two heads per thread: the last slot has one), odd token counts so the
-    # last block / token pair is partial, and a cos/sin per batch entry.
+    # last block / token pair is partial, a cos/sin per batch entry, and head_dim 256 (32
+    # lanes per head in the one-pack kernel for bf16/fp16; fp32 needs 64, which it refuses).
     es = torch.empty((), dtype=dtype).element_size()
-    for batch, seq, hq, hk, d, cb in ((1, 77, 32, 8, 128, 1), (2, 9, 4, 2, 64, 2), (1, 5, 3, 2, 64, 1)):
+    cases = ((1, 77, 32, 8, 128, 1), (2, 9, 4, 2, 64, 2), (1, 5, 3, 2, 64, 1), (3, 6, 2, 1, 256, 1))
+    for batch, seq, hq, hk, d, cb in cases:
         lanes = (d // 2) // (16 // es)
-        heads = (hq + hk + 1) // 2 if hpt == 2 else hq + hk
-        width = (heads * lanes + 31) // 32 * 32
-        limit = 320 if (tpt == 2 or hpt == 2) else 640 if (cap or width > 512) else 512
-        if max(by, 1) * width > limit:
-            continue  # more threads than that variant's block limit (the op refuses it)
+        if variant == 4:
+            if 2 * lanes > 32:
+                continue  # a head's lanes must share a warp (the op refuses it)
+            width, limit = (2 * (hq + hk) * lanes + 31) // 32 * 32, 1024
+        else:
+            two = hpt == 2 or variant in (2, 3) or (variant <= 1 and hpt == 0 and tpt <= 1 and cap == 0)
+            heads = (hq + hk + 1) // 2 if two else hq + hk
+            width = (heads * lanes + 31) // 32 * 32
+            limit = 320 if (tpt == 2 or two) else 640 if (cap or width > 512) else 512
+        if max(by, 1) * width > limit and (by, tpt, cap, hpt, variant) != (0, 0, 0, 0, 0):
+            continue  # more threads than that variant's block limit (the op refuses it; the default never does)
         q, k, base = _qk_views(batch, seq, hq, hk, d, dtype, seed=seq + by)
         cos = _randn(cb, seq, d, dtype=dtype, seed=1)
         sin = _randn(cb, seq, d, dtype=dtype, seed=2)
         q_ref, k_ref = ref_rope(q, cos, sin), ref_rope(k, cos, sin)
         padding = base[..., (hq + hk) * d :].clone()
-        kernels.ops.rope_tuned_(q, k, cos, sin, by, tpt, cap, hpt)
+        kernels.ops.rope_tuned_(q, k, cos, sin, by, tpt, cap, hpt, variant)
         assert_close_rel(q, q_ref, dtype)
         assert_close_rel(k, k_ref, dtype)
         assert torch.equal(base[..., (hq + hk) * d :], padding), "rope_tuned_ wrote outside q and k"

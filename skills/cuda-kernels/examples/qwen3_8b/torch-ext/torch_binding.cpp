@@ -273,8 +273,9 @@ void rope_(at::Tensor& q, at::Tensor& k, const at::Tensor& cos, const at::Tensor
 }
 
 void rope_tuned_(at::Tensor& q, at::Tensor& k, const at::Tensor& cos, const at::Tensor& sin, int64_t tokens_per_block,
-                 int64_t tokens_per_thread, int64_t reg_cap, int64_t heads_per_thread) {
+                 int64_t tokens_per_thread, int64_t reg_cap, int64_t heads_per_thread, int64_t variant) {
   qwen3_kernels::RopeTuning tuning;
+  tuning.variant = static_cast<int>(variant);
   tuning.heads_per_thread = static_cast<int>(heads_per_thread);
   tuning.tokens_per_block = static_cast<int>(tokens_per_block);
   tuning.tokens_per_thread = static_cast<int>(tokens_per_thread);
@@ -358,7 +359,7 @@ TORCH_LIBRARY_EXPAND(TORCH_EXTENSION_NAME, ops) {
   ops.impl("swiglu_tuned", c10::kCUDA, &swiglu_tuned);
   ops.def(
       "rope_tuned_(Tensor(a!) q, Tensor(b!) k, Tensor cos, Tensor sin, int tokens_per_block, int tokens_per_thread, "
-      "int reg_cap, int heads_per_thread=0) -> ()");
+      "int reg_cap, int heads_per_thread=0, int variant=0) -> ()");
   ops.impl("rope_tuned_", c10::kCUDA, &rope_tuned_);
 }
 

@@ -286,6 +286,7 @@ def _rope_tuned__fake(
     tokens_per_thread: int,
     reg_cap: int,
     heads_per_thread: int = 0,
+    variant: int = 0,
 ) -> None:
     return None
 
