@@ -153,8 +153,7 @@ def render_markdown(data: dict[str, Any], source: str | None = None, json_name: 
             "rpg = rows per 16-lane group, pers = the pipelined persistent kernel. SwiGLU: "
             "vpt = 16-byte packs per operand and thread, exact = IEEE division and expf. RoPE: tpb / tpt = tokens per "
             "block / per thread, cap = 48-register cap, hpt = heads per thread, var = kernel (1 = token loop, token / seq "
-            "divided per thread; 2 / 3 = two heads per thread, batch as a grid dimension, 64 / 48 registers; 4 = one "
-            "16-byte pack per thread).",
+            "divided per thread; 2 = two heads per thread, batch as a grid dimension).",
             "",
             "| op | shape | configuration | us | % of copy | vs default |",
             "|---|---|---|---|---|---|",

@@ -97,9 +97,9 @@ struct RopeTuning {
   int tokens_per_thread = 0;  // tokens each thread rotates with all loads in flight: 1 or 2
   int reg_cap = 0;            // 1 = cap registers at 48 (more resident blocks, small spill); TPT 1 only
   int heads_per_thread = 0;   // 2 = one thread rotates two heads of a token (shared cos/sin); 1 = one
-  // Kernel: 1 = the token-loop kernels above (token / seq divided per thread); 2, 3 = two
-  // heads per thread with the batch as grid dimension (register bound 64 / 48); 4 = one
-  // 16-byte pack per thread (head_dim / 2 <= 16 packs). 2-4 take only tokens_per_block.
+  // Kernel: 1 = the token-loop kernels the three knobs above choose from (token / seq
+  // divided per thread); 2 = two heads per thread with the batch as a grid dimension (the
+  // default when batch <= 65535; takes only tokens_per_block).
   int variant = 0;
 };
 

@@ -9,10 +9,11 @@
 // view(B, S, H, D).transpose(1, 2), which is not contiguous, and copying it first would
 // cost a full extra read and write. In place when out == in (rope_), else out of place.
 //
-// Vector kernel: a block row (threadIdx.y) covers all Hq + Hk heads of a token, LPR =
-// D/2/pack lanes per head, each lane owning one 16-byte pack in each half.
-// cos/sin of a token are read by every head from L1, from DRAM once. Scalar kernel: one
-// thread per element pair, any strides and head_dim.
+// Vector kernels: a block row (threadIdx.y) covers all Hq + Hk heads of a token, LPR =
+// D/2/pack lanes per head, each lane owning one 16-byte pack in each half (by default of
+// two heads: rope_vec2_seq_kernel, the batch entry from blockIdx.y). cos/sin of a token are
+// read by every head from L1, from DRAM once. Scalar kernel: one thread per element pair,
+// any strides and head_dim.
 #include "common.cuh"
 
 namespace qwen3_kernels {
@@ -199,14 +200,16 @@ __global__ void __launch_bounds__(320, 2) rope_vec2_kernel(const RopeArgs<T> a) 
   }
 }
 
-// Batch-grid variant of the two-heads-per-thread kernel (RopeTuning::variant 2 and 3):
-// blockIdx.y is the batch entry and each block row one token of it, so no thread divides
-// a token index by seq (split_token's 32/64-bit paths took registers and ~25 instructions)
-// and no thread loops. ptxas (sm_90, bf16, head_dim 128): 64 registers at MINB 2 against
-// the token-loop kernel's 89, and 48 at MINB 4 with a 4-byte spill; a 160-thread Qwen3
-// block then fits 6 or 8 times on an SM instead of 4.
-template <typename T, int LPR, int MINB>
-__global__ void __launch_bounds__(320, MINB) rope_vec2_seq_kernel(const RopeArgs<T> a) {
+// The default (RopeTuning::variant 2): two heads per thread like rope_vec2_kernel, but
+// blockIdx.y is the batch entry and each block row one token of it, so no thread divides a
+// token index by seq (split_token's 32/64-bit paths) and none loops. ptxas (sm_90, bf16,
+// head_dim 128): 62 registers against the token-loop kernel's 89, so a 160-thread Qwen3
+// block fits 6 times on an SM instead of 4. H200 run 6: 4-6 % less time than the token-loop
+// kernel at 512-16384 tokens (16384: 85.8 against 89.5 us). Not occupancy: capped at 48
+// registers (8 blocks per SM, a 4-byte spill) it took 0.5-2 % more time than at 62, and one
+// 16-byte pack per thread (32 registers, 60 warps per SM) took as long as the token loop.
+template <typename T, int LPR>
+__global__ void __launch_bounds__(320, 2) rope_vec2_seq_kernel(const RopeArgs<T> a) {
   constexpr int W = kVecElems<T>;
   const int heads = a.q_heads + a.k_heads;
   const int slots = (heads + 1) / 2;
@@ -246,56 +249,6 @@ __global__ void __launch_bounds__(320, MINB) rope_vec2_seq_kernel(const RopeArgs
       store_pack<T, W>(out[j], o_lo);
       store_pack<T, W>(out[j] + a.half, o_hi);
     }
-  }
-}
-
-// One 16-byte pack per thread (RopeTuning::variant 4), the shape of torch.compile's
-// kernel for this op: 2 x LPR lanes cover a head row, lane p reads its own pack and its
-// rotate-half partner p ^ LPR (the same warp instruction fetches that line, so the second
-// load is an L1 hit), cos/sin at p, and writes only its own pack. About 30 registers, so
-// occupancy is bounded by threads, not registers. A head's lanes must share a warp
-// (2 x LPR <= 32): in place, the partner's load has to precede this lane's store, which
-// __syncwarp orders. Padding lanes and rows past seq still reach the __syncwarp.
-template <typename T, int LPR>
-__global__ void __launch_bounds__(1024) rope_pack_kernel(const RopeArgs<T> a) {
-  static_assert(2 * LPR <= 32, "a head's lanes must be in one warp");
-  constexpr int W = kVecElems<T>;
-  constexpr int LPH = 2 * LPR;
-  const int slot = static_cast<int>(threadIdx.x) / LPH;
-  const int p = static_cast<int>(threadIdx.x) % LPH;
-  const int64_t s = static_cast<int64_t>(blockIdx.x) * blockDim.y + threadIdx.y;
-  const int64_t b = blockIdx.y;
-  const bool active = slot < a.q_heads + a.k_heads && s < a.seq;
-  const bool hi = p >= LPR;
-  Pack<T, W> x, xp, cv, sv;
-  T* out = nullptr;
-  if (active) {
-    const bool is_q = slot < a.q_heads;
-    const int h = is_q ? slot : slot - a.q_heads;
-    const int64_t* ist = is_q ? a.q_in_st : a.k_in_st;
-    const int64_t* ost = is_q ? a.q_out_st : a.k_out_st;
-    const T* xi = (is_q ? a.q_in : a.k_in) + b * ist[0] + h * ist[1] + s * ist[2];
-    x = load_pack<T, W>(xi + p * W);
-    xp = load_pack<T, W>(xi + (p ^ LPR) * W);
-    cv = load_pack<T, W>(a.cos + b * a.cos_st[0] + s * a.cos_st[1] + p * W);
-    sv = load_pack<T, W>(a.sin + b * a.sin_st[0] + s * a.sin_st[1] + p * W);
-    out = (is_q ? a.q_out : a.k_out) + b * ost[0] + h * ost[1] + s * ost[2] + p * W;
-  }
-  __syncwarp();
-  if (active) {
-    float xf[W], pf[W], cf[W], sf[W], of[W];
-    unpack<T, W>(x, xf);
-    unpack<T, W>(xp, pf);
-    unpack<T, W>(cv, cf);
-    unpack<T, W>(sv, sf);
-    // rotate_packs' rounding exactly: low half fma(x, c, -(x_hi * s)), high half
-    // fma(x, c, x_lo * s); the negation is exact.
-#pragma unroll
-    for (int e = 0; e < W; ++e) {
-      const float t = pf[e] * sf[e];
-      of[e] = fmaf(xf[e], cf[e], hi ? t : -t);
-    }
-    store_pack<T, W>(out, pack_floats<T, W>(of));
   }
 }
 
@@ -376,32 +329,18 @@ void launch_vec2(const RopeArgs<T>& a, int by, cudaStream_t stream) {
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
 
-template <typename T, int LPR, int MINB>
+template <typename T, int LPR>
 void launch_vec2_seq(const RopeArgs<T>& a, int by, cudaStream_t stream) {
   const int slots = (a.q_heads + a.k_heads + 1) / 2;
   const int bx = static_cast<int>(ceil_div(static_cast<int64_t>(slots) * LPR, 32) * 32);
   TORCH_CHECK(bx * by <= 320, "rope: ", by, " tokens of ", bx, " threads exceed the 320-thread block limit of the "
               "two-heads-per-thread kernel");
   const dim3 grid(static_cast<unsigned>(ceil_div(a.seq, by)), static_cast<unsigned>(a.batch));
-  rope_vec2_seq_kernel<T, LPR, MINB><<<grid, dim3(bx, by), 0, stream>>>(a);
+  rope_vec2_seq_kernel<T, LPR><<<grid, dim3(bx, by), 0, stream>>>(a);
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
 
-template <typename T, int LPR>
-void launch_pack(const RopeArgs<T>& a, int by, cudaStream_t stream) {
-  if constexpr (2 * LPR <= 32) {
-    const int bx = static_cast<int>(ceil_div(static_cast<int64_t>(a.q_heads + a.k_heads) * 2 * LPR, 32) * 32);
-    TORCH_CHECK(bx * by <= 1024, "rope: ", by, " tokens of ", bx, " threads exceed the 1024-thread block limit of "
-                "the one-pack-per-thread kernel");
-    const dim3 grid(static_cast<unsigned>(ceil_div(a.seq, by)), static_cast<unsigned>(a.batch));
-    rope_pack_kernel<T, LPR><<<grid, dim3(bx, by), 0, stream>>>(a);
-    C10_CUDA_KERNEL_LAUNCH_CHECK();
-  } else {
-    TORCH_CHECK(false, "rope: the one-pack-per-thread kernel needs head_dim / 2 <= 16 packs of 16 bytes");
-  }
-}
-
-// Whether the batch-grid kernels (variants 2-4) can take this call: the batch is a grid
+// Whether the batch-grid kernel (variant 2) can take this call: the batch is a grid
 // dimension (at most 65535) and seq / tokens per block must fit the x dimension.
 template <typename T>
 bool batch_grid_ok(const RopeArgs<T>& a) { return a.batch <= 65535 && a.seq < (int64_t{1} << 31) - 8; }
@@ -409,30 +348,23 @@ bool batch_grid_ok(const RopeArgs<T>& a) { return a.batch <= 65535 && a.seq < (i
 template <typename T, int LPR>
 void launch_vec(const RopeArgs<T>& a, const RopeTuning& t, cudaStream_t stream) {
   const int heads = a.q_heads + a.k_heads;
-  TORCH_CHECK(t.variant >= 0 && t.variant <= 4, "rope: variant must be 0 (built-in) or 1-4, got ", t.variant);
+  TORCH_CHECK(t.variant >= 0 && t.variant <= 2, "rope: variant must be 0 (built-in), 1 or 2, got ", t.variant);
   const bool token_loop_knobs = t.tokens_per_thread > 0 || t.reg_cap > 0 || t.heads_per_thread > 0;
-  TORCH_CHECK(t.variant <= 1 || !token_loop_knobs,
+  TORCH_CHECK(t.variant != 2 || !token_loop_knobs,
               "rope: tokens_per_thread, reg_cap and heads_per_thread belong to variant 1 (the token-loop kernels)");
-  const int pack_bx = static_cast<int>(ceil_div(static_cast<int64_t>(heads) * 2 * LPR, 32) * 32);
-  int variant = t.variant;
-  if (variant == 0) {
-    // Built-in: one pack per thread when a head's lanes fit a warp and a token fits a block.
-    variant = (!token_loop_knobs && batch_grid_ok(a) && 2 * LPR <= 32 && pack_bx <= 1024) ? 4 : 1;
-  }
-  if (variant >= 2) {
-    TORCH_CHECK(batch_grid_ok(a), "rope: variant ", variant, " needs batch <= 65535, got ", a.batch);
-    const int bx = variant == 4 ? pack_bx : static_cast<int>(ceil_div(static_cast<int64_t>((heads + 1) / 2) * LPR, 32) * 32);
-    int by = t.tokens_per_block > 0 ? t.tokens_per_block : 256 / bx;
+  const int bx2 = static_cast<int>(ceil_div(static_cast<int64_t>((heads + 1) / 2) * LPR, 32) * 32);
+  const bool batch_grid = batch_grid_ok(a) && bx2 <= 320;
+  if (t.variant == 2 || (t.variant == 0 && !token_loop_knobs && batch_grid)) {
+    TORCH_CHECK(batch_grid, "rope: variant 2 needs batch <= 65535 and a token's heads in 320 threads, got batch ",
+                a.batch, " and ", bx2, " threads");
+    int by = t.tokens_per_block > 0 ? t.tokens_per_block : 256 / bx2;
     by = by < 1 ? 1 : by;
     TORCH_CHECK(by == 1 || by == 2 || by == 4 || by == 8, "rope: tokens_per_block must be 1, 2, 4 or 8, got ", by);
-    if (variant == 4) return launch_pack<T, LPR>(a, by, stream);
-    if (variant == 3) return launch_vec2_seq<T, LPR, 4>(a, by, stream);
-    return launch_vec2_seq<T, LPR, 2>(a, by, stream);
+    return launch_vec2_seq<T, LPR>(a, by, stream);
   }
-  // Default: two heads per thread when a token has several heads and both halves of
-  // them fit one block; tokens_per_thread / reg_cap choose the one-head kernels.
-  const int slots = (heads + 1) / 2;
-  const int bx2 = static_cast<int>(ceil_div(static_cast<int64_t>(slots) * LPR, 32) * 32);
+  // Variant 1, the token-loop kernels (the default up to H200 run 5, and still the one for
+  // batches above 65535): two heads per thread when a token has several heads and both
+  // halves of them fit one block; tokens_per_thread / reg_cap choose the one-head kernels.
   int hpt = t.heads_per_thread > 0 ? t.heads_per_thread
             : (heads >= 4 && bx2 <= 320 && t.tokens_per_thread <= 1 && t.reg_cap <= 0) ? 2 : 1;
   TORCH_CHECK(hpt == 1 || hpt == 2, "rope: heads_per_thread must be 1 or 2, got ", hpt);

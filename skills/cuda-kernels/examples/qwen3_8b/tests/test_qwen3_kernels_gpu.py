@@ -187,9 +187,11 @@ def test_tuned_configurations_are_correct(
 
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_default_row_table_for_every_batch_size(kernels: ModuleType, dtype: torch.dtype) -> None:
-    # The default launch table switches at 264 and 1024 rows (1, 2, 4 packs per thread).
+    # The default launch table switches at 4 x SMs (plain) or 264 (fused) and at 1024 rows
+    # (1, 2, 4 packs per thread).
     w = _randn(4096, dtype=dtype, seed=11)
-    for rows in (1, 264, 265, 1024, 1025, 2049):
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    for rows in (1, 264, 265, 4 * sms, 4 * sms + 1, 1024, 1025, 2049):
         x = _randn(rows, 4096, dtype=dtype, seed=rows)
         r = _randn(rows, 4096, dtype=dtype, seed=rows + 1)
         _poison(_nbytes(x.shape, dtype), _nbytes(x.shape, dtype))
@@ -217,8 +219,9 @@ import qwen3_8b_kernels as k
 x = torch.randn(4, 64, device="cuda", dtype=torch.bfloat16)
 q, kk = torch.randn(1, 4, 3, 128, device="cuda", dtype=torch.bfloat16), torch.randn(1, 2, 3, 128, device="cuda", dtype=torch.bfloat16)
 cs = torch.randn(1, 3, 128, device="cuda", dtype=torch.bfloat16)
-qw, kw = torch.randn(1, 2, 3, 512, device="cuda", dtype=torch.bfloat16), torch.randn(1, 1, 3, 512, device="cuda", dtype=torch.bfloat16)
-cw = torch.randn(1, 3, 512, device="cuda", dtype=torch.bfloat16)
+# more batch entries than a grid's y dimension holds
+qw, kw = torch.randn(65536, 1, 1, 128, device="cuda", dtype=torch.bfloat16), torch.randn(65536, 1, 1, 128, device="cuda", dtype=torch.bfloat16)
+cw = torch.randn(1, 1, 128, device="cuda", dtype=torch.bfloat16)
 checks = [
     ("weight must have shape", lambda: k.ops.rms_norm(x, torch.randn(32, device="cuda", dtype=torch.bfloat16), 1e-6)),
     ("unsupported dtype", lambda: k.ops.rms_norm(x.double(), None, 1e-6)),
@@ -226,9 +229,9 @@ checks = [
     ("differs from up shape", lambda: k.ops.swiglu(x, x[:2])),
     ("threads must be", lambda: k.ops.rms_norm_tuned(x, None, None, 1e-6, 33, 0, -1, 0)),
     ("vpt must be", lambda: k.ops.swiglu_tuned(x, x, 128, 3, 0)),
-    ("variant must be", lambda: k.ops.rope_tuned_(q, kk, cs, cs, 0, 0, 0, 0, 5)),
-    ("belong to variant 1", lambda: k.ops.rope_tuned_(q, kk, cs, cs, 0, 2, 0, 0, 4)),
-    ("needs head_dim / 2 <= 16 packs", lambda: k.ops.rope_tuned_(qw, kw, cw, cw, 0, 0, 0, 0, 4)),
+    ("variant must be", lambda: k.ops.rope_tuned_(q, kk, cs, cs, 0, 0, 0, 0, 3)),
+    ("belong to variant 1", lambda: k.ops.rope_tuned_(q, kk, cs, cs, 0, 2, 0, 0, 2)),
+    ("variant 2 needs batch <= 65535", lambda: k.ops.rope_tuned_(qw, kw, cw, cw, 0, 0, 0, 0, 2)),
 ]
 for expected, call in checks:
     try:
@@ -432,28 +435,23 @@ def test_rope_matches_transformers(kernels: ModuleType) -> None:
     ("by", "tpt", "cap", "hpt", "variant"),
     [(1, 1, 0, 1, 0), (1, 1, 1, 1, 0), (2, 1, 1, 1, 0), (1, 2, 0, 1, 0), (0, 2, 0, 0, 0), (8, 1, 0, 1, 0),
      (1, 1, 0, 2, 0), (2, 1, 0, 2, 0), (8, 1, 0, 2, 0), (0, 0, 0, 0, 0), (0, 0, 0, 0, 1), (1, 0, 0, 0, 2),
-     (2, 0, 0, 0, 2), (0, 0, 0, 0, 3), (8, 0, 0, 0, 3), (1, 0, 0, 0, 4), (2, 0, 0, 0, 4), (8, 0, 0, 0, 4)],
+     (2, 0, 0, 0, 2), (8, 0, 0, 0, 2)],
 )
 def test_rope_tuned_configurations(
     kernels: ModuleType, dtype: torch.dtype, by: int, tpt: int, cap: int, hpt: int, variant: int
 ) -> None:
     # Qwen3-8B heads (one token of 320 / 160 threads per block), a small even and a small
     # odd head count (two heads per thread: the last slot has one), odd token counts so the
-    # last block / token pair is partial, a cos/sin per batch entry, and head_dim 256 (32
-    # lanes per head in the one-pack kernel for bf16/fp16; fp32 needs 64, which it refuses).
+    # last block / token pair is partial, a cos/sin per batch entry (variant 2 takes the batch
+    # entry from the grid), and head_dim 256.
     es = torch.empty((), dtype=dtype).element_size()
     cases = ((1, 77, 32, 8, 128, 1), (2, 9, 4, 2, 64, 2), (1, 5, 3, 2, 64, 1), (3, 6, 2, 1, 256, 1))
     for batch, seq, hq, hk, d, cb in cases:
         lanes = (d // 2) // (16 // es)
-        if variant == 4:
-            if 2 * lanes > 32:
-                continue  # a head's lanes must share a warp (the op refuses it)
-            width, limit = (2 * (hq + hk) * lanes + 31) // 32 * 32, 1024
-        else:
-            two = hpt == 2 or variant in (2, 3) or (variant <= 1 and hpt == 0 and tpt <= 1 and cap == 0)
-            heads = (hq + hk + 1) // 2 if two else hq + hk
-            width = (heads * lanes + 31) // 32 * 32
-            limit = 320 if (tpt == 2 or two) else 640 if (cap or width > 512) else 512
+        two = hpt == 2 or variant == 2 or (hpt == 0 and tpt <= 1 and cap == 0 and hq + hk >= 4)
+        heads = (hq + hk + 1) // 2 if two else hq + hk
+        width = (heads * lanes + 31) // 32 * 32
+        limit = 320 if (tpt == 2 or two) else 640 if (cap or width > 512) else 512
         if max(by, 1) * width > limit and (by, tpt, cap, hpt, variant) != (0, 0, 0, 0, 0):
             continue  # more threads than that variant's block limit (the op refuses it; the default never does)
         q, k, base = _qk_views(batch, seq, hq, hk, d, dtype, seed=seq + by)
@@ -465,6 +463,21 @@ def test_rope_tuned_configurations(
         assert_close_rel(q, q_ref, dtype)
         assert_close_rel(k, k_ref, dtype)
         assert torch.equal(base[..., (hq + hk) * d :], padding), "rope_tuned_ wrote outside q and k"
+
+
+def test_rope_batch_beyond_the_grid_limit_takes_the_token_loop(kernels: ModuleType) -> None:
+    # The default kernel puts the batch on the grid's y axis (at most 65535); a larger batch
+    # must still be rotated, by the token-loop kernel, in place and out of place.
+    batch, seq, hq, hk, d = 65537, 2, 2, 1, 64
+    q, k, base = _qk_views(batch, seq, hq, hk, d, torch.bfloat16, seed=5)
+    cos = _randn(1, seq, d, seed=6)
+    sin = _randn(1, seq, d, seed=7)
+    q_ref, k_ref = ref_rope(q, cos, sin), ref_rope(k, cos, sin)
+    q_out, k_out = kernels.rope(q, k, cos, sin)
+    assert_close_rel(q_out, q_ref, torch.bfloat16)
+    assert_close_rel(k_out, k_ref, torch.bfloat16)
+    kernels.rope_(q, k, cos, sin)
+    assert torch.equal(q, q_out) and torch.equal(k, k_out)
 
 
 def test_rope_empty(kernels: ModuleType) -> None:
