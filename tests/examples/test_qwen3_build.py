@@ -136,12 +136,25 @@ def test_committed_qk_norm_rope_results_md_is_make_results_output_of_its_json(tm
 def test_compare_runs_estimates_from_the_committed_runs() -> None:
     bench = EXAMPLE / "benchmarks"
     proc = _run([sys.executable, str(bench / "compare_runs.py"), str(bench / "logs" / "h200_run1" / "results.json"),
-                 str(bench / "results.json"), "--e2e", str(EXAMPLE / "integration" / "results" / "e2e_h200.json")])
+                 str(bench / "logs" / "h200_run3" / "results.json"), "--e2e",
+                 str(EXAMPLE / "integration" / "results" / "e2e_h200.json")])
     assert proc.returncode == 0, proc.stderr
     assert "| swiglu | 4096x12288 (halves of gate_up [4096, 24576]) | 89.34 | 71.26 |" in proc.stdout
     assert "x 36 layers" in proc.stdout and "(estimate)" in proc.stdout
     bad = _run([sys.executable, str(bench / "compare_runs.py"), "/nonexistent.json", str(bench / "results.json")])
     assert bad.returncode == 1 and "cannot read" in bad.stderr
+
+
+def test_the_committed_results_are_the_newest_runs_json_and_describe_the_fresh_output_timer() -> None:
+    # results.json is run 7's, byte for byte, and every committed run since run 5 kept each
+    # call's output (the timer that replaced the one-buffer timer of runs 1-4).
+    bench = EXAMPLE / "benchmarks"
+    assert (bench / "results.json").read_bytes() == (bench / "logs" / "h200_run7" / "results.json").read_bytes()
+    for run in ("h200_run5", "h200_run6", "h200_run7"):
+        meta = json.loads((bench / "logs" / run / "results.json").read_text())["meta"]
+        assert "own output buffer" in meta["timing"], run
+    one_buffer = json.loads((bench / "logs" / "h200_run3" / "results.json").read_text())["meta"]
+    assert "own output buffer" not in one_buffer.get("timing", "")
 
 
 def _relative_links(markdown: str) -> list[str]:
