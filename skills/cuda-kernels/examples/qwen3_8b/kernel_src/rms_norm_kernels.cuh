@@ -549,7 +549,7 @@ void launch_norm_typed(const RmsNormParams& p, const RmsNormTuning& t, cudaStrea
       a.nvec = static_cast<int>(nvec);
       const bool persistent = t.persistent == 1;  // default (-1): one block per row
       // Early weight by default: with bf16 unpacked by bit operations it costs no registers
-      // at 1, 2 or 4 packs per thread (ptxas: 32 / 50 / 72 either way) and saves a memory
+      // at 1, 2 or 4 packs per thread (ptxas: 32 / 32 / 72 either way) and saves a memory
       // latency per row. hint bit 1 flips it (late, Triton's placement). VPT 8 is always late.
       int mode = (t.hint & kStreamLoads) | kEarlyWeight;
       if (t.hint & 2) mode ^= kEarlyWeight;

@@ -204,10 +204,10 @@ __global__ void __launch_bounds__(320, 2) rope_vec2_kernel(const RopeArgs<T> a) 
 // blockIdx.y is the batch entry and each block row one token of it, so no thread divides a
 // token index by seq (split_token's 32/64-bit paths) and none loops. ptxas (sm_90, bf16,
 // head_dim 128): 62 registers against the token-loop kernel's 89, so a 160-thread Qwen3
-// block fits 6 times on an SM instead of 4. H200 run 6: 4.7-6.4 % less time than the
+// block fits 6 times on an SM instead of 4. H200 run 6: 4.2-6.5 % less time than the
 // token-loop kernel at 512-16384 tokens (16384: 85.8 against 89.5 us). Not occupancy: capped
 // at 48 registers (8 blocks per SM, a 4-byte spill) it took 1.7-2.7 % more time than at 62,
-// and one 16-byte pack per thread (32 registers, 60 warps per SM) 2.3-3.9 % more than the
+// and one 16-byte pack per thread (32 registers, 60 warps per SM) 2.2-3.9 % more than the
 // token loop.
 template <typename T, int LPR>
 __global__ void __launch_bounds__(320, 2) rope_vec2_seq_kernel(const RopeArgs<T> a) {
