@@ -20,6 +20,7 @@ import pytest
 import skilldocs
 
 QWEN3_KERNELS = "examples/qwen3_8b/benchmarks/results.json"
+QWEN3_KERNELS_RUN5 = "examples/qwen3_8b/benchmarks/logs/h200_run5/results.json"  # run-3 kernels, fresh outputs
 QWEN3_KERNELS_RUN3 = "examples/qwen3_8b/benchmarks/logs/h200_run3/results.json"  # one-buffer timer, 50-register VPT 2
 QWEN3_E2E = "examples/qwen3_8b/integration/results/e2e_h200.json"
 LTX_KERNELS = "examples/ltx_video/benchmarks/bench.json"
@@ -56,6 +57,21 @@ def _tuning(op: str, shape: str, field: str, **config: int) -> Callable[[Any], f
         assert len(rows) == 1, f"{op} {shape} {config}: {len(rows)} sweep entries"
         return rows[0][field]
     return read
+
+
+def _kernel_us(op: str, shape: str) -> Callable[[Any], float]:
+    return _result_us(op, shape, "kernel")
+
+
+def _result_us(op: str, shape: str, provider: str) -> Callable[[Any], float]:
+    def read(data: Any) -> float:
+        (row,) = [r for r in data["results"] if r["op"] == op and r["shape"] == shape]
+        return row["providers"][provider]["us"]
+    return read
+
+
+def _load(file: str) -> Any:
+    return json.loads((skilldocs.SKILL / file).read_text(encoding="utf-8"))
 
 
 def _prefill(variant: str, tokens: int) -> Callable[[Any], float]:
@@ -206,6 +222,16 @@ QUOTES = [
     # benchmark no longer times it; run 2's JSON holds it).
     Quote(TROUBLE, LTX_KERNELS_RUN2, lambda d: d["copy_bandwidth_graph_gbs"],
           "{} GB/s for a 1 GiB `copy_` replayed from a graph"),
+    # One wave or two (troubleshooting): the 1024-row RMSNorm before (run 5) and after (run 7)
+    # the 32-register cap.
+    Quote(TROUBLE, QWEN3_KERNELS_RUN5, _kernel_us("rms_norm", "1x1024x4096"), "less time ({} →", "{:.2f}"),
+    Quote(TROUBLE, QWEN3_KERNELS, _kernel_us("rms_norm", "1x1024x4096"), "→ {} µs, [run 5]", "{:.2f}"),
+    Quote(TROUBLE, QWEN3_KERNELS, lambda d: 100 * (1 - _kernel_us("rms_norm", "1x1024x4096")(d)
+                                                   / _kernel_us("rms_norm", "1x1024x4096")(_load(QWEN3_KERNELS_RUN5))),
+          "it took {} % less time (6.97", "{:.0f}"),
+    Quote(TROUBLE, QWEN3_KERNELS,
+          lambda d: _result_us("rms_norm", "1x1024x4096", "triton")(d) / _kernel_us("rms_norm", "1x1024x4096")(d),
+          "and {}× its speed", "{:.2f}"),
     # Launch-configuration sweep.
     Quote(H200, QWEN3_KERNELS, _tuning("rms_norm", RMS_BIG, "us", threads=128, persistent=0, hint=0), "ran {} µs"),
     Quote(H200, QWEN3_KERNELS, _tuning("rms_norm", RMS_BIG, "pct_copy", threads=128, persistent=0, hint=0),
