@@ -145,6 +145,8 @@ __device__ __forceinline__ void store_normed_packs(const Pack<T, W> (&xv)[N], co
 // ptxas -v (sm_90, bf16 with weight): 32 / 32 / 72 / 126 registers plain (VPT 2 spills 8
 // bytes: one 64-bit address, stored before the loads and reloaded from L1 once), 40 / 64 /
 // 116 fused. 4096 bf16 at 4 packs x 128 threads: 7 blocks, 56 KB in flight per SM.
+// (The 8-block minimum holds on SMs of 2048 threads: sm_80, sm_90, sm_100. On 1536-thread
+// SMs, sm_86/89/120, ptxas ignores it and VPT 2 takes 34-40 registers.)
 // VPT 2 was 512 x 2 until H200 run 5: ptxas gave it 50 registers, so only 4 blocks of 256
 // threads fit an SM and 1024 rows of 4096 (one block each) took two waves on 132 SMs where
 // the plain Triton kernel (32 registers, 8 blocks) needs one: 7.05 against 5.73 us. Capped
@@ -503,13 +505,14 @@ int row_max_threads(int vpt) {
 // threads per row with several packs each (more bytes in flight per thread, more blocks
 // per SM: 4096 bf16 -> 128 threads x 4 packs); a few hundred rows cannot fill the GPU
 // with blocks, so they want more threads per row (shorter per-thread chains). The plain
-// norm keeps one pack per thread while one 512-thread block per row still fits in one
-// wave (4 per SM: rows <= 4 x SMs, 528 on an H200): at 512 rows of 4096 it took 4.25 us
-// against 4.57 for 256 threads x 2 packs (run 6; 4.26 against 4.38 in run 5). The fused
-// kernel, whose 512-thread blocks fit 3 per SM, switches at 264 rows as before.
+// norm with rows of at most 512 packs keeps one pack per thread while one block per row
+// still fits in one wave (4 blocks of 512 threads per SM: rows <= 4 x SMs, 528 on an
+// H200): at 512 rows of 4096 it took 4.25 us against 4.57 for 256 threads x 2 packs (run
+// 6; 4.26 against 4.38 in run 5). Longer rows (1024-thread blocks fit 2 per SM) and the
+// fused kernel (512-thread blocks fit 3 per SM) switch at 264 rows as before.
 template <bool ADD>
 int default_row_vpt(int64_t rows, int64_t nvec, int sms) {
-  const int64_t one_pack_rows = ADD ? 264 : int64_t{4} * sms;
+  const int64_t one_pack_rows = (!ADD && nvec <= 512) ? int64_t{4} * sms : 264;
   int vpt = rows > 1024 ? (ADD ? 2 : 4) : rows > one_pack_rows ? 2 : 1;
   while (vpt < kRowMaxVpt<ADD> && ceil_div(nvec, vpt) > row_max_threads<ADD>(vpt)) vpt *= 2;
   return vpt;

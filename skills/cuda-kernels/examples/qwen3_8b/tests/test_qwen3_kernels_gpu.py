@@ -187,8 +187,8 @@ def test_tuned_configurations_are_correct(
 
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_default_row_table_for_every_batch_size(kernels: ModuleType, dtype: torch.dtype) -> None:
-    # The default launch table switches at 4 x SMs (plain) or 264 (fused) and at 1024 rows
-    # (1, 2, 4 packs per thread).
+    # The default launch table switches at 4 x SMs (plain rows of <= 512 packs) or 264 (fused,
+    # and fp32 rows of 1024 packs) and at 1024 rows (1, 2, 4 packs per thread).
     w = _randn(4096, dtype=dtype, seed=11)
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     for rows in (1, 264, 265, 4 * sms, 4 * sms + 1, 1024, 1025, 2049):
@@ -222,6 +222,8 @@ cs = torch.randn(1, 3, 128, device="cuda", dtype=torch.bfloat16)
 # more batch entries than a grid's y dimension holds
 qw, kw = torch.randn(65536, 1, 1, 128, device="cuda", dtype=torch.bfloat16), torch.randn(65536, 1, 1, 128, device="cuda", dtype=torch.bfloat16)
 cw = torch.randn(1, 1, 128, device="cuda", dtype=torch.bfloat16)
+q6, k6 = torch.randn(1, 2, 3, 6, device="cuda", dtype=torch.bfloat16), torch.randn(1, 1, 3, 6, device="cuda", dtype=torch.bfloat16)
+c6 = torch.randn(1, 3, 6, device="cuda", dtype=torch.bfloat16)
 checks = [
     ("weight must have shape", lambda: k.ops.rms_norm(x, torch.randn(32, device="cuda", dtype=torch.bfloat16), 1e-6)),
     ("unsupported dtype", lambda: k.ops.rms_norm(x.double(), None, 1e-6)),
@@ -232,6 +234,7 @@ checks = [
     ("variant must be", lambda: k.ops.rope_tuned_(q, kk, cs, cs, 0, 0, 0, 0, 3)),
     ("belong to variant 1", lambda: k.ops.rope_tuned_(q, kk, cs, cs, 0, 2, 0, 0, 2)),
     ("variant 2 needs batch <= 65535", lambda: k.ops.rope_tuned_(qw, kw, cw, cw, 0, 0, 0, 0, 2)),
+    ("variant must be", lambda: k.ops.rope_tuned_(q6, k6, c6, c6, 0, 0, 0, 0, 3)),  # head_dim 6: scalar kernel
 ]
 for expected, call in checks:
     try:
@@ -259,7 +262,7 @@ def test_bad_input_raises_runtime_error_with_a_message(kernels: ModuleType) -> N
         pytest.fail(f"the process died with signal {-proc.returncode} instead of raising RuntimeError "
                     f"(passed before it: {proc.stdout.split()!r}); stderr tail: {proc.stderr[-1500:]}")
     assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
-    assert proc.stdout.count("ok ") == 9
+    assert proc.stdout.count("ok ") == 10
 
 
 def test_rms_norm_runs_on_the_current_stream(kernels: ModuleType) -> None:
