@@ -43,10 +43,10 @@ HUB = "references/huggingface-kernels-integration.md"
 TROUBLE = "references/troubleshooting.md"
 
 
-def _result(op: str, shape: str, provider: str) -> Callable[[Any], float]:
+def _result(op: str, shape: str, provider: str, field: str = "pct_copy") -> Callable[[Any], float]:
     def read(data: Any) -> float:
         (row,) = [r for r in data["results"] if r["op"] == op and r["shape"] == shape]
-        return row["providers"][provider]["pct_copy"]
+        return row["providers"][provider][field]
     return read
 
 
@@ -56,17 +56,6 @@ def _tuning(op: str, shape: str, field: str, **config: int) -> Callable[[Any], f
                 and all(r["config"].get(k) == v for k, v in config.items())]
         assert len(rows) == 1, f"{op} {shape} {config}: {len(rows)} sweep entries"
         return rows[0][field]
-    return read
-
-
-def _kernel_us(op: str, shape: str) -> Callable[[Any], float]:
-    return _result_us(op, shape, "kernel")
-
-
-def _result_us(op: str, shape: str, provider: str) -> Callable[[Any], float]:
-    def read(data: Any) -> float:
-        (row,) = [r for r in data["results"] if r["op"] == op and r["shape"] == shape]
-        return row["providers"][provider]["us"]
     return read
 
 
@@ -224,13 +213,13 @@ QUOTES = [
           "{} GB/s for a 1 GiB `copy_` replayed from a graph"),
     # One wave or two (troubleshooting): the 1024-row RMSNorm before (run 5) and after (run 7)
     # the 32-register cap.
-    Quote(TROUBLE, QWEN3_KERNELS_RUN5, _kernel_us("rms_norm", "1x1024x4096"), "less time ({} →", "{:.2f}"),
-    Quote(TROUBLE, QWEN3_KERNELS, _kernel_us("rms_norm", "1x1024x4096"), "→ {} µs, [run 5]", "{:.2f}"),
-    Quote(TROUBLE, QWEN3_KERNELS, lambda d: 100 * (1 - _kernel_us("rms_norm", "1x1024x4096")(d)
-                                                   / _kernel_us("rms_norm", "1x1024x4096")(_load(QWEN3_KERNELS_RUN5))),
+    Quote(TROUBLE, QWEN3_KERNELS_RUN5, _result("rms_norm", RMS_SMALL, "kernel", "us"), "less time ({} →", "{:.2f}"),
+    Quote(TROUBLE, QWEN3_KERNELS, _result("rms_norm", RMS_SMALL, "kernel", "us"), "→ {} µs, [run 5]", "{:.2f}"),
+    Quote(TROUBLE, QWEN3_KERNELS, lambda d: 100 * (1 - _result("rms_norm", RMS_SMALL, "kernel", "us")(d)
+                                                   / _result("rms_norm", RMS_SMALL, "kernel", "us")(_load(QWEN3_KERNELS_RUN5))),
           "it took {} % less time (6.97", "{:.0f}"),
     Quote(TROUBLE, QWEN3_KERNELS,
-          lambda d: _result_us("rms_norm", "1x1024x4096", "triton")(d) / _kernel_us("rms_norm", "1x1024x4096")(d),
+          lambda d: _result("rms_norm", RMS_SMALL, "triton", "us")(d) / _result("rms_norm", RMS_SMALL, "kernel", "us")(d),
           "and {}× its speed", "{:.2f}"),
     # Launch-configuration sweep.
     Quote(H200, QWEN3_KERNELS, _tuning("rms_norm", RMS_BIG, "us", threads=128, persistent=0, hint=0), "ran {} µs"),

@@ -27,17 +27,16 @@ from typing import Any, Callable
 
 
 def variants(k: Any, triton_peers: Any, x: Any, r: Any, w: Any, eps: float) -> dict[str, Callable[[], Any]]:
-    ops = k.ops
+    """r is None: plain RMSNorm; else the fused residual add + RMSNorm (rms_norm_tuned takes both)."""
     if r is None:
-        runs: dict[str, Callable[[], Any]] = {"default": lambda: k.rms_norm(x, w, eps)}
-        for t in (512, 256, 128):
-            runs[f"t={t}"] = lambda t=t: ops.rms_norm_tuned(x, None, w, eps, t, 0, 0, 0)[0]
-        runs["triton"] = lambda: triton_peers.rms_norm(x, w, eps)
-        return runs
-    runs = {"default": lambda: k.fused_add_rms_norm(x, r, w, eps)[0]}
+        default, triton = (lambda: k.rms_norm(x, w, eps)), (lambda: triton_peers.rms_norm(x, w, eps))
+    else:
+        default = lambda: k.fused_add_rms_norm(x, r, w, eps)[0]  # noqa: E731
+        triton = lambda: triton_peers.fused_add_rms_norm(x, r, w, eps)[0]  # noqa: E731
+    runs: dict[str, Callable[[], Any]] = {"default": default}
     for t in (512, 256, 128):
-        runs[f"t={t}"] = lambda t=t: ops.rms_norm_tuned(x, r, w, eps, t, 0, 0, 0)[0]
-    runs["triton"] = lambda: triton_peers.fused_add_rms_norm(x, r, w, eps)[0]
+        runs[f"t={t}"] = lambda t=t: k.ops.rms_norm_tuned(x, r, w, eps, t, 0, 0, 0)[0]
+    runs["triton"] = triton
     return runs
 
 

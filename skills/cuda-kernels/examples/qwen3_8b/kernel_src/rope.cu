@@ -349,7 +349,6 @@ bool batch_grid_ok(const RopeArgs<T>& a) { return a.batch <= 65535 && a.seq < (i
 template <typename T, int LPR>
 void launch_vec(const RopeArgs<T>& a, const RopeTuning& t, cudaStream_t stream) {
   const int heads = a.q_heads + a.k_heads;
-  TORCH_CHECK(t.variant >= 0 && t.variant <= 2, "rope: variant must be 0 (built-in), 1 or 2, got ", t.variant);
   const bool token_loop_knobs = t.tokens_per_thread > 0 || t.reg_cap > 0 || t.heads_per_thread > 0;
   TORCH_CHECK(t.variant != 2 || !token_loop_knobs,
               "rope: tokens_per_thread, reg_cap and heads_per_thread belong to variant 1 (the token-loop kernels)");
@@ -406,6 +405,9 @@ void launch_vec(const RopeArgs<T>& a, const RopeTuning& t, cudaStream_t stream) 
 }  // namespace
 
 void launch_rope(const RopeParams& p, const RopeTuning& tuning, cudaStream_t stream) {
+  // Before any path is chosen: shapes that take the scalar kernel must refuse a bad variant too.
+  TORCH_CHECK(tuning.variant >= 0 && tuning.variant <= 2, "rope: variant must be 0 (built-in), 1 or 2, got ",
+              tuning.variant);
   if (p.batch <= 0 || p.seq <= 0 || p.head_dim <= 0 || p.q_heads + p.k_heads <= 0) return;  // empty
   dispatch_dtype(p.dtype, [&](auto* tag) {
     using T = std::remove_pointer_t<decltype(tag)>;

@@ -274,8 +274,6 @@ void rope_(at::Tensor& q, at::Tensor& k, const at::Tensor& cos, const at::Tensor
 
 void rope_tuned_(at::Tensor& q, at::Tensor& k, const at::Tensor& cos, const at::Tensor& sin, int64_t tokens_per_block,
                  int64_t tokens_per_thread, int64_t reg_cap, int64_t heads_per_thread, int64_t variant) {
-  // Checked here as well as in the launcher: shapes that take the scalar kernel never reach it.
-  TORCH_CHECK(variant >= 0 && variant <= 2, "rope_tuned_: variant must be 0 (built-in), 1 or 2, got ", variant);
   qwen3_kernels::RopeTuning tuning;
   tuning.variant = static_cast<int>(variant);
   tuning.heads_per_thread = static_cast<int>(heads_per_thread);
