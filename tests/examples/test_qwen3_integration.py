@@ -14,6 +14,7 @@ import json
 import os
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 from types import ModuleType
 
@@ -36,6 +37,8 @@ import kernel_hub  # noqa: E402
 import patch_qwen3 as pq  # noqa: E402
 import qwen3_models as qm  # noqa: E402
 from transformers.models.llama import modeling_llama as ml  # noqa: E402
+from torch import nn  # noqa: E402
+from torch.utils._python_dispatch import TorchDispatchMode  # noqa: E402
 from transformers.models.qwen3 import modeling_qwen3 as mq  # noqa: E402
 
 ORIGINAL_ROPE = mq.apply_rotary_pos_emb
@@ -90,8 +93,9 @@ def test_the_patched_forwards_have_the_signatures_of_what_they_replace():
         return [(p.name, p.kind, p.default) for p in inspect.signature(fn).parameters.values()]
 
     ops = ModuleType("ops")
-    assert params(pq._make_decoder_forward(ops)) == params(mq.Qwen3DecoderLayer.forward)
-    assert params(pq._make_decoder_forward(ops)) == params(ml.LlamaDecoderLayer.forward)
+    for down_residual in (False, True):
+        assert params(pq._make_decoder_forward(ops, down_residual)) == params(mq.Qwen3DecoderLayer.forward)
+        assert params(pq._make_decoder_forward(ops, down_residual)) == params(ml.LlamaDecoderLayer.forward)
     assert params(pq._make_norm_forward(ops)) == params(mq.Qwen3RMSNorm.forward)
     assert params(pq._make_mlp_forward(ops, fused=True)) == params(mq.Qwen3MLP.forward)
     assert params(pq._make_rope(ORIGINAL_ROPE, ops)) == params(ORIGINAL_ROPE)
@@ -186,12 +190,13 @@ def test_patch_counts_on_the_real_size_model(qwen3_kernels):
         "input_layernorm": 36, "post_attention_layernorm": 36, "q_norm": 36, "k_norm": 36, "final_norm": 1
     }
     assert counts["fused_add_rms_norm"] == counts["swiglu"] == counts["fused_gate_up"] == 36
+    assert counts["down_residual"] == 36
     # Every attention module takes the fused q/k norm + RoPE path, so none needs the RoPE global.
     assert counts["qk_norm_rope"] == counts["fused_qkv"] == 36
     assert counts["rope_attention_modules"] == 0 and counts["rope_patch_points"] == []
     assert report.skipped == []
     assert pq.patched_roles(model) == {
-        "rms_norm": 145, "fused_add_rms_norm": 36, "swiglu+fused_gate_up": 36, "qk_norm_rope": 36
+        "rms_norm": 145, "fused_add_rms_norm+down_residual": 36, "swiglu+fused_gate_up": 36, "qk_norm_rope": 36
     }
     attn = model.model.layers[0].self_attn
     merged = attn._buffers[pq._FUSED_QKV]
@@ -230,6 +235,7 @@ def test_patched_tiny_model_matches_unpatched_in_fp32(qwen3_kernels):
     dict(rope=False),
     dict(fuse_qkv=False),
     dict(fuse_qk_norm_rope=False),
+    dict(fuse_down_residual=False),
 ])
 @pytest.mark.slow  # builds the CUDA extension (once per session)
 def test_each_patch_option_alone_keeps_the_logits(qwen3_kernels, flags):
@@ -406,6 +412,93 @@ def test_mlp_with_another_activation_is_not_swiglu(qwen3_kernels):
         assert qm.compare_logits(logits(model, IDS), ref)["rel_l2"] < 1e-5
     finally:
         pq.unpatch_qwen3(model)
+
+
+class _AtenCalls(TorchDispatchMode):
+    """Counts the aten ops a forward runs (overload packet names, e.g. 'addmm_')."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.counts: Counter[str] = Counter()
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        self.counts[func.overloadpacket.__name__] += 1
+        return func(*args, **(kwargs or {}))
+
+
+@pytest.mark.slow  # builds the CUDA extension (once per session)
+def test_down_proj_adds_the_residual_in_place_once_per_layer_without_grad(qwen3_kernels):
+    model = tiny(seed=5)
+    ref = logits(model, IDS)
+    report = pq.patch_qwen3(model, qwen3_kernels)
+    try:
+        with _AtenCalls() as ops:
+            got = logits(model, IDS)
+    finally:
+        pq.unpatch_qwen3(model)
+    layers = len(model.model.layers)
+    assert report.down_residual == [f"model.layers.{i}" for i in range(layers)]
+    # One in-place matmul per layer takes the place of down_proj's mm and the residual add.
+    assert ops.counts["addmm_"] == layers
+    assert qm.compare_logits(got, ref)["rel_l2"] < 1e-5
+
+
+@pytest.mark.slow  # builds the CUDA extension (once per session)
+def test_with_grad_enabled_the_down_residual_stays_out_of_place(qwen3_kernels):
+    # Autograd would need the residual the in-place matmul overwrites.
+    model = tiny(seed=6)
+    ids = IDS[:1]
+    with torch.enable_grad():
+        ref = model(input_ids=ids, use_cache=False).logits.detach()
+    # The fused attention rotates q/k in place on split views, which autograd refuses
+    # (the package is inference-only); the residual path alone runs with grad.
+    pq.patch_qwen3(model, qwen3_kernels, fuse_qk_norm_rope=False, rope=False)
+    try:
+        with torch.enable_grad(), _AtenCalls() as ops:
+            got = model(input_ids=ids, use_cache=False).logits.detach()
+    finally:
+        pq.unpatch_qwen3(model)
+    assert ops.counts["addmm_"] == 0
+    assert qm.compare_logits(got, ref)["rel_l2"] < 1e-5
+
+
+@pytest.mark.slow  # builds the CUDA extension (once per session)
+def test_hidden_states_the_model_returns_are_not_overwritten_by_later_layers(qwen3_kernels):
+    # Each layer's output is the sum the in-place matmul wrote; transformers records it for
+    # output_hidden_states, and no later layer may write into it.
+    model = tiny(seed=7)
+    with torch.no_grad():
+        ref = model(input_ids=IDS, use_cache=False, output_hidden_states=True).hidden_states
+        pq.patch_qwen3(model, qwen3_kernels)
+        try:
+            got = model(input_ids=IDS, use_cache=False, output_hidden_states=True).hidden_states
+        finally:
+            pq.unpatch_qwen3(model)
+    assert len(got) == len(ref) == len(model.model.layers) + 1
+    for g, r in zip(got, ref):
+        torch.testing.assert_close(g, r, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.slow  # builds the CUDA extension (once per session)
+def test_down_residual_needs_a_patched_mlp_and_a_bias_free_down_proj(qwen3_kernels):
+    model = tiny(seed=8)
+    report = pq.patch_qwen3(model, qwen3_kernels, swiglu=False, fuse_mlp=False)
+    pq.unpatch_qwen3(model)
+    assert report.down_residual == [] and len(report.fused_add_rms_norm) == len(model.model.layers)
+    assert sum("its MLP is not patched with swiglu" in why for _, why in report.skipped) == len(model.model.layers)
+
+    layer = model.model.layers[1]
+    old = layer.mlp.down_proj
+    layer.mlp.down_proj = nn.Linear(old.in_features, old.out_features, bias=True)
+    ref = logits(model, IDS)
+    report = pq.patch_qwen3(model, qwen3_kernels)
+    try:
+        got = logits(model, IDS)
+    finally:
+        pq.unpatch_qwen3(model)
+    assert "model.layers.1" not in report.down_residual and len(report.down_residual) == len(model.model.layers) - 1
+    assert ("model.layers.1", "down_proj residual: down_proj is not a plain bias-free nn.Linear") in report.skipped
+    assert qm.compare_logits(got, ref)["rel_l2"] < 1e-5
 
 
 @pytest.mark.slow  # builds the CUDA extension (once per session)

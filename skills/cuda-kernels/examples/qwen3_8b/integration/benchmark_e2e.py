@@ -55,6 +55,7 @@ ABLATIONS = {
     "patched_norms_residual_swiglu": dict(norms=True, fuse_residual=True, swiglu=True, fuse_mlp=False, rope=False),
     "patched_no_gate_up_merge": dict(norms=True, fuse_residual=True, swiglu=True, fuse_mlp=False, rope=True),
     "patched_no_qkv_merge": dict(fuse_qkv=False),
+    "patched_no_down_residual": dict(fuse_down_residual=False),
 }
 # Everything but the attention fusion (q_norm + k_norm + RoPE in one kernel, q/k/v merged):
 # what `patched` was before that fusion existed; prefill and decode, like `patched`.
@@ -73,11 +74,21 @@ DESCRIPTIONS = {
     "patched_norms_residual": "norms + residual add fused with post_attention_layernorm",
     "patched_norms_residual_swiglu": "norms + residual fusion + swiglu (separate gate/up matmuls)",
     "patched_no_gate_up_merge": "everything except merging gate_proj/up_proj into one matmul",
+    "patched_no_down_residual": "everything, but the residual add after the MLP as its own kernel "
+    "(down_proj does not accumulate into the residual)",
     "compile": "torch.compile(model), default mode, dynamic=False",
     "patched_compile": "torch.compile(patched model), default mode, dynamic=False",
     "compile_auto_mask": "torch.compile(model) called without the prepared mask mapping: transformers "
     "materializes the causal mask while tracing (prefill only; opt-in variant)",
+    "eager_cudnn_attention": "unpatched, with SDPA's backend priority set to cuDNN attention first "
+    "(prefill only; opt-in variant)",
+    "patched_cudnn_attention": "patched, with SDPA's backend priority set to cuDNN attention first "
+    "(prefill only; opt-in variant)",
 }
+# Run only when named in --variants: they measure something other than the kernels.
+OPT_IN = ("compile_auto_mask", "eager_cudnn_attention", "patched_cudnn_attention")
+VARIANT_NAMES = ("eager", "eager_cudagraph", "patched", "patched_cudagraph", "patched_no_qk_rope_fusion",
+                 *ABLATIONS, "compile", "patched_compile", *OPT_IN)
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -96,7 +107,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--decode-prompt", type=int, help="prompt length before decoding (default 512; --check: 16)")
     p.add_argument("--warmup", type=int, help="untimed runs before timing (default 3; --check: 1)")
     p.add_argument("--repeats", type=int, help="timed runs, median reported (default 10; --check: 2)")
-    p.add_argument("--variants", nargs="+", help="subset to run (default: all but the opt-in compile_auto_mask)")
+    p.add_argument("--variants", nargs="+", metavar="NAME",
+                   help=f"subset to run, in the fixed order ({', '.join(VARIANT_NAMES)}); "
+                   f"default: all but the opt-in {', '.join(OPT_IN)}")
     p.add_argument("--prefill-mask", choices=["prepared", "auto"], default="prepared",
                    help="prepared: pass transformers' eager-mode mask mapping {'full_attention': None} to every "
                    "prefill so all variants run the same (flash, is_causal) attention; auto: let transformers decide")
@@ -106,6 +119,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--compile-estimate", type=float, default=60.0,
                    help="seconds assumed per compiled shape until one has been measured")
     args = p.parse_args(argv)
+    unknown = [v for v in args.variants or () if v not in VARIANT_NAMES]
+    if unknown:
+        p.error(f"unknown variant(s) {', '.join(unknown)}; choose from {', '.join(VARIANT_NAMES)}")
     if args.device is None:
         args.device = "cpu" if args.check else "cuda"
     small = args.check
@@ -428,7 +444,7 @@ def main(argv: list[str] | None = None) -> int:
     selected = set(args.variants) if args.variants else None
 
     def wanted(name: str) -> bool:
-        return selected is None or name in selected
+        return name not in OPT_IN if selected is None else name in selected
 
     def record(name: str, fn: Callable[[dict[str, Any]], None]) -> None:
         if not wanted(name):
@@ -529,6 +545,11 @@ def main(argv: list[str] | None = None) -> int:
     for name, kwargs in ABLATIONS.items():
         record(name, with_patch(kwargs, lambda entry: measure_prefill(entry, model)))
     run.result["patch_report"] = patch_state.get("report")
+    # 4b. the attention backend: not a kernel of ours, measured to size the next lever
+    if args.device == "cuda":
+        record("eager_cudnn_attention", lambda entry: measure_prefill(entry, cudnn_attention_first(model)))
+        record("patched_cudnn_attention",
+               with_patch({}, lambda entry: measure_prefill(entry, cudnn_attention_first(model))))
 
     # 5. torch.compile, unpatched then patched. Every new shape is a new compile; the
     # deadline is checked before each one (estimate: the slowest compile seen so far).
@@ -575,6 +596,23 @@ def main(argv: list[str] | None = None) -> int:
     print(summary_text(run.result))
     failed = [n for n, v in run.result["variants"].items() if v.get("status") == "failed"]
     return 1 if failed else 0
+
+
+def cudnn_attention_first(runner: Callable[..., Any]) -> Callable[..., Any]:
+    """`runner` called with SDPA's backend priority set to cuDNN, then flash, efficient, math.
+
+    torch's default order puts flash attention (FA2) first; shapes cuDNN cannot take
+    still fall back along the list, so this changes a preference, not what is computed.
+    """
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    order = [SDPBackend.CUDNN_ATTENTION, SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH]
+
+    def run(**kwargs: Any) -> Any:
+        with sdpa_kernel(order, set_priority=True):
+            return runner(**kwargs)
+
+    return run
 
 
 # --------------------------------------------------------------------------- summary

@@ -9,7 +9,10 @@ What is replaced, per model instance (transformers 5.17.0):
   decoder layer, and the final norm: 145 modules in Qwen3-8B) -> `rms_norm`;
 - `Qwen3DecoderLayer.forward` -> the same forward with "residual + attention output,
   then post_attention_layernorm" done by `fused_add_rms_norm` in one pass
-  (fuse_residual=True);
+  (fuse_residual=True), and "residual + mlp output" done by the down_proj matmul itself:
+  `residual.addmm_(swiglu(...), down_proj.weight.t())` on the new sum the fused add just
+  wrote, which nothing else holds (fuse_down_residual=True, grad off; one cuBLAS call
+  with beta = 1 instead of a matmul and an add kernel);
 - `Qwen3MLP.forward` -> `down_proj(swiglu(gate, up))` (swiglu=True), with gate_proj and
   up_proj merged into one [2*intermediate, hidden] matmul whose two halves reach the
   kernel as strided views (fuse_mlp=True);
@@ -95,6 +98,7 @@ class PatchReport:
 
     rms_norm: list[str] = dataclasses.field(default_factory=list)
     fused_add_rms_norm: list[str] = dataclasses.field(default_factory=list)
+    down_residual: list[str] = dataclasses.field(default_factory=list)  # decoder layers
     swiglu: list[str] = dataclasses.field(default_factory=list)
     fused_gate_up: list[str] = dataclasses.field(default_factory=list)
     rope: list[str] = dataclasses.field(default_factory=list)  # patched module globals
@@ -117,6 +121,7 @@ class PatchReport:
             "rms_norm": len(self.rms_norm),
             "rms_norm_by_role": self.norm_roles(),
             "fused_add_rms_norm": len(self.fused_add_rms_norm),
+            "down_residual": len(self.down_residual),
             "swiglu": len(self.swiglu),
             "fused_gate_up": len(self.fused_gate_up),
             "rope_attention_modules": self.rope_attention_modules,
@@ -132,6 +137,7 @@ class PatchReport:
             f"decoder layers: {c['decoder_layers']}",
             f"RMSNorm -> rms_norm: {c['rms_norm']} {c['rms_norm_by_role']}",
             f"residual add + post_attention_layernorm -> fused_add_rms_norm: {c['fused_add_rms_norm']}",
+            f"residual add after the MLP -> down_proj matmul accumulating into the residual: {c['down_residual']}",
             f"MLP activation -> swiglu: {c['swiglu']} (gate/up matmuls merged: {c['fused_gate_up']})",
             f"q_norm + k_norm + RoPE -> qk_norm_rope_: {c['qk_norm_rope']} attention modules "
             f"(q/k/v matmuls merged: {c['fused_qkv']}; their q_norm/k_norm modules are bypassed)",
@@ -252,9 +258,25 @@ def _make_norm_forward(ops: types.ModuleType) -> Callable:
     return _tag(forward, "rms_norm")
 
 
-def _make_decoder_forward(ops: types.ModuleType) -> Callable:
+def _mlp_activation(ops: types.ModuleType, mlp: nn.Module, x: torch.Tensor) -> torch.Tensor:
+    """A patched Qwen3MLP's down_proj input: swiglu(gate_proj(x), up_proj(x))."""
+    merged = mlp._buffers.get(_FUSED_GATE_UP)
+    if merged is not None:
+        gate_up = F.linear(x, merged)
+        # Two views with row stride 2*intermediate: no copy before the kernel.
+        gate, up = gate_up.split(mlp.intermediate_size, dim=-1)
+        return ops.swiglu(gate, up)
+    gate = mlp.gate_proj(x)
+    up = mlp.up_proj(x)
+    if gate.dtype != up.dtype:
+        return mlp.act_fn(gate) * up
+    return ops.swiglu(gate, up)
+
+
+def _make_decoder_forward(ops: types.ModuleType, down_residual: bool) -> Callable:
     # Same parameters and order of operations as Qwen3DecoderLayer.forward /
-    # LlamaDecoderLayer.forward (transformers 5.17.0); only the add + norm is fused.
+    # LlamaDecoderLayer.forward (transformers 5.17.0); only the add + norm is fused, and
+    # with down_residual the last residual add is done by the down_proj matmul.
     def forward(
         self,
         hidden_states: torch.Tensor,
@@ -281,6 +303,17 @@ def _make_decoder_forward(ops: types.ModuleType) -> Callable:
             # (rms_norm(attn + residual), attn + residual) in one pass; the sum is
             # rounded to the activation dtype before normalising, as transformers does.
             hidden_states, residual = ops.fused_add_rms_norm(hidden_states, residual, norm.weight, norm.variance_epsilon)
+            if down_residual and not torch.is_grad_enabled():
+                # `residual` is a new tensor nobody else holds, so the down projection can
+                # accumulate into it: one matmul with beta = 1 reads the 2-byte sum while
+                # it writes, instead of a separate add that reads two tensors and writes a
+                # third. Without grad only: autograd would need the overwritten value.
+                act = _mlp_activation(ops, self.mlp, hidden_states)
+                weight = self.mlp.down_proj.weight
+                if act.dtype == residual.dtype == weight.dtype and residual.is_contiguous():
+                    residual.view(-1, residual.shape[-1]).addmm_(act.reshape(-1, act.shape[-1]), weight.t())
+                    return residual
+                return residual + self.mlp.down_proj(act)
         else:
             hidden_states = residual + hidden_states
             residual = hidden_states
@@ -288,28 +321,15 @@ def _make_decoder_forward(ops: types.ModuleType) -> Callable:
         hidden_states = self.mlp(hidden_states)
         return residual + hidden_states
 
-    return _tag(forward, "fused_add_rms_norm")
+    return _tag(forward, "fused_add_rms_norm+down_residual" if down_residual else "fused_add_rms_norm")
 
 
 def _make_mlp_forward(ops: types.ModuleType, fused: bool) -> Callable:
-    if fused:
-
-        def forward(self, x: torch.Tensor) -> torch.Tensor:
-            gate_up = F.linear(x, getattr(self, _FUSED_GATE_UP))
-            # Two views with row stride 2*intermediate: no copy before the kernel.
-            gate, up = gate_up.split(self.intermediate_size, dim=-1)
-            return self.down_proj(ops.swiglu(gate, up))
-
-        return _tag(forward, "swiglu+fused_gate_up")
-
+    # Two functions with one body: the tag tells patched_roles whether gate/up were merged.
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        gate = self.gate_proj(x)
-        up = self.up_proj(x)
-        if gate.dtype != up.dtype:
-            return self.down_proj(self.act_fn(gate) * up)
-        return self.down_proj(ops.swiglu(gate, up))
+        return self.down_proj(_mlp_activation(ops, self, x))
 
-    return _tag(forward, "swiglu")
+    return _tag(forward, "swiglu+fused_gate_up" if fused else "swiglu")
 
 
 def _make_rope(original: Callable, ops: types.ModuleType) -> Callable:
@@ -499,6 +519,7 @@ def patch_qwen3(
     *,
     norms: bool = True,
     fuse_residual: bool = True,
+    fuse_down_residual: bool = True,
     swiglu: bool = True,
     fuse_mlp: bool = True,
     rope: bool = True,
@@ -509,7 +530,10 @@ def patch_qwen3(
 
     Patch the model where it will run (device and dtype final) and before
     `torch.compile` or CUDA-graph capture. Inference only: the ops have no backward.
-    `fuse_mlp` needs `swiglu`; with fuse_mlp the gate/up weights become views into one
+    `fuse_down_residual` needs `fuse_residual` and `swiglu`: the decoder layer then calls
+    its patched MLP's pieces itself and lets the down_proj matmul add into the residual
+    (in place on the fused add's new sum, only while grad is off). `fuse_mlp` needs
+    `swiglu`; with fuse_mlp the gate/up weights become views into one
     merged tensor (no extra memory; values unchanged). `fuse_qk_norm_rope` needs `norms`
     and `rope` (it replaces both for the attention modules it takes); `fuse_qkv` needs
     `fuse_qk_norm_rope` and merges q/k/v_proj the same way as gate/up.
@@ -526,7 +550,8 @@ def patch_qwen3(
     report = PatchReport()
     patched: list[tuple[nn.Module, str]] = []
     norm_fwd = _make_norm_forward(kernels_module)
-    decoder_fwd = _make_decoder_forward(kernels_module)
+    decoder_fwd = _make_decoder_forward(kernels_module, down_residual=False)
+    decoder_down_fwd = _make_decoder_forward(kernels_module, down_residual=True)
     mlp_fwd = _make_mlp_forward(kernels_module, fused=False)
     mlp_fused_fwd = _make_mlp_forward(kernels_module, fused=True)
     attention_fwds: dict[str, Callable] = {}
@@ -650,6 +675,23 @@ def patch_qwen3(
         if cls_name.endswith("Norm") and not isinstance(module, (nn.LayerNorm, nn.GroupNorm)):
             # Informational: norms of classes this module has not proved equivalent.
             report.skipped.append((name, f"{type(module).__module__}.{cls_name} is not a verified Qwen3/Llama RMSNorm class"))
+
+    if fuse_down_residual:
+        # After the walk: a decoder layer is visited before the MLP it holds.
+        swiglu_mlps = {id(m) for m, role in patched if role == "swiglu"}
+        fused_layers = set(report.fused_add_rms_norm)
+        for name, module in model.named_modules():
+            if name not in fused_layers:
+                continue
+            mlp = getattr(module, "mlp", None)
+            down = getattr(mlp, "down_proj", None)
+            if id(mlp) not in swiglu_mlps:
+                report.skipped.append((name, "down_proj residual: its MLP is not patched with swiglu"))
+            elif not (_plain_linear(down) and down.bias is None):
+                report.skipped.append((name, "down_proj residual: down_proj is not a plain bias-free nn.Linear"))
+            else:
+                module.forward = types.MethodType(decoder_down_fwd, module)
+                report.down_residual.append(name)
 
     for module_name, (fam, _cls) in rope_families.items():
         report.rope.append(_install_rope(fam, kernels_module))
