@@ -66,7 +66,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--repeats", type=int, default=5, help="forwards timed (median) and forwards profiled")
     p.add_argument("--variants", nargs="+", choices=VARIANTS, default=list(VARIANTS), metavar="NAME",
                    help=f"any of {', '.join(VARIANTS)}")
-    p.add_argument("--top", type=int, default=6, help="kernel names kept per category")
+    p.add_argument("--top", type=int, default=10, help="kernel names kept per category")
     args = p.parse_args(argv)
     args.tokens = args.tokens or (32 if args.check else 4096)
     if args.tokens < 1 or args.warmup < 0 or args.repeats < 1 or args.top < 0:
@@ -156,6 +156,7 @@ def main(argv: list[str] | None = None) -> int:
                 t0 = time.perf_counter()
                 fn()
                 times.append((time.perf_counter() - t0) * 1000)
+        window = [time.time()]  # unix seconds: lines up with a clock/power log taken alongside
         activities = [torch.profiler.ProfilerActivity.CPU]
         if device == "cuda":
             activities.append(torch.profiler.ProfilerActivity.CUDA)
@@ -163,6 +164,7 @@ def main(argv: list[str] | None = None) -> int:
             for _ in range(args.repeats):
                 fn()
             sync()
+        window.append(time.time())
         cats = breakdown(kernel_times(prof, device_type), args.repeats, args.top)
         kernel_ms = sum(c["ms"] for c in cats.values())
         median = statistics.median(times)
@@ -170,6 +172,7 @@ def main(argv: list[str] | None = None) -> int:
             "median_ms": round(median, 3),
             "kernel_ms": round(kernel_ms, 3),
             "gaps_ms": round(median - kernel_ms, 3),
+            "profiled_unix_s": [round(t, 3) for t in window],
             "categories": cats,
         }
 
