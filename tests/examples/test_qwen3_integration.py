@@ -740,6 +740,7 @@ SCRIPT_FILES = [
     SCRIPTS / "benchmark_example.py",
     INTEGRATION / "benchmark_e2e.py",
     INTEGRATION / "results_md.py",
+    INTEGRATION / "profile_e2e.py",
 ]
 
 
@@ -780,6 +781,35 @@ def test_benchmark_e2e_check_mode_and_results_md(qwen3_kernels, tmp_path):
     assert proc.returncode == 0, proc.stderr
     text = md.read_text()
     assert "| `patched` |" in text and "prefill 48 (ms)" in text and "13 RMSNorm" in text
+    assert "GPU while timing" not in text  # no nvidia-smi on the CPU: no clock line
+
+    # On a GPU each timed prefill carries what nvidia-smi saw; RESULTS.md prints the longest's.
+    result["variants"]["patched"]["prefill"]["48"]["gpu"] = {"sm_mhz": 1530.0, "power_w": 690.8, "power_capped": 1.0}
+    out.write_text(json.dumps(result))
+    proc = run_py([str(INTEGRATION / "results_md.py"), str(out), "--out", str(md)], timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert "`patched` 1530 MHz / 691 W (power cap 100%)." in md.read_text()
+
+
+def test_benchmark_e2e_refuses_an_unknown_variant_before_any_work():
+    proc = run_py([str(INTEGRATION / "benchmark_e2e.py"), "--check", "--variants", "patched", "pached_compile"],
+                  timeout=60, block_torch=True)
+    assert proc.returncode == 2
+    assert "unknown variant(s) pached_compile; choose from eager," in proc.stderr
+
+
+@pytest.mark.slow  # builds the CUDA extension (once per session)
+def test_profile_e2e_check_mode_writes_both_variants(qwen3_kernels, tmp_path):
+    out = tmp_path / "profile.json"
+    proc = run_py([str(INTEGRATION / "profile_e2e.py"), "--check", "--package-path", str(package_path(qwen3_kernels)),
+                   "--out", str(out), "--repeats", "2"])
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    result = json.loads(out.read_text())
+    assert list(result["variants"]) == ["eager", "patched"]
+    patched = result["variants"]["patched"]
+    assert patched["status"] == "ok" and patched["median_ms"] > 0
+    assert patched["patch"]["down_residual"] == patched["patch"]["decoder_layers"] == 3
+    assert set(result["categories"]) == {"attention", "matmul", "ours", "other"}
 
 
 def test_committed_results_md_is_results_md_output_of_the_committed_json(tmp_path):

@@ -80,13 +80,9 @@ DESCRIPTIONS = {
     "patched_compile": "torch.compile(patched model), default mode, dynamic=False",
     "compile_auto_mask": "torch.compile(model) called without the prepared mask mapping: transformers "
     "materializes the causal mask while tracing (prefill only; opt-in variant)",
-    "eager_cudnn_attention": "unpatched, with SDPA's backend priority set to cuDNN attention first "
-    "(prefill only; opt-in variant)",
-    "patched_cudnn_attention": "patched, with SDPA's backend priority set to cuDNN attention first "
-    "(prefill only; opt-in variant)",
 }
-# Run only when named in --variants: they measure something other than the kernels.
-OPT_IN = ("compile_auto_mask", "eager_cudnn_attention", "patched_cudnn_attention")
+# Run only when named in --variants.
+OPT_IN = ("compile_auto_mask",)
 VARIANT_NAMES = ("eager", "eager_cudagraph", "patched", "patched_cudagraph", "patched_no_qk_rope_fusion",
                  *ABLATIONS, "compile", "patched_compile", *OPT_IN)
 
@@ -401,6 +397,7 @@ def main(argv: list[str] | None = None) -> int:
         print("error: --device cuda but torch.cuda.is_available() is False (use --check for the CPU path)", file=sys.stderr)
         return 2
     sys.path.insert(0, str(HERE))
+    from gpu_clocks import ClockLog
     from patch_qwen3 import patch_qwen3, unpatch_qwen3
     from qwen3_models import build_random_model, compare_logits, count_modules, qwen3_8b_config, tiny_qwen3_config
 
@@ -485,7 +482,10 @@ def main(argv: list[str] | None = None) -> int:
             logits = fn()  # first call: compiles this shape when `runner` is compiled
             work.timer.sync()
             first = time.monotonic() - t0
-            stats = work.timer.median(fn, max(args.warmup - 1, 0), args.repeats)
+            with ClockLog() as clocks:
+                stats = work.timer.median(fn, max(args.warmup - 1, 0), args.repeats)
+            if clocks.summary() is not None:
+                stats["gpu"] = clocks.summary()
             stats["first_call_s"] = round(first, 2)
             entry["prefill"][str(n)] = stats
             if budgeted:
@@ -502,7 +502,10 @@ def main(argv: list[str] | None = None) -> int:
         entry["prefill"] = {}
         for n in args.prefill:
             replay, graph = work.graphed_prefill_fn(n)
-            entry["prefill"][str(n)] = work.timer.median(replay, args.warmup, args.repeats)
+            with ClockLog() as clocks:
+                entry["prefill"][str(n)] = work.timer.median(replay, args.warmup, args.repeats)
+            if clocks.summary() is not None:
+                entry["prefill"][str(n)]["gpu"] = clocks.summary()
             run.log(f"  prefill {n}: {entry['prefill'][str(n)]['median_ms']:.2f} ms")
             if n == ref_len and "logits" in reference:
                 entry["accuracy"] = compare_logits(replay(), reference["logits"])
@@ -545,11 +548,6 @@ def main(argv: list[str] | None = None) -> int:
     for name, kwargs in ABLATIONS.items():
         record(name, with_patch(kwargs, lambda entry: measure_prefill(entry, model)))
     run.result["patch_report"] = patch_state.get("report")
-    # 4b. the attention backend: not a kernel of ours, measured to size the next lever
-    if args.device == "cuda":
-        record("eager_cudnn_attention", lambda entry: measure_prefill(entry, cudnn_attention_first(model)))
-        record("patched_cudnn_attention",
-               with_patch({}, lambda entry: measure_prefill(entry, cudnn_attention_first(model))))
 
     # 5. torch.compile, unpatched then patched. Every new shape is a new compile; the
     # deadline is checked before each one (estimate: the slowest compile seen so far).
@@ -596,23 +594,6 @@ def main(argv: list[str] | None = None) -> int:
     print(summary_text(run.result))
     failed = [n for n, v in run.result["variants"].items() if v.get("status") == "failed"]
     return 1 if failed else 0
-
-
-def cudnn_attention_first(runner: Callable[..., Any]) -> Callable[..., Any]:
-    """`runner` called with SDPA's backend priority set to cuDNN, then flash, efficient, math.
-
-    torch's default order puts flash attention (FA2) first; shapes cuDNN cannot take
-    still fall back along the list, so this changes a preference, not what is computed.
-    """
-    from torch.nn.attention import SDPBackend, sdpa_kernel
-
-    order = [SDPBackend.CUDNN_ATTENTION, SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH]
-
-    def run(**kwargs: Any) -> Any:
-        with sdpa_kernel(order, set_priority=True):
-            return runner(**kwargs)
-
-    return run
 
 
 # --------------------------------------------------------------------------- summary

@@ -4,8 +4,7 @@
     python profile_e2e.py --package-path BUILD_DIR --out results/profile_h200.json     # GPU
     python profile_e2e.py --check --out /tmp/profile.json                              # CPU smoke test
 
-For each variant (unpatched eager, patched, and either one with SDPA's backend priority
-set to cuDNN attention first) one random-weight model runs a prefill of --tokens tokens
+For each variant (unpatched eager, patched) one random-weight model runs a prefill of --tokens tokens
 (batch 1, logits for all positions, the mask mapping benchmark_e2e.py passes) under
 torch.profiler after --warmup untimed forwards. Every GPU kernel of --repeats forwards is
 put in one category by its name:
@@ -17,9 +16,11 @@ put in one category by its name:
 
 The JSON holds, per variant and category, milliseconds per forward and the top kernel
 names, plus the forward's median time from CUDA events measured outside the profiler;
-"gaps" is that time minus the summed kernel time (launch latency and idle GPU). The
-answer it gives is the one benchmark_e2e.py cannot: which part of the forward a kernel
-change can still move.
+"gaps" is that time minus the summed kernel time (launch latency and idle GPU), and "gpu"
+is the SM clock, power draw and clock event reasons nvidia-smi reported over the timed
+and profiled forwards (gpu_clocks.py). The answer it gives is the one benchmark_e2e.py
+cannot: which part of the forward a kernel change can still move, and whether the same
+matmuls ran at the same clock in both variants.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 
-VARIANTS = ("eager", "patched", "eager_cudnn_attention", "patched_cudnn_attention")
+VARIANTS = ("eager", "patched")
 # Order matters: the first pattern that matches a kernel name decides its category.
 CATEGORIES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("attention", re.compile(r"flash|fmha|attention|sdpa|cudnn", re.I)),
@@ -106,7 +107,8 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     sys.path.insert(0, str(HERE))
-    from benchmark_e2e import cudnn_attention_first, environment, import_kernels
+    from benchmark_e2e import environment, import_kernels
+    from gpu_clocks import ClockLog
     from patch_qwen3 import patch_qwen3, unpatch_qwen3
     from qwen3_models import build_random_model, qwen3_8b_config, random_input_ids, tiny_qwen3_config
 
@@ -144,27 +146,26 @@ def main(argv: list[str] | None = None) -> int:
             fn()
         sync()
         times = []
-        for _ in range(args.repeats):
-            if device == "cuda":
-                start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                start.record()
-                fn()
-                end.record()
-                end.synchronize()
-                times.append(start.elapsed_time(end))
-            else:
-                t0 = time.perf_counter()
-                fn()
-                times.append((time.perf_counter() - t0) * 1000)
-        window = [time.time()]  # unix seconds: lines up with a clock/power log taken alongside
-        activities = [torch.profiler.ProfilerActivity.CPU]
-        if device == "cuda":
-            activities.append(torch.profiler.ProfilerActivity.CUDA)
-        with torch.profiler.profile(activities=activities) as prof:
+        with ClockLog() as clocks:
             for _ in range(args.repeats):
-                fn()
-            sync()
-        window.append(time.time())
+                if device == "cuda":
+                    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                    start.record()
+                    fn()
+                    end.record()
+                    end.synchronize()
+                    times.append(start.elapsed_time(end))
+                else:
+                    t0 = time.perf_counter()
+                    fn()
+                    times.append((time.perf_counter() - t0) * 1000)
+            activities = [torch.profiler.ProfilerActivity.CPU]
+            if device == "cuda":
+                activities.append(torch.profiler.ProfilerActivity.CUDA)
+            with torch.profiler.profile(activities=activities) as prof:
+                for _ in range(args.repeats):
+                    fn()
+                sync()
         cats = breakdown(kernel_times(prof, device_type), args.repeats, args.top)
         kernel_ms = sum(c["ms"] for c in cats.values())
         median = statistics.median(times)
@@ -172,15 +173,13 @@ def main(argv: list[str] | None = None) -> int:
             "median_ms": round(median, 3),
             "kernel_ms": round(kernel_ms, 3),
             "gaps_ms": round(median - kernel_ms, 3),
-            "profiled_unix_s": [round(t, 3) for t in window],
+            "gpu": clocks.summary(),
             "categories": cats,
         }
 
     for name in args.variants:
         patched = name.startswith("patched")
         runner: Callable[..., Any] = model
-        if name.endswith("cudnn_attention"):
-            runner = cudnn_attention_first(model)
         entry: dict[str, Any] = {"status": "ok"}
         try:
             if patched:
@@ -204,8 +203,10 @@ def summary_line(name: str, entry: dict[str, Any]) -> str:
     if entry.get("status") != "ok":
         return f"{name}: {entry.get('status')}: {entry.get('error', '')[:300]}"
     cats = ", ".join(f"{cat} {c['ms']:.2f}" for cat, c in entry["categories"].items())
+    gpu = entry.get("gpu")
+    clock = f"; SM {gpu['sm_mhz']:.0f} MHz, {gpu['power_w']:.0f} W, power-capped {gpu['power_capped']:.0%}" if gpu else ""
     return (f"{name}: {entry['median_ms']:.2f} ms per forward; kernels {entry['kernel_ms']:.2f} ms ({cats}); "
-            f"gaps {entry['gaps_ms']:.2f} ms")
+            f"gaps {entry['gaps_ms']:.2f} ms{clock}")
 
 
 if __name__ == "__main__":

@@ -155,6 +155,17 @@ def render(result: dict[str, Any], source: str, *, commit: str | None = None, no
     if firsts:
         out.append("Compilation (first call of each prefill shape, excluded from the timings): " + "; ".join(firsts) + ".")
         out.append("")
+    longest = max(_prefill_lengths(result), default=None)
+    clocks = []
+    for name, v in _ordered(result):
+        gpu = v.get("prefill", {}).get(str(longest), {}).get("gpu") if longest is not None else None
+        if gpu:
+            clocks.append(f"`{name}` {gpu['sm_mhz']:.0f} MHz / {gpu['power_w']:.0f} W"
+                          + (f" (power cap {gpu['power_capped']:.0%})" if gpu.get("power_capped") else ""))
+    if clocks:
+        out.append(f"GPU while timing prefill {longest} (nvidia-smi every 20 ms: median SM clock / board power, "
+                   "share of samples with the SW power cap active): " + ", ".join(clocks) + ".")
+        out.append("")
     peaks = [(n, v.get("peak_memory_gib")) for n, v in _ordered(result) if v.get("peak_memory_gib") is not None]
     if peaks:
         out.append("Peak GPU memory per variant (GiB, torch.cuda.max_memory_allocated): "
