@@ -65,7 +65,7 @@ DESCRIPTIONS = {
     "eager_cudagraph": "unpatched forward captured once in torch.cuda.CUDAGraph, replayed",
     "patched": "patch_qwen3, everything: every RMSNorm, residual add + post-attention norm fused, "
     "swiglu with gate/up merged into one matmul, q_norm + k_norm + RoPE fused into one kernel "
-    "with q/k/v merged into one matmul",
+    "with q/k/v merged into one matmul, the residual add after the MLP done by the down projection",
     "patched_no_qk_rope_fusion": "patch_qwen3 without the attention fusion: separate q_norm/k_norm "
     "(rms_norm) and rope kernels, separate q/k/v matmuls",
     "patched_no_qkv_merge": "everything, but separate q_proj/k_proj/v_proj matmuls",

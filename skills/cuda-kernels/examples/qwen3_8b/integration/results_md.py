@@ -125,7 +125,11 @@ def render(result: dict[str, Any], source: str, *, commit: str | None = None, no
         roles = ", ".join(f"{k} {v}" for k, v in sorted(report.get("rms_norm_by_role", {}).items()))
         out.append(
             f"Patched modules: {report['rms_norm']} RMSNorm ({roles}); {report['fused_add_rms_norm']} residual add + "
-            f"post-attention norm fused; {report['swiglu']} SwiGLU MLPs ({report['fused_gate_up']} with merged "
+            f"post-attention norm fused; "
+            # Runs before the down-projection residual have no down_residual count.
+            + (f"{report['down_residual']} residual adds after the MLP done by the down projection; "
+               if "down_residual" in report else "")
+            + f"{report['swiglu']} SwiGLU MLPs ({report['fused_gate_up']} with merged "
             + (
                 # Runs before the attention fusion have no qk_norm_rope count (and render as they did).
                 f"gate/up projections); q_norm + k_norm + RoPE fused by `qk_norm_rope_` in {report['qk_norm_rope']} "
