@@ -23,6 +23,7 @@ QWEN3_KERNELS = "examples/qwen3_8b/benchmarks/results.json"
 QWEN3_KERNELS_RUN5 = "examples/qwen3_8b/benchmarks/logs/h200_run5/results.json"  # run-3 kernels, fresh outputs
 QWEN3_KERNELS_RUN3 = "examples/qwen3_8b/benchmarks/logs/h200_run3/results.json"  # one-buffer timer, 50-register VPT 2
 QWEN3_E2E = "examples/qwen3_8b/integration/results/e2e_h200.json"
+QWEN3_PROFILE = "examples/qwen3_8b/integration/results/profile_h200.json"  # profile_e2e.py, kernel ms by category
 LTX_KERNELS = "examples/ltx_video/benchmarks/bench.json"
 # Run 2 of the ltx_video kernels (earlier kernel, format-1 JSON): the last run that timed a
 # graph-captured copy_, and the "before" of the weighted RMSNorm.
@@ -69,6 +70,22 @@ def _prefill(variant: str, tokens: int) -> Callable[[Any], float]:
 
 def _decode(variant: str) -> Callable[[Any], float]:
     return lambda data: data["variants"][variant]["decode"]["tokens_per_s"]
+
+
+def _profile(variant: str, category: str | None = None) -> Callable[[Any], float]:
+    """ms of GPU kernel time per forward in one category, or the median SM clock (category None)."""
+    def read(data: Any) -> float:
+        entry = data["variants"][variant]
+        return entry["gpu"]["sm_mhz"] if category is None else entry["categories"][category]["ms"]
+    return read
+
+
+def _elementwise(variant: str) -> Callable[[Any], float]:
+    """Everything that is neither matmul nor attention: our kernels and PyTorch's."""
+    def read(data: Any) -> float:
+        cats = data["variants"][variant]["categories"]
+        return sum(c["ms"] for name, c in cats.items() if name not in ("matmul", "attention"))
+    return read
 
 
 def _ltx_result(op: str, variant: str, shape: list[int], provider: str,
@@ -162,7 +179,24 @@ QUOTES = [
     Quote(H200, QWEN3_E2E, _decode("eager"), "launch-bound: {} tokens/s eager"),
     Quote(H200, QWEN3_E2E, _decode("patched"), "eager, {} patched (fewer ops"),
     Quote(H200, QWEN3_E2E, _decode("patched_cudagraph"), "per token), {} patched and"),
-    Quote(H200, QWEN3_E2E, _decode("compile"), "CUDA graph, {} compiled."),
+    Quote(H200, QWEN3_E2E, _decode("compile"), "CUDA graph, {} compiled,"),
+    # The power cap: where the 4096-token forward's kernel time goes, eager vs patched.
+    Quote(H200, QWEN3_PROFILE, _profile("eager", "matmul"), "eager {} ms of matmul", "{:.2f}"),
+    Quote(H200, QWEN3_PROFILE, _profile("eager", "attention"), "of matmul, {} ms of attention", "{:.2f}"),
+    Quote(H200, QWEN3_PROFILE, _profile("eager", "other"), "attention and {} ms of PyTorch elementwise", "{:.2f}"),
+    Quote(H200, QWEN3_PROFILE, _profile("eager"), "at a median {} MHz", "{:.0f}"),
+    Quote(H200, QWEN3_PROFILE, _profile("patched", "matmul"), "patched {} ms matmul", "{:.2f}"),
+    Quote(H200, QWEN3_PROFILE, _profile("patched", "attention"), "matmul, {} ms attention", "{:.2f}"),
+    Quote(H200, QWEN3_PROFILE, _profile("patched", "ours"), "{} ms of ours at", "{:.2f}"),
+    Quote(H200, QWEN3_PROFILE, _profile("patched"), "of ours at {} MHz", "{:.0f}"),
+    Quote(H200, QWEN3_PROFILE, lambda d: _elementwise("eager")(d) - _elementwise("patched")(d),
+          "elementwise time fell by {} ms"),
+    Quote(H200, QWEN3_PROFILE, lambda d: _profile("patched", "matmul")(d) - _profile("eager", "matmul")(d),
+          "matmuls' rose by {} ms"),
+    Quote(H200, QWEN3_PROFILE, lambda d: _profile("eager")(d) / _profile("patched")(d),
+          "at a clock {}× lower", "{:.3f}"),
+    Quote(TROUBLE, QWEN3_PROFILE, _profile("eager"), "matmuls ran at a median {} MHz", "{:.0f}"),
+    Quote(TROUBLE, QWEN3_PROFILE, _profile("patched"), "the patched model's at {} MHz", "{:.0f}"),
     # ltx_video: kernels (graph replay, the verdict timer; do_bench where the text says so)
     # and one denoising step.
     Quote(H200, LTX_KERNELS, _ltx_result("rms_norm", "weight (norm_q/norm_k)", [4, 4096, 3072], "kernel", "graph_pct_copy"),
