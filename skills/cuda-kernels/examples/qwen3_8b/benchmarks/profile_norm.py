@@ -11,7 +11,8 @@ registers, executed instructions, blocks per SM):
         python profile_norm.py --package-path PKG [--rows 1024] [--hidden 4096] [--fused]
 
 Variants: the op's default, the row kernel forced to 512 / 256 / 128 threads (1 / 2 / 4
-packs per thread for 4096 bf16), and the Triton peer; --fused profiles the fused residual
+packs per thread for 4096 bf16; rows of 512 packs run the full-row instance) and the same
+forced to the generic instance (hint 4), and the Triton peer; --fused profiles the fused residual
 add + RMSNorm instead. Each is launched twice (the first launch compiles Triton and warms
 the allocator; read the second one of each name). Without ncu the script only checks the
 outputs against a float64 reference and prints the relative error. Exit code 2 without a GPU.
@@ -36,6 +37,8 @@ def variants(k: Any, triton_peers: Any, x: Any, r: Any, w: Any, eps: float) -> d
     runs: dict[str, Callable[[], Any]] = {"default": default}
     for t in (512, 256, 128):
         runs[f"t={t}"] = lambda t=t: k.ops.rms_norm_tuned(x, r, w, eps, t, 0, 0, 0)[0]
+        # hint 4: the generic row kernel where hint 0 runs the full-row instance (rows of 512 packs)
+        runs[f"t={t} generic"] = lambda t=t: k.ops.rms_norm_tuned(x, r, w, eps, t, 0, 0, 4)[0]
     runs["triton"] = triton
     return runs
 

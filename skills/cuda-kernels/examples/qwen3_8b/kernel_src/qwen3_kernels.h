@@ -43,7 +43,8 @@ struct RmsNormTuning {
   int persistent = -1;     // 1 = grid of (SMs x occupancy) blocks looping over rows (row kernel; packed
                            // kernel: the pipelined variant that prefetches the next row); 0/-1 = one pass
   int hint = 0;            // row kernel, bit 0: activations loaded with ld.global.nc.L1::no_allocate;
-                           // bit 1: weight loaded after the reduction instead of together with x
+                           // bit 1: weight loaded after the reduction instead of together with x;
+                           // bit 2: the generic instance even for rows it specializes (kFullRowNvec)
 };
 
 void launch_rms_norm(const RmsNormParams& p, const RmsNormTuning& tuning, cudaStream_t stream);

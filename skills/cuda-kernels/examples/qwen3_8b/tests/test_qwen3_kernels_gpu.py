@@ -144,7 +144,9 @@ def test_rms_norm_empty(kernels: ModuleType) -> None:
         (4096, 128, 0, 0, 1),
         (4096, 128, 0, 0, 2),
         (4096, 128, 0, 0, 3),
+        (4096, 128, 0, 0, 4),  # bit 2: the generic row kernel on a full row
         (4096, 256, 0, 1, 0),
+        (4096, 256, 0, 1, 4),
         (4096, 256, 0, 0, 3),
         (4096, 512, 0, 0, 0),
         (4096, 512, 0, 0, 2),
@@ -183,6 +185,26 @@ def test_tuned_configurations_are_correct(
     else:
         assert s.numel() == 0
         assert_close_rel(out, ref_rms_norm(x, w, 1e-6), torch.bfloat16)
+
+
+@pytest.mark.parametrize(("dtype", "hidden"), [(torch.bfloat16, 4096), (torch.float16, 4096), (torch.float32, 2048)])
+@pytest.mark.parametrize("fused", [False, True])
+def test_full_row_instance_matches_the_generic_kernel_bit_for_bit(
+    kernels: ModuleType, dtype: torch.dtype, hidden: int, fused: bool
+) -> None:
+    # Rows of exactly 512 packs take the full-row instance (no bounds predicates, constant
+    # pack offsets); hint bit 2 forces the generic one. Same arithmetic in the same order,
+    # so the results must be identical, for every packs-per-thread split and both grids.
+    w = _randn(hidden, dtype=dtype, seed=12)
+    for rows, threads, persistent in ((1, 512, 0), (7, 256, 0), (1031, 128, 0), (1031, 256, 1), (3000, 0, -1)):
+        x = _randn(rows, hidden, dtype=dtype, seed=rows)
+        r = _randn(rows, hidden, dtype=dtype, seed=rows + 1) if fused else None
+        full = kernels.ops.rms_norm_tuned(x, r, w, 1e-6, threads, 0, persistent, 0)
+        generic = kernels.ops.rms_norm_tuned(x, r, w, 1e-6, threads, 0, persistent, 4)
+        assert torch.equal(full[0], generic[0]), (rows, threads, persistent)
+        assert torch.equal(full[1], generic[1])
+        ref = ref_rms_norm(x + r if fused else x, w, 1e-6)
+        assert_close_rel(full[0], ref, dtype)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -230,6 +252,7 @@ checks = [
     ("different devices", lambda: k.ops.rms_norm(x, torch.randn(64, dtype=torch.bfloat16), 1e-6)),
     ("differs from up shape", lambda: k.ops.swiglu(x, x[:2])),
     ("threads must be", lambda: k.ops.rms_norm_tuned(x, None, None, 1e-6, 33, 0, -1, 0)),
+    ("hint must be 0-7", lambda: k.ops.rms_norm_tuned(x, None, None, 1e-6, 0, 0, -1, 8)),
     ("vpt must be", lambda: k.ops.swiglu_tuned(x, x, 128, 3, 0)),
     ("variant must be", lambda: k.ops.rope_tuned_(q, kk, cs, cs, 0, 0, 0, 0, 3)),
     ("belong to variant 1", lambda: k.ops.rope_tuned_(q, kk, cs, cs, 0, 2, 0, 0, 2)),
@@ -262,7 +285,7 @@ def test_bad_input_raises_runtime_error_with_a_message(kernels: ModuleType) -> N
         pytest.fail(f"the process died with signal {-proc.returncode} instead of raising RuntimeError "
                     f"(passed before it: {proc.stdout.split()!r}); stderr tail: {proc.stderr[-1500:]}")
     assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
-    assert proc.stdout.count("ok ") == 10
+    assert proc.stdout.count("ok ") == 11
 
 
 def test_rms_norm_runs_on_the_current_stream(kernels: ModuleType) -> None:
