@@ -399,13 +399,18 @@ void launch_row(NormArgs<T> a, int threads, bool persistent, cudaStream_t stream
 }
 
 // Rows of this many 16-byte packs get the full-row instance: 4096 bf16 / fp16 (Qwen3's
-// hidden size), 2048 fp32. Only in the default mode (early weight, no streaming hint), so
-// the hint sweep still measures the generic kernel.
+// hidden size), 2048 fp32. Only in the default mode (early weight, no streaming hint), and
+// only at 1 or 2 packs per thread. H200 run 10, 1024 rows of 4096 bf16 (ncu, cold launch):
+// 2 packs per thread 1,703,936 warp instructions against 2,097,152 generic (Triton's
+// kernel: 1,622,016), 6.11 against 7.01 us, same 32 registers; the fused kernel at 512 rows
+// 1,114,112 against 1,384,448. At 4 packs per thread the full instance took 77 registers
+// against 72, one block of 128 threads less per SM, and lost: 2048 rows 10.90 against
+// 10.18 us, 4x512 and 8x256 x 4096 7-8 % slower than run 7's generic kernel.
 constexpr int kFullRowNvec = 512;
 
 template <typename T, int VPT, bool HAS_W, bool ADD>
 void launch_row_mode(NormArgs<T> a, int mode, int threads, bool persistent, cudaStream_t stream) {
-  if constexpr (VPT <= 4) {  // VPT 8 never loads the weight early (launch_row_vpt)
+  if constexpr (VPT <= 2) {
     if (mode == kEarlyWeight && a.nvec == kFullRowNvec && threads * VPT == kFullRowNvec && a.full_rows) {
       return launch_row<T, VPT, HAS_W, ADD, kEarlyWeight, kFullRowNvec>(a, threads, persistent, stream);
     }

@@ -9,6 +9,7 @@ and a > 2^31-element case for the 64-bit indexing.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from types import ModuleType
 
 import pytest
@@ -192,9 +193,9 @@ def test_tuned_configurations_are_correct(
 def test_full_row_instance_matches_the_generic_kernel_bit_for_bit(
     kernels: ModuleType, dtype: torch.dtype, hidden: int, fused: bool
 ) -> None:
-    # Rows of exactly 512 packs take the full-row instance (no bounds predicates, constant
-    # pack offsets); hint bit 2 forces the generic one. Same arithmetic in the same order,
-    # so the results must be identical, for every packs-per-thread split and both grids.
+    # Rows of exactly 512 packs take the full-row instance at 1 or 2 packs per thread (no
+    # bounds predicates, constant pack offsets); hint bit 2 forces the generic one. Same
+    # arithmetic in the same order, so the results must be identical, on both grids.
     w = _randn(hidden, dtype=dtype, seed=12)
     for rows, threads, persistent in ((1, 512, 0), (7, 256, 0), (1031, 128, 0), (1031, 256, 1), (3000, 0, -1)):
         x = _randn(rows, hidden, dtype=dtype, seed=rows)
@@ -205,6 +206,38 @@ def test_full_row_instance_matches_the_generic_kernel_bit_for_bit(
         assert torch.equal(full[1], generic[1])
         ref = ref_rms_norm(x + r if fused else x, w, 1e-6)
         assert_close_rel(full[0], ref, dtype)
+
+
+def _row_kernel_instances(fn: Callable[[], object]) -> list[str]:
+    """The FULL_NVEC template argument of every row-kernel launch of fn ("512" or "0")."""
+    import re
+
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        fn()
+        torch.cuda.synchronize()
+    names = [e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
+    return [m.group(1) for n in names if (m := re.search(r"rms_norm_row_kernel<[^>]*, (\d+)>", n))]
+
+
+def test_full_row_instance_runs_at_one_or_two_packs_per_thread_only(kernels: ModuleType) -> None:
+    # H200 run 10: fewer instructions at 1-2 packs per thread; at 4 packs the full instance
+    # needed 77 registers against 72 and lost a block per SM, so it is not used there.
+    w = _randn(4096, seed=13)
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    cases = [
+        (lambda: kernels.rms_norm(_randn(200, 4096, seed=1), w, 1e-6), "512"),  # 1 pack per thread
+        (lambda: kernels.rms_norm(_randn(4 * sms + 1, 4096, seed=2), w, 1e-6), "512"),  # 2 packs
+        (lambda: kernels.rms_norm(_randn(2048, 4096, seed=3), w, 1e-6), "0"),  # 4 packs: generic
+        (lambda: kernels.fused_add_rms_norm(_randn(512, 4096, seed=4), _randn(512, 4096, seed=5), w, 1e-6), "512"),
+        (lambda: kernels.fused_add_rms_norm(_randn(4096, 4096, seed=6), _randn(4096, 4096, seed=7), w, 1e-6), "512"),
+        (lambda: kernels.rms_norm(_randn(300, 4104, seed=8), _randn(4104, seed=9), 1e-6), "0"),  # 513 packs
+        (lambda: kernels.ops.rms_norm_tuned(_randn(300, 4096, seed=10), None, w, 1e-6, 256, 0, 0, 4), "0"),  # bit 2
+        (lambda: kernels.ops.rms_norm_tuned(_randn(300, 4096, seed=11), None, w, 1e-6, 256, 0, 0, 1), "0"),  # streaming
+    ]
+    for i, (call, expected) in enumerate(cases):
+        assert _row_kernel_instances(call) == [expected], i
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
