@@ -28,9 +28,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import statistics
 import sys
-import time
 from collections import defaultdict
 from collections.abc import Callable
 from pathlib import Path
@@ -107,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     sys.path.insert(0, str(HERE))
-    from benchmark_e2e import environment, import_kernels
+    from benchmark_e2e import Timer, environment, import_kernels
     from gpu_clocks import ClockLog
     from patch_qwen3 import patch_qwen3, unpatch_qwen3
     from qwen3_models import build_random_model, qwen3_8b_config, random_input_ids, tiny_qwen3_config
@@ -137,38 +135,25 @@ def main(argv: list[str] | None = None) -> int:
     }
     device_type = torch.autograd.DeviceType.CUDA
 
-    def sync() -> None:
-        if device == "cuda":
-            torch.cuda.synchronize()
+    timer = Timer(device)
 
     def measure(fn: Callable[[], Any]) -> dict[str, Any]:
         for _ in range(args.warmup):
             fn()
-        sync()
-        times = []
+        timer.sync()
+        # One clock log over the timed and the profiled forwards (not the warm-ups).
         with ClockLog() as clocks:
-            for _ in range(args.repeats):
-                if device == "cuda":
-                    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                    start.record()
-                    fn()
-                    end.record()
-                    end.synchronize()
-                    times.append(start.elapsed_time(end))
-                else:
-                    t0 = time.perf_counter()
-                    fn()
-                    times.append((time.perf_counter() - t0) * 1000)
+            timed = timer.median(fn, 0, args.repeats)
             activities = [torch.profiler.ProfilerActivity.CPU]
             if device == "cuda":
                 activities.append(torch.profiler.ProfilerActivity.CUDA)
             with torch.profiler.profile(activities=activities) as prof:
                 for _ in range(args.repeats):
                     fn()
-                sync()
+                timer.sync()
         cats = breakdown(kernel_times(prof, device_type), args.repeats, args.top)
         kernel_ms = sum(c["ms"] for c in cats.values())
-        median = statistics.median(times)
+        median = timed["median_ms"]
         return {
             "median_ms": round(median, 3),
             "kernel_ms": round(kernel_ms, 3),
@@ -179,14 +164,13 @@ def main(argv: list[str] | None = None) -> int:
 
     for name in args.variants:
         patched = name.startswith("patched")
-        runner: Callable[..., Any] = model
         entry: dict[str, Any] = {"status": "ok"}
         try:
             if patched:
                 entry["patch"] = patch_qwen3(model, kernels_pkg).counts()
             try:
                 with torch.no_grad():
-                    entry |= measure(lambda: runner(**kwargs).logits)
+                    entry |= measure(lambda: model(**kwargs).logits)
             finally:
                 if patched:
                     unpatch_qwen3(model)
