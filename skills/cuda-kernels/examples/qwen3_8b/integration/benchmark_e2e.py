@@ -240,6 +240,16 @@ class Timer:
             "repeats": repeats,
         }
 
+    def median_with_clocks(self, fn: Callable[[], Any], warmup: int, repeats: int) -> dict[str, Any]:
+        """median(), plus what nvidia-smi saw meanwhile under "gpu" (absent without nvidia-smi)."""
+        from gpu_clocks import ClockLog
+
+        with ClockLog() as clocks:
+            stats: dict[str, Any] = self.median(fn, warmup, repeats)
+        if (gpu := clocks.summary()) is not None:
+            stats["gpu"] = gpu
+        return stats
+
 
 # ------------------------------------------------------------------------- workloads
 
@@ -397,7 +407,6 @@ def main(argv: list[str] | None = None) -> int:
         print("error: --device cuda but torch.cuda.is_available() is False (use --check for the CPU path)", file=sys.stderr)
         return 2
     sys.path.insert(0, str(HERE))
-    from gpu_clocks import ClockLog
     from patch_qwen3 import patch_qwen3, unpatch_qwen3
     from qwen3_models import build_random_model, compare_logits, count_modules, qwen3_8b_config, tiny_qwen3_config
 
@@ -482,10 +491,7 @@ def main(argv: list[str] | None = None) -> int:
             logits = fn()  # first call: compiles this shape when `runner` is compiled
             work.timer.sync()
             first = time.monotonic() - t0
-            with ClockLog() as clocks:
-                stats = work.timer.median(fn, max(args.warmup - 1, 0), args.repeats)
-            if clocks.summary() is not None:
-                stats["gpu"] = clocks.summary()
+            stats = work.timer.median_with_clocks(fn, max(args.warmup - 1, 0), args.repeats)
             stats["first_call_s"] = round(first, 2)
             entry["prefill"][str(n)] = stats
             if budgeted:
@@ -502,10 +508,7 @@ def main(argv: list[str] | None = None) -> int:
         entry["prefill"] = {}
         for n in args.prefill:
             replay, graph = work.graphed_prefill_fn(n)
-            with ClockLog() as clocks:
-                entry["prefill"][str(n)] = work.timer.median(replay, args.warmup, args.repeats)
-            if clocks.summary() is not None:
-                entry["prefill"][str(n)]["gpu"] = clocks.summary()
+            entry["prefill"][str(n)] = work.timer.median_with_clocks(replay, args.warmup, args.repeats)
             run.log(f"  prefill {n}: {entry['prefill'][str(n)]['median_ms']:.2f} ms")
             if n == ref_len and "logits" in reference:
                 entry["accuracy"] = compare_logits(replay(), reference["logits"])

@@ -557,6 +557,7 @@ def patch_qwen3(
     attention_fwds: dict[str, Callable] = {}
     fuse_attention = fuse_qk_norm_rope and norms and rope and callable(getattr(kernels_module, "qk_norm_rope_", None))
     rope_families: dict[str, tuple[_Family, type]] = {}
+    fused_layers: list[tuple[str, nn.Module]] = []  # decoder layers given decoder_fwd
 
     def family_of(module: nn.Module, role: str) -> tuple[_Family, type] | None:
         for fam, classes in families:
@@ -602,6 +603,7 @@ def patch_qwen3(
                 module.forward = types.MethodType(decoder_fwd, module)
                 patched.append((module, "fused_add_rms_norm"))
                 report.fused_add_rms_norm.append(name)
+                fused_layers.append((name, module))
             continue
 
         if (hit := family_of(module, "mlp")) is not None:
@@ -679,10 +681,7 @@ def patch_qwen3(
     if fuse_down_residual:
         # After the walk: a decoder layer is visited before the MLP it holds.
         swiglu_mlps = {id(m) for m, role in patched if role == "swiglu"}
-        fused_layers = set(report.fused_add_rms_norm)
-        for name, module in model.named_modules():
-            if name not in fused_layers:
-                continue
+        for name, module in fused_layers:
             mlp = getattr(module, "mlp", None)
             down = getattr(mlp, "down_proj", None)
             if id(mlp) not in swiglu_mlps:

@@ -41,7 +41,7 @@ struct NormArgs {
   int64_t rows;
   int64_t hidden;
   int nvec;  // packs per row (vector kernels)
-  bool full_rows;  // the row kernel may use its full-row instance (RmsNormTuning::full_rows)
+  bool full_rows;  // the row kernel may use its full-row instance (RmsNormTuning::hint bit 2 clears it)
   int rows_per_group;
   float eps;
   float inv_hidden;  // 1 / hidden, computed on the host (no IEEE division in the kernel)
