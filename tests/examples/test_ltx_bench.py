@@ -255,11 +255,18 @@ def test_the_benchmarks_flag_numbers_are_the_packages(bench_ops) -> None:
     import re
 
     init = (BENCH.parent / "torch-ext" / "ltx_video_kernels" / "__init__.py").read_text(encoding="utf-8")
-    package = {m.group(1): int(m.group(2)) for m in re.finditer(r"^([A-Z_]+) = (\d+)\b", init, re.M)}
+    package = {m.group(1): int(m.group(2)) for m in re.finditer(r"^([A-Z][A-Z0-9_]*) = (\d+)\b", init, re.M)}
     assert package["ADALN_LEAN"] == bench_ops.ADALN_LEAN
     assert package["ADALN_RELOAD"] == bench_ops.ADALN_RELOAD
     assert package["LEAN_HINTS"] == bench_ops.LEAN_HINTS
     assert package["ROPE_STREAMING"] == bench_ops.ROPE_STREAMING
     assert package["QK_LEAN"] == bench_ops.QK_LEAN
+    assert package["QK_SPLIT"] == bench_ops.QK_SPLIT
+    assert package["QK_SPLIT48"] == bench_ops.QK_SPLIT48
+    lean = package["QK_LEAN"]
     lean_points = [p for p in bench_ops.qk_sweep_points(2048) if p[2]]
-    assert lean_points == [(256, 1, package["QK_LEAN"]), (256, 1, package["QK_LEAN"] | package["LEAN_HINTS"])]
+    assert lean_points == [(256, 1, lean), (256, 1, lean | package["LEAN_HINTS"]),
+                           (256, 1, lean | package["QK_SPLIT"]), (256, 1, lean | package["QK_SPLIT48"])]
+    keys = [bench_ops.qk_sweep_key(*p) for p in bench_ops.qk_sweep_points(2048)]
+    assert len(set(keys)) == len(keys)  # every point gets its own column
+    assert keys[-4:] == ["256x1/lean", "256x1/lean+hints", "256x1/lean+split", "256x1/lean+split48"]

@@ -180,14 +180,26 @@ QK_SWEEP = {
 
 
 QK_LEAN = 64  # the package's QK_LEAN flag: the lean one-chunk kernel (the default op's choice at 2048)
+QK_SPLIT = 512  # with QK_LEAN: q and k in separate blocks, 40 registers (the package's QK_SPLIT)
+QK_SPLIT48 = 1024  # the same at 48 registers (QK_SPLIT48)
 QK_LEAN_MAX_TPR = 256  # its blocks hold at most 256 threads (kMaxLeanRopeBlock)
+QK_LEAN_FLAGS = (QK_LEAN, QK_LEAN | LEAN_HINTS, QK_LEAN | QK_SPLIT, QK_LEAN | QK_SPLIT48)
 
 
 def qk_sweep_points(d: int) -> list[tuple[int, int, int]]:
     """(threads_per_row, chunks_per_thread, flags) of the q/k sweep for hidden size d."""
     points = [(t, v, 0) for t, v in QK_SWEEP.get(d, [])]
     return points + [(t, v, f) for t, v in QK_SWEEP.get(d, []) if v == 1 and t <= QK_LEAN_MAX_TPR
-                     for f in (QK_LEAN, QK_LEAN | LEAN_HINTS)]
+                     for f in QK_LEAN_FLAGS]
+
+
+def qk_sweep_key(tpr: int, vpt: int, flags: int) -> str:
+    """The sweep table's name for a point: threads x chunks, then the lean variant."""
+    variant = ""
+    if flags & QK_LEAN:
+        variant = "/lean" + ("+hints" if flags & LEAN_HINTS else "") + ("+split" if flags & QK_SPLIT else "") \
+            + ("+split48" if flags & QK_SPLIT48 else "")
+    return f"{tpr}x{vpt}{variant}"
 
 
 def qk_sweep_count() -> int:
@@ -856,7 +868,7 @@ def run_qk_sweep(pkg, runner: Runner) -> list[dict]:
         for tpr, vpt, flags in qk_sweep_points(d):
             fn = lambda q, k, wq, wk, c, s, t=tpr, v=vpt, f=flags: pkg.rms_norm_rope_qk_with_config(  # noqa: E731
                 q, k, wq, wk, c, s, 1e-5, t, v, f)
-            key = f"{tpr}x{vpt}" + ("/lean+hints" if flags & LEAN_HINTS else "/lean" if flags else "")
+            key = qk_sweep_key(tpr, vpt, flags)
             row["configs"][key] = sweep_point(
                 runner, fn, sets, nbytes, {"threads_per_row": tpr, "chunks_per_thread": vpt, "flags": flags}, rel_diff)
         mark_best(row)

@@ -31,6 +31,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <type_traits>
 
 #include "ltx_launch.cuh"
 #include "rope_kernels.cuh"
@@ -103,13 +104,32 @@ void launch_rope_narrow(DType dt, const RopeArgs& a, int elems, bool streaming, 
   });
 }
 
-void launch_rms_norm_rope(DType dt, const RopeArgs& a, int vpt, bool lean, bool hints, const Stream& stream) {
+void launch_rms_norm_rope(DType dt, const RopeArgs& a, int vpt, bool lean, bool hints, const Stream& stream,
+                          int split_blocks) {
   require_row_shape(a, __func__);
   dispatch_dtype(dt, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const int rpb = rows_per_block(a.tpr);
     const dim3 grid(grid_for(a.rows, rpb));
     const dim3 block(static_cast<unsigned>(rpb * a.tpr));
+    if (lean && split_blocks > 0) {
+      // the host checked k is given (a.x2), and as for lean; grid_for caps at 2^31 - 1 blocks and
+      // lean rows are < 2^31, so twice the row groups may not fit: cap at an even count (the
+      // kernel's grid-stride loop covers the rest)
+      const dim3 grid2(2 * (grid.x < 0x3fffffffu ? grid.x : 0x3fffffffu));
+      auto go = [&](auto blocks) {
+        constexpr int B = decltype(blocks)::value;
+        if (hints)
+          launch_kernel(&rms_norm_rope_kernel<T, 1, true, true, true, B>, grid2, block, 0, stream, a);
+        else
+          launch_kernel(&rms_norm_rope_kernel<T, 1, true, true, false, B>, grid2, block, 0, stream, a);
+      };
+      if (split_blocks == kLeanSplitBlocks)
+        go(std::integral_constant<int, kLeanSplitBlocks>{});
+      else
+        go(std::integral_constant<int, 5>{});
+      return;
+    }
     if (lean) {
       // the host checked vpt == 1, tpr <= kMaxLeanRopeBlock (so blocks of at most 256) and rows < 2^31
       if (hints)

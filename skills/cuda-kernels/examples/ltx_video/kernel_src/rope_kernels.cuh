@@ -170,11 +170,22 @@ __global__ void __launch_bounds__(256) rope_narrow_kernel(const RopeArgs a, cons
 // HINTS (on top of LEAN; flags 64 | 256 of rms_norm_rope_qk_with_config): q, k, cos and sin
 // are loaded evict-first and the weights evict-last, the cache hints torch.compile's Triton
 // kernels carry (load_pack16_hinted). Bit-identical results.
-template <typename T, int VPT, bool VEC, bool LEAN = false, bool HINTS = false>
-__global__ void __launch_bounds__(LEAN ? kMaxLeanRopeBlock : 512, LEAN ? 5 : 0) rms_norm_rope_kernel(const RopeArgs a) {
+// SPLIT (on top of LEAN, q and k given; flag 512 of rms_norm_rope_qk_with_config): two blocks
+// per row group, the even one normalizes and rotates q, the odd one k, on a grid twice as
+// long (launch_rms_norm_rope). A block holds one tensor's chunk and cos/sin (20 registers of
+// data in bf16 instead of 24 plus the second sum), so kLeanSplitBlocks blocks fit an SM
+// instead of 5, and each block's chain is half as long: the last partial wave of a 2048-row
+// call is shorter. cos and sin are requested by both blocks of a pair; the pair is adjacent
+// in launch order, so the second request normally finds the line in L2 (the DRAM bytes stay
+// those of the fused kernel, L2-to-SM traffic grows by cos/sin once more). Same bits as LEAN.
+template <typename T, int VPT, bool VEC, bool LEAN = false, bool HINTS = false, int SPLIT_BLOCKS = 0>
+__global__ void __launch_bounds__(LEAN ? kMaxLeanRopeBlock : 512, LEAN ? (SPLIT_BLOCKS > 0 ? SPLIT_BLOCKS : 5) : 0)
+    rms_norm_rope_kernel(const RopeArgs a) {
+  constexpr bool SPLIT = SPLIT_BLOCKS > 0;
   pdl_wait();  // before any global access (ltx_common.cuh)
   static_assert(!LEAN || (VEC && VPT == 1), "LEAN is the 16-byte one-chunk variant");
   static_assert(!HINTS || LEAN, "HINTS is a variant of the lean kernel");
+  static_assert(!SPLIT || LEAN, "SPLIT is a variant of the lean kernel");
   constexpr int N = VecWidth<T>::value;
   using P = Pack<T, N>;
   __shared__ float red[64];
@@ -183,14 +194,20 @@ __global__ void __launch_bounds__(LEAN ? kMaxLeanRopeBlock : 512, LEAN ? 5 : 0) 
   const int slot = static_cast<int>(a.tpr_div(threadIdx.x));
   const int lane = static_cast<int>(threadIdx.x) - slot * tpr;
   const int d = a.d;
-  const bool two = a.x2 != nullptr;
-  const T* __restrict__ w = static_cast<const T*>(a.w);
+  // SPLIT: the odd block of a pair takes k (x2) as its only tensor; the host launches SPLIT
+  // only with k given, so `two` is a compile-time false there.
+  const bool second = SPLIT && (blockIdx.x & 1u) != 0;
+  const bool two = !SPLIT && a.x2 != nullptr;
+  const void* xsrc = second ? a.x2 : a.x;
+  void* osrc = second ? a.out2 : a.out;
+  const T* __restrict__ w = static_cast<const T*>(second ? a.w2 : a.w);
   const T* __restrict__ w2 = static_cast<const T*>(a.w2);
   const float inv_d = a.inv_d;
   const Hints hints = HINTS ? make_hints() : Hints{};
+  const int64_t block_row = SPLIT ? (blockIdx.x >> 1) : blockIdx.x;
+  const int64_t grid_rows = SPLIT ? (gridDim.x >> 1) : gridDim.x;
 
-  for (int64_t base = static_cast<int64_t>(blockIdx.x) * rpb; base < a.rows;
-       base += static_cast<int64_t>(gridDim.x) * rpb) {
+  for (int64_t base = block_row * rpb; base < a.rows; base += grid_rows * rpb) {
     const int64_t row = base + slot;
     const bool active = row < a.rows;
     // Everything the row needs from DRAM - q, k, cos, sin - is requested before the
@@ -202,7 +219,8 @@ __global__ void __launch_bounds__(LEAN ? kMaxLeanRopeBlock : 512, LEAN ? 5 : 0) 
     if (active) {
       const int64_t xoff = row_at<LEAN>(a.xi, row);
       const int64_t coff = row_at<LEAN>(a.ci, row);
-      const T* __restrict__ xr = static_cast<const T*>(a.x) + xoff;
+      const T* __restrict__ xr =
+          static_cast<const T*>(xsrc) + (SPLIT && second && !(a.same & kX2AsX) ? row_at<LEAN>(a.x2i, row) : xoff);
       const T* __restrict__ x2r =
           two ? static_cast<const T*>(a.x2) + ((a.same & kX2AsX) ? xoff : row_at<LEAN>(a.x2i, row)) : nullptr;
       const float* __restrict__ cr = a.cos + coff;
@@ -237,7 +255,7 @@ __global__ void __launch_bounds__(LEAN ? kMaxLeanRopeBlock : 512, LEAN ? 5 : 0) 
     if (active) {
       const float r1 = rsqrtf(ss[0] * inv_d + a.eps);
       const float r2 = rsqrtf(ss[1] * inv_d + a.eps);
-      T* __restrict__ o1 = static_cast<T*>(a.out) + row * d;
+      T* __restrict__ o1 = static_cast<T*>(osrc) + row * d;
       T* __restrict__ o2 = two ? static_cast<T*>(a.out2) + row * d : nullptr;
 #pragma unroll
       for (int k = 0; k < VPT; ++k) {

@@ -153,7 +153,10 @@ void test_norm(int B, int S, int D, int tpr, int vpt, bool weight, bool mod, boo
     if (vec) emu_launch(grid, tpr, [&] { rms_norm_loop_kernel<T, true>(a); });
     else emu_launch(grid, tpr, [&] { rms_norm_loop_kernel<T, false>(a); });
   }
-  std::vector<double> ref(rows * D), href(rows * D);
+  // mag: the size of the modulation's terms. y * (1 + scale) + shift can cancel to near zero,
+  // where fp32 rounding of the terms (a few ulps of |y * (1 + scale)| + |shift|) is the error
+  // to expect, however small the result.
+  std::vector<double> ref(rows * D), href(rows * D), mag(rows * D);
   for (int64_t r = 0; r < rows; ++r) {
     const size_t tb = trow(r, tok_s), hb = trow(r, tok_h);
     std::vector<double> h(D);
@@ -171,7 +174,12 @@ void test_norm(int B, int S, int D, int tpr, int vpt, bool weight, bool mod, boo
     for (int i = 0; i < D; ++i) {
       double y = h[i] * rstd;
       if (weight) y *= tf(w[i]);
-      if (mod) y = y * (1 + tf(table[tb + D + i])) + tf(table[hb + i]);
+      mag[r * D + i] = std::fabs(y);
+      if (mod) {
+        const double scaled = y * (1 + tf(table[tb + D + i])), shift = tf(table[hb + i]);
+        y = scaled + shift;
+        mag[r * D + i] = std::fabs(scaled) + std::fabs(shift);
+      }
       ref[r * D + i] = y;
     }
   }
@@ -179,7 +187,7 @@ void test_norm(int B, int S, int D, int tpr, int vpt, bool weight, bool mod, boo
       (weight ? " w" : "") + (mod ? " mod" : "") + (add ? " add" : "") + (gate ? " gate" : "") + (per_token ? " per-token" : "") +
       (late ? " late" : "") + (lean == 1 ? " lean" : lean == 2 ? " reload" : lean == 3 ? " hints" : "") + (pipe ? " pipe" + std::to_string(pipe) : "") + (mixed ? " mixed" : "") +
       " pad=" + std::to_string(pad);
-  check(what.c_str(), out, ref);
+  check(what.c_str(), out, ref, 1, &mag);
   if (add) check((what + " residual").c_str(), rout, href);
 }
 
@@ -320,9 +328,12 @@ void test_rope(int B, int S, int D, bool vec_ok, bool bcast, int tpr, int flat_c
 // mixed: k and sin are stored with a row stride 16 elements longer than q's and cos's, so
 // the kernel evaluates all four RowIndexes (RopeArgs::same = 0). lean: the one-chunk lean
 // kernel (flag 64 of rms_norm_rope_qk_with_config); hints: the same with cache hints (320).
+// split_pairs > 0: the lean kernel with q and k in separate blocks (flag 512, SPLIT_BLOCKS
+// kLeanSplitBlocks) on a grid of that many block pairs - fewer than the row groups makes
+// each pair loop over rows as a capped grid does.
 template <typename T>
 void test_norm_rope(int B, int S, int D, int tpr, int vpt, bool two, bool weight, bool mixed = false,
-                    bool lean = false, bool hints = false) {
+                    bool lean = false, bool hints = false, unsigned split_pairs = 0) {
   int64_t rows = (int64_t)B * S, ks = mixed ? D + 16 : D;
   auto q = rand_vec<T>(rows * D, 2.0f), k = rand_vec<T>(rows * ks, 0.5f, 0.2f);
   auto wq = rand_vec<T>(D, 0.4f, 1.0f), wk = rand_vec<T>(D, 0.4f, 1.0f);
@@ -339,6 +350,12 @@ void test_norm_rope(int B, int S, int D, int tpr, int vpt, bool two, bool weight
   a.out = o1.data(); a.rows = rows; set_row_shape(a, D, tpr); a.eps = 1e-5f;
   int r = rpb(tpr);
   unsigned grid = (rows + r - 1) / r;
+  if (split_pairs > 0) {
+    if (!lean || !two || vpt != 1) std::abort();
+    constexpr int SB = kLeanSplitBlocks;
+    if (hints) emu_launch(2 * split_pairs, r * tpr, [&] { rms_norm_rope_kernel<T, 1, true, true, true, SB>(a); });
+    else emu_launch(2 * split_pairs, r * tpr, [&] { rms_norm_rope_kernel<T, 1, true, true, false, SB>(a); });
+  }
   auto run = [&](auto vptc) {
     constexpr int V = decltype(vptc)::value;
     if constexpr (V == 1) {
@@ -348,7 +365,7 @@ void test_norm_rope(int B, int S, int D, int tpr, int vpt, bool two, bool weight
     if (lean) std::abort();
     emu_launch(grid, r * tpr, [&] { rms_norm_rope_kernel<T, V, true>(a); });
   };
-  switch (vpt) {
+  if (split_pairs == 0) switch (vpt) {
     case 1: run(std::integral_constant<int, 1>{}); break;
     case 2: run(std::integral_constant<int, 2>{}); break;
     case 3: run(std::integral_constant<int, 3>{}); break;
@@ -369,7 +386,7 @@ void test_norm_rope(int B, int S, int D, int tpr, int vpt, bool two, bool weight
         mag[row * D + i] = std::fabs(y[i] * c0) + std::fabs(y[i + 1] * s0); mag[row * D + i + 1] = std::fabs(y[i + 1] * c1) + std::fabs(y[i] * s1);
       }
     }
-    std::string what = std::string("normrope ") + tn<T>() + " D=" + std::to_string(D) + " tpr=" + std::to_string(tpr) + " vpt=" + std::to_string(vpt) + (which ? " k" : " q") + (mixed ? " mixed" : "") + (lean ? " lean" : "") + (hints ? " hints" : "");
+    std::string what = std::string("normrope ") + tn<T>() + " D=" + std::to_string(D) + " tpr=" + std::to_string(tpr) + " vpt=" + std::to_string(vpt) + (which ? " k" : " q") + (mixed ? " mixed" : "") + (lean ? " lean" : "") + (hints ? " hints" : "") + (split_pairs ? " split pairs=" + std::to_string(split_pairs) : "");
     check(what.c_str(), out, ref, 1, &mag);
   }
 }
@@ -528,6 +545,11 @@ template <typename T> void all() {
             test_norm_rope<T>(1, 2, D, tpr, 1, false, false, false, true);  // rms_norm_rope's default
             test_norm_rope<T>(2, 3, D, tpr, 1, true, true, false, true, true);
             test_norm_rope<T>(3, 5, D, tpr, 1, true, false, true, true, true);
+            // q and k in separate blocks: one pair per row group, and 2 pairs looping over them
+            const unsigned groups = (15 + rpb(tpr) - 1) / rpb(tpr);
+            test_norm_rope<T>(3, 5, D, tpr, 1, true, true, false, true, false, groups);
+            test_norm_rope<T>(3, 5, D, tpr, 1, true, false, true, true, false, 2);
+            test_norm_rope<T>(3, 5, D, tpr, 1, true, true, true, true, true, 2);
           } }
   }
   for (int64_t n : {1, 7, 8, 1000, 20003, 8192 * 3 + 5}) {
