@@ -261,12 +261,14 @@ def test_the_benchmarks_flag_numbers_are_the_packages(bench_ops) -> None:
     assert package["LEAN_HINTS"] == bench_ops.LEAN_HINTS
     assert package["ROPE_STREAMING"] == bench_ops.ROPE_STREAMING
     assert package["QK_LEAN"] == bench_ops.QK_LEAN
-    assert package["QK_SPLIT"] == bench_ops.QK_SPLIT
-    assert package["QK_SPLIT48"] == bench_ops.QK_SPLIT48
-    lean = package["QK_LEAN"]
+    assert package["QK_PREFETCH"] == bench_ops.QK_PREFETCH
+    assert package["QK_PREFETCH3"] == bench_ops.QK_PREFETCH3
+    lean, hints = package["QK_LEAN"], package["LEAN_HINTS"]
+    prefetch, prefetch3 = package["QK_PREFETCH"], package["QK_PREFETCH3"]
     lean_points = [p for p in bench_ops.qk_sweep_points(2048) if p[2]]
-    assert lean_points == [(256, 1, lean), (256, 1, lean | package["LEAN_HINTS"]),
-                           (256, 1, lean | package["QK_SPLIT"]), (256, 1, lean | package["QK_SPLIT48"])]
+    assert lean_points == [(256, 1, lean), (256, 1, lean | hints), (256, 1, lean | prefetch),
+                           (256, 1, lean | prefetch3), (256, 1, lean | prefetch | hints)]
     keys = [bench_ops.qk_sweep_key(*p) for p in bench_ops.qk_sweep_points(2048)]
     assert len(set(keys)) == len(keys)  # every point gets its own column
-    assert keys[-4:] == ["256x1/lean", "256x1/lean+hints", "256x1/lean+split", "256x1/lean+split48"]
+    assert keys[-5:] == ["256x1/lean", "256x1/lean+hints", "256x1/lean+prefetch", "256x1/lean+prefetch3",
+                         "256x1/lean+prefetch+hints"]

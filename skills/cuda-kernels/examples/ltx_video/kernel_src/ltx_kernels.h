@@ -323,16 +323,14 @@ void launch_rope_narrow(DType dt, const RopeArgs& a, int elems, bool streaming, 
 // lean: the one-chunk variant held to 48 registers (vpt 1, tpr <= kMaxLeanRopeBlock, rows < 2^31;
 // the default wherever those hold since run 19, else rms_norm_rope_qk_with_config's flag kRowsLean).
 constexpr int kMaxLeanRopeBlock = 256;
-// split: the lean kernel with q and k in separate blocks, two per row group (rope_kernels.cuh,
-// SPLIT_BLOCKS); rms_norm_rope_qk_with_config's flag kQkSplit (with kRowsLean), q and k given,
-// built for kLeanSplitBlocks resident 256-thread blocks (at most 40 registers; ptxas -v, sm_90:
-// 40, spilling 20 bytes in bf16), or for 5 (48 registers, no spill) with kQkSplit48.
-constexpr int kQkSplit = 512;
-constexpr int kQkSplit48 = 1024;
-constexpr int kLeanSplitBlocks = 6;
-// split_blocks: 0, or the split kernel's resident blocks (kLeanSplitBlocks or 5).
+// prefetch: the persistent lean kernel that requests each thread's next row before reducing
+// its current one (rope_kernels.cuh, rms_norm_rope_prefetch_kernel) at `prefetch` resident
+// blocks per SM (0: not this kernel): 4 with rms_norm_rope_qk_with_config's flag kQkPrefetch,
+// 3 with kQkPrefetch3 (both with kRowsLean).
+constexpr int kQkPrefetch = 512;
+constexpr int kQkPrefetch3 = 1024;
 void launch_rms_norm_rope(DType dt, const RopeArgs& a, int vpt, bool lean, bool hints, const Stream& stream,
-                          int split_blocks = 0);
+                          int prefetch = 0);
 // GELU-tanh (gelu_kernels.cuh): blocks of `threads` threads (one of kGeluThreadChoices), each
 // thread `unroll` 16-byte chunks (one of kGeluUnrollChoices; elements on the scalar path) per
 // grid-stride step. The default op's choice is gelu_default_config (ltx_ops.cpp);

@@ -604,7 +604,7 @@ std::tuple<at::Tensor, at::Tensor> norm_rope_forward(const char* op, const at::T
                                                      const std::optional<at::Tensor>& wk_in, const at::Tensor& cos,
                                                      const at::Tensor& sin, double eps, int forced_tpr = 0,
                                                      int forced_vpt = 0, bool lean = false, bool hints = false,
-                                                     int split_blocks = 0) {
+                                                     int prefetch = 0) {
   const RopeInputs in = prepare_rope(op, q_in, cos, sin);
   const at::Tensor wq = checked_weight(wq_in, in.x, op, "weight_q");
   at::Tensor k, wk;
@@ -684,8 +684,7 @@ std::tuple<at::Tensor, at::Tensor> norm_rope_forward(const char* op, const at::T
   a.rows = rows;
   set_row_shape(a, static_cast<int>(d), cfg.tpr);
   a.eps = static_cast<float>(eps);
-  launch_rms_norm_rope(dtype_of(in.x), a, cfg.vpt, lean, lean && hints, stream,
-                       lean && k.defined() ? split_blocks : 0);
+  launch_rms_norm_rope(dtype_of(in.x), a, cfg.vpt, lean, lean && hints, stream, lean ? prefetch : 0);
   return {out, out2};
 }
 
@@ -925,22 +924,20 @@ std::tuple<at::Tensor, at::Tensor> rms_norm_rope_qk_with_config(
   const int64_t d = q.dim() >= 1 ? q.size(-1) : 0;
   TORCH_CHECK(threads_per_row * chunks_per_thread * n >= d, op, ": ", threads_per_row, " threads x ",
               chunks_per_thread, " chunks of ", n, " elements do not cover a row of ", d);
-  const int64_t lean_variants = ltx::kLeanHints | ltx::kQkSplit | ltx::kQkSplit48;
-  const bool both_splits = (flags & ltx::kQkSplit) != 0 && (flags & ltx::kQkSplit48) != 0;
-  TORCH_CHECK(flags == 0 || ((flags & ltx::kRowsLean) != 0 && (flags & ~(ltx::kRowsLean | lean_variants)) == 0 &&
-                             !both_splits),
+  const int64_t lean_variants = ltx::kLeanHints | ltx::kQkPrefetch | ltx::kQkPrefetch3;
+  const bool both = (flags & ltx::kQkPrefetch) != 0 && (flags & ltx::kQkPrefetch3) != 0;
+  TORCH_CHECK(flags == 0 || ((flags & ltx::kRowsLean) != 0 && (flags & ~(ltx::kRowsLean | lean_variants)) == 0 && !both),
               op,
-              ": flags must be 0 or 64 (the lean kernel) plus any of 256 (cache hints) and 512 or 1024 (q and k in "
-              "separate blocks at 40 or 48 registers), got ",
+              ": flags must be 0 or 64 (the lean kernel) plus any of 256 (cache hints) and one of 512 or 1024 "
+              "(persistent, 4 or 3 blocks per SM, next row requested before the reduction), got ",
               flags);
   const bool lean = (flags & ltx::kRowsLean) != 0;
   TORCH_CHECK(!lean || (chunks_per_thread == 1 && threads_per_row <= ltx::kMaxLeanRopeBlock), op,
               ": flag 64 (the lean kernel) takes chunks_per_thread 1 and at most ", ltx::kMaxLeanRopeBlock,
               " threads per row");
-  const int split_blocks = (flags & ltx::kQkSplit) ? ltx::kLeanSplitBlocks : (flags & ltx::kQkSplit48) ? 5 : 0;
   return ltx::norm_rope_forward(op, q, k, weight_q, weight_k, cos, sin, eps, static_cast<int>(threads_per_row),
                                 static_cast<int>(chunks_per_thread), lean, (flags & ltx::kLeanHints) != 0,
-                                split_blocks);
+                                (flags & ltx::kQkPrefetch) ? 4 : (flags & ltx::kQkPrefetch3) ? 3 : 0);
 }
 
 bool set_pdl(bool enable) { return ltx::g_pdl.set(enable); }

@@ -105,29 +105,31 @@ void launch_rope_narrow(DType dt, const RopeArgs& a, int elems, bool streaming, 
 }
 
 void launch_rms_norm_rope(DType dt, const RopeArgs& a, int vpt, bool lean, bool hints, const Stream& stream,
-                          int split_blocks) {
+                          int prefetch) {
   require_row_shape(a, __func__);
   dispatch_dtype(dt, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const int rpb = rows_per_block(a.tpr);
     const dim3 grid(grid_for(a.rows, rpb));
     const dim3 block(static_cast<unsigned>(rpb * a.tpr));
-    if (lean && split_blocks > 0) {
-      // the host checked k is given (a.x2), and as for lean; grid_for caps at 2^31 - 1 blocks and
-      // lean rows are < 2^31, so twice the row groups may not fit: cap at an even count (the
-      // kernel's grid-stride loop covers the rest)
-      const dim3 grid2(2 * (grid.x < 0x3fffffffu ? grid.x : 0x3fffffffu));
-      auto go = [&](auto blocks) {
-        constexpr int B = decltype(blocks)::value;
-        if (hints)
-          launch_kernel(&rms_norm_rope_kernel<T, 1, true, true, true, B>, grid2, block, 0, stream, a);
-        else
-          launch_kernel(&rms_norm_rope_kernel<T, 1, true, true, false, B>, grid2, block, 0, stream, a);
+    if (lean && prefetch > 0) {
+      // Persistent: as many blocks as fit at once, every block looping over about the same
+      // number of row groups (groups / resident blocks rounded up, then the fewest blocks that
+      // cover the groups at that count: no block takes more than one group above another).
+      const int blocks = prefetch == 3 ? 3 : 4;
+      const int64_t per_block = ceil_div(grid.x, static_cast<int64_t>(blocks) * sm_count());
+      const dim3 pgrid(static_cast<unsigned>(ceil_div(grid.x, per_block)));
+      auto go = [&](auto hinted, auto resident) {
+        launch_kernel(&rms_norm_rope_prefetch_kernel<T, decltype(hinted)::value, decltype(resident)::value>, pgrid,
+                      block, 0, stream, a);
       };
-      if (split_blocks == kLeanSplitBlocks)
-        go(std::integral_constant<int, kLeanSplitBlocks>{});
-      else
-        go(std::integral_constant<int, 5>{});
+      using Four = std::integral_constant<int, 4>;
+      using Three = std::integral_constant<int, 3>;
+      if (hints) {
+        if (blocks == 3) go(std::true_type{}, Three{}); else go(std::true_type{}, Four{});
+      } else {
+        if (blocks == 3) go(std::false_type{}, Three{}); else go(std::false_type{}, Four{});
+      }
       return;
     }
     if (lean) {

@@ -170,22 +170,11 @@ __global__ void __launch_bounds__(256) rope_narrow_kernel(const RopeArgs a, cons
 // HINTS (on top of LEAN; flags 64 | 256 of rms_norm_rope_qk_with_config): q, k, cos and sin
 // are loaded evict-first and the weights evict-last, the cache hints torch.compile's Triton
 // kernels carry (load_pack16_hinted). Bit-identical results.
-// SPLIT (on top of LEAN, q and k given; flag 512 of rms_norm_rope_qk_with_config): two blocks
-// per row group, the even one normalizes and rotates q, the odd one k, on a grid twice as
-// long (launch_rms_norm_rope). A block holds one tensor's chunk and cos/sin (20 registers of
-// data in bf16 instead of 24 plus the second sum), so kLeanSplitBlocks blocks fit an SM
-// instead of 5, and each block's chain is half as long: the last partial wave of a 2048-row
-// call is shorter. cos and sin are requested by both blocks of a pair; the pair is adjacent
-// in launch order, so the second request normally finds the line in L2 (the DRAM bytes stay
-// those of the fused kernel, L2-to-SM traffic grows by cos/sin once more). Same bits as LEAN.
-template <typename T, int VPT, bool VEC, bool LEAN = false, bool HINTS = false, int SPLIT_BLOCKS = 0>
-__global__ void __launch_bounds__(LEAN ? kMaxLeanRopeBlock : 512, LEAN ? (SPLIT_BLOCKS > 0 ? SPLIT_BLOCKS : 5) : 0)
-    rms_norm_rope_kernel(const RopeArgs a) {
-  constexpr bool SPLIT = SPLIT_BLOCKS > 0;
+template <typename T, int VPT, bool VEC, bool LEAN = false, bool HINTS = false>
+__global__ void __launch_bounds__(LEAN ? kMaxLeanRopeBlock : 512, LEAN ? 5 : 0) rms_norm_rope_kernel(const RopeArgs a) {
   pdl_wait();  // before any global access (ltx_common.cuh)
   static_assert(!LEAN || (VEC && VPT == 1), "LEAN is the 16-byte one-chunk variant");
   static_assert(!HINTS || LEAN, "HINTS is a variant of the lean kernel");
-  static_assert(!SPLIT || LEAN, "SPLIT is a variant of the lean kernel");
   constexpr int N = VecWidth<T>::value;
   using P = Pack<T, N>;
   __shared__ float red[64];
@@ -194,20 +183,14 @@ __global__ void __launch_bounds__(LEAN ? kMaxLeanRopeBlock : 512, LEAN ? (SPLIT_
   const int slot = static_cast<int>(a.tpr_div(threadIdx.x));
   const int lane = static_cast<int>(threadIdx.x) - slot * tpr;
   const int d = a.d;
-  // SPLIT: the odd block of a pair takes k (x2) as its only tensor; the host launches SPLIT
-  // only with k given, so `two` is a compile-time false there.
-  const bool second = SPLIT && (blockIdx.x & 1u) != 0;
-  const bool two = !SPLIT && a.x2 != nullptr;
-  const void* xsrc = second ? a.x2 : a.x;
-  void* osrc = second ? a.out2 : a.out;
-  const T* __restrict__ w = static_cast<const T*>(second ? a.w2 : a.w);
+  const bool two = a.x2 != nullptr;
+  const T* __restrict__ w = static_cast<const T*>(a.w);
   const T* __restrict__ w2 = static_cast<const T*>(a.w2);
   const float inv_d = a.inv_d;
   const Hints hints = HINTS ? make_hints() : Hints{};
-  const int64_t block_row = SPLIT ? (blockIdx.x >> 1) : blockIdx.x;
-  const int64_t grid_rows = SPLIT ? (gridDim.x >> 1) : gridDim.x;
 
-  for (int64_t base = block_row * rpb; base < a.rows; base += grid_rows * rpb) {
+  for (int64_t base = static_cast<int64_t>(blockIdx.x) * rpb; base < a.rows;
+       base += static_cast<int64_t>(gridDim.x) * rpb) {
     const int64_t row = base + slot;
     const bool active = row < a.rows;
     // Everything the row needs from DRAM - q, k, cos, sin - is requested before the
@@ -219,8 +202,7 @@ __global__ void __launch_bounds__(LEAN ? kMaxLeanRopeBlock : 512, LEAN ? (SPLIT_
     if (active) {
       const int64_t xoff = row_at<LEAN>(a.xi, row);
       const int64_t coff = row_at<LEAN>(a.ci, row);
-      const T* __restrict__ xr =
-          static_cast<const T*>(xsrc) + (SPLIT && second && !(a.same & kX2AsX) ? row_at<LEAN>(a.x2i, row) : xoff);
+      const T* __restrict__ xr = static_cast<const T*>(a.x) + xoff;
       const T* __restrict__ x2r =
           two ? static_cast<const T*>(a.x2) + ((a.same & kX2AsX) ? xoff : row_at<LEAN>(a.x2i, row)) : nullptr;
       const float* __restrict__ cr = a.cos + coff;
@@ -255,7 +237,7 @@ __global__ void __launch_bounds__(LEAN ? kMaxLeanRopeBlock : 512, LEAN ? (SPLIT_
     if (active) {
       const float r1 = rsqrtf(ss[0] * inv_d + a.eps);
       const float r2 = rsqrtf(ss[1] * inv_d + a.eps);
-      T* __restrict__ o1 = static_cast<T*>(osrc) + row * d;
+      T* __restrict__ o1 = static_cast<T*>(a.out) + row * d;
       T* __restrict__ o2 = two ? static_cast<T*>(a.out2) + row * d : nullptr;
 #pragma unroll
       for (int k = 0; k < VPT; ++k) {
@@ -280,6 +262,95 @@ __global__ void __launch_bounds__(LEAN ? kMaxLeanRopeBlock : 512, LEAN ? (SPLIT_
         }
       }
     }
+  }
+}
+
+// PREFETCH (flag 64 | 512 of rms_norm_rope_qk_with_config, 64 | 1024 at 3 blocks; one 16-byte
+// chunk per thread, blocks of at most kMaxLeanRopeBlock threads, rows < 2^31): a persistent
+// grid of BLOCKS blocks per SM (launch_rms_norm_rope sizes it) whose threads loop over
+// row groups and request the next group's q, k, cos and sin before reducing the current
+// one, so a block never waits on DRAM between its rows. The one-row-per-block kernel
+// leaves the tail of a call to its last blocks: 2048 rows of 2048 (q and k at 16 bytes per
+// element position, 67 MB) are 3.1 waves of 660 resident blocks, and the call ran at
+// 79-80 % of copy bandwidth where 4096 rows ran at 91 %. Same arithmetic, same bits.
+// ptxas -v, sm_90, bf16: 64 registers (20 bytes spilled) at 4 blocks, 80 at 3, 89 unbounded.
+template <typename T, bool HINTS, int BLOCKS>
+__global__ void __launch_bounds__(kMaxLeanRopeBlock, BLOCKS) rms_norm_rope_prefetch_kernel(const RopeArgs a) {
+  pdl_wait();  // before any global access (ltx_common.cuh)
+  constexpr int N = VecWidth<T>::value;
+  using P = Pack<T, N>;
+  using F = Pack<float, N>;
+  struct Chunk {  // one thread's part of a row: what crosses the reduction
+    P v, u;
+    F c, s;
+  };
+  __shared__ float red[64];
+  const int tpr = a.tpr;
+  const int rpb = static_cast<int>(a.tpr_div(blockDim.x));
+  const int slot = static_cast<int>(a.tpr_div(threadIdx.x));
+  const int lane = static_cast<int>(threadIdx.x) - slot * tpr;
+  const int d = a.d;
+  const int e = lane * N;
+  const bool has_chunk = e < d;  // tpr x N covers the row; the last lanes may idle
+  const bool two = a.x2 != nullptr;
+  const T* __restrict__ w = static_cast<const T*>(a.w);
+  const T* __restrict__ w2 = static_cast<const T*>(a.w2);
+  const Hints hints = HINTS ? make_hints() : Hints{};
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * rpb;
+
+  auto fetch = [&](int64_t row, Chunk& ch) {
+    if (row >= a.rows || !has_chunk) return;
+    const int64_t xoff = a.xi.lean(row);
+    const int64_t coff = a.ci.lean(row);
+    load_vec<HINTS, true>(ch.v, static_cast<const T*>(a.x) + xoff + e, hints);
+    if (two)
+      load_vec<HINTS, true>(ch.u, static_cast<const T*>(a.x2) + ((a.same & kX2AsX) ? xoff : a.x2i.lean(row)) + e,
+                            hints);
+    load_vec<HINTS, true>(ch.c, a.cos + coff + e, hints);
+    load_vec<HINTS, true>(ch.s, a.sin + ((a.same & kSinAsCos) ? coff : a.si.lean(row)) + e, hints);
+  };
+
+  int64_t row = static_cast<int64_t>(blockIdx.x) * rpb + slot;
+  Chunk cur;
+  fetch(row, cur);
+  // The loop bound is the block's first row, the same for all its threads: row_sum's
+  // barrier is reached by every thread of the block or by none.
+  for (int64_t base = static_cast<int64_t>(blockIdx.x) * rpb; base < a.rows; base += stride, row += stride) {
+    Chunk next;
+    fetch(row + stride, next);  // in flight during this row's reduction and stores
+    const bool active = row < a.rows && has_chunk;
+    float ss[2] = {0.0f, 0.0f};
+    if (active) {
+#pragma unroll
+      for (int i = 0; i < N; ++i) {
+        const float f = to_float(cur.v.e[i]);
+        ss[0] = fmaf(f, f, ss[0]);
+        if (two) {
+          const float g = to_float(cur.u.e[i]);
+          ss[1] = fmaf(g, g, ss[1]);
+        }
+      }
+    }
+    row_sum<2>(ss, tpr, slot, red);
+    if (active) {
+      const float r1 = rsqrtf(ss[0] * a.inv_d + a.eps);
+      const float r2 = rsqrtf(ss[1] * a.inv_d + a.eps);
+      P wv, o;
+      float f[N];
+      if (w != nullptr) load_vec<HINTS, false>(wv, w + e, hints);
+#pragma unroll
+      for (int i = 0; i < N; ++i) f[i] = to_float(cur.v.e[i]) * r1 * (w != nullptr ? to_float(wv.e[i]) : 1.0f);
+      rotate_store<T, N>(f, cur.c, cur.s, o);
+      store_pack<true>(static_cast<T*>(a.out) + row * d + e, o, N);
+      if (two) {
+        if (w2 != nullptr) load_vec<HINTS, false>(wv, w2 + e, hints);
+#pragma unroll
+        for (int i = 0; i < N; ++i) f[i] = to_float(cur.u.e[i]) * r2 * (w2 != nullptr ? to_float(wv.e[i]) : 1.0f);
+        rotate_store<T, N>(f, cur.c, cur.s, o);
+        store_pack<true>(static_cast<T*>(a.out2) + row * d + e, o, N);
+      }
+    }
+    cur = next;
   }
 }
 

@@ -736,7 +736,7 @@ def test_rms_norm_rope_qk_with_config_every_launch_config(kernels: ModuleType, d
         matched |= torch.equal(q_out, default[0]) and torch.equal(k_out, default[1])
         if vpt == 1 and tpr <= 256:
             # flag 64: the lean kernel, bit for bit the same; + 256 with cache hints, + 512 / 1024
-            # with q and k in separate blocks (40 / 48 registers)
+            # the persistent kernel that prefetches the next row (4 / 3 blocks per SM)
             for fl in (64, 64 | 256, 64 | 512, 64 | 1024, 64 | 256 | 512, 64 | 256 | 1024):
                 poison(((b, s, d), dtype), ((b, s, d), dtype))
                 lq, lk = kernels.rms_norm_rope_qk_with_config(q, k, wq, None, cos, sin, 1e-5, tpr, vpt, fl)
@@ -763,8 +763,8 @@ def test_rms_norm_rope_qk_with_config_refuses_what_it_cannot_run(kernels: Module
     for fl in (64, 320):
         with pytest.raises(RuntimeError, match="16-byte path"):
             f(odd, odd, None, None, oc, os_, 1e-5, 128, 1, fl)
-    # flag 64 (+ 256 cache hints, + 512 or 1024 split): one chunk per thread, blocks of at most
-    # 256 threads; the variants only with flag 64, one split at a time; no other flag exists
+    # flag 64 (+ 256 cache hints, + 512 or 1024 prefetch): one chunk per thread, blocks of at
+    # most 256 threads; the variants only with flag 64, one prefetch grid at a time; no other flag
     for tpr, vpt, fl in ((128, 2, 64), (512, 1, 64), (256, 1, 8), (256, 1, 65), (256, 1, 256), (128, 2, 320),
                          (256, 1, 512), (256, 1, 1024), (256, 1, 64 | 512 | 1024), (128, 2, 64 | 512),
                          (512, 1, 64 | 1024), (256, 1, 64 | 2048)):

@@ -328,12 +328,12 @@ void test_rope(int B, int S, int D, bool vec_ok, bool bcast, int tpr, int flat_c
 // mixed: k and sin are stored with a row stride 16 elements longer than q's and cos's, so
 // the kernel evaluates all four RowIndexes (RopeArgs::same = 0). lean: the one-chunk lean
 // kernel (flag 64 of rms_norm_rope_qk_with_config); hints: the same with cache hints (320).
-// split_pairs > 0: the lean kernel with q and k in separate blocks (flag 512, SPLIT_BLOCKS
-// kLeanSplitBlocks) on a grid of that many block pairs - fewer than the row groups makes
-// each pair loop over rows as a capped grid does.
+// prefetch_grid > 0: the persistent kernel that prefetches each thread's next row (flag 512)
+// on a grid of that many blocks - fewer than the row groups, so every block loops and the
+// last round is partial.
 template <typename T>
 void test_norm_rope(int B, int S, int D, int tpr, int vpt, bool two, bool weight, bool mixed = false,
-                    bool lean = false, bool hints = false, unsigned split_pairs = 0) {
+                    bool lean = false, bool hints = false, unsigned prefetch_grid = 0) {
   int64_t rows = (int64_t)B * S, ks = mixed ? D + 16 : D;
   auto q = rand_vec<T>(rows * D, 2.0f), k = rand_vec<T>(rows * ks, 0.5f, 0.2f);
   auto wq = rand_vec<T>(D, 0.4f, 1.0f), wk = rand_vec<T>(D, 0.4f, 1.0f);
@@ -350,11 +350,10 @@ void test_norm_rope(int B, int S, int D, int tpr, int vpt, bool two, bool weight
   a.out = o1.data(); a.rows = rows; set_row_shape(a, D, tpr); a.eps = 1e-5f;
   int r = rpb(tpr);
   unsigned grid = (rows + r - 1) / r;
-  if (split_pairs > 0) {
-    if (!lean || !two || vpt != 1) std::abort();
-    constexpr int SB = kLeanSplitBlocks;
-    if (hints) emu_launch(2 * split_pairs, r * tpr, [&] { rms_norm_rope_kernel<T, 1, true, true, true, SB>(a); });
-    else emu_launch(2 * split_pairs, r * tpr, [&] { rms_norm_rope_kernel<T, 1, true, true, false, SB>(a); });
+  if (prefetch_grid > 0) {
+    if (!lean || vpt != 1) std::abort();
+    if (hints) emu_launch(prefetch_grid, r * tpr, [&] { rms_norm_rope_prefetch_kernel<T, true, 4>(a); });
+    else emu_launch(prefetch_grid, r * tpr, [&] { rms_norm_rope_prefetch_kernel<T, false, 3>(a); });
   }
   auto run = [&](auto vptc) {
     constexpr int V = decltype(vptc)::value;
@@ -365,7 +364,7 @@ void test_norm_rope(int B, int S, int D, int tpr, int vpt, bool two, bool weight
     if (lean) std::abort();
     emu_launch(grid, r * tpr, [&] { rms_norm_rope_kernel<T, V, true>(a); });
   };
-  if (split_pairs == 0) switch (vpt) {
+  if (prefetch_grid == 0) switch (vpt) {
     case 1: run(std::integral_constant<int, 1>{}); break;
     case 2: run(std::integral_constant<int, 2>{}); break;
     case 3: run(std::integral_constant<int, 3>{}); break;
@@ -386,7 +385,7 @@ void test_norm_rope(int B, int S, int D, int tpr, int vpt, bool two, bool weight
         mag[row * D + i] = std::fabs(y[i] * c0) + std::fabs(y[i + 1] * s0); mag[row * D + i + 1] = std::fabs(y[i + 1] * c1) + std::fabs(y[i] * s1);
       }
     }
-    std::string what = std::string("normrope ") + tn<T>() + " D=" + std::to_string(D) + " tpr=" + std::to_string(tpr) + " vpt=" + std::to_string(vpt) + (which ? " k" : " q") + (mixed ? " mixed" : "") + (lean ? " lean" : "") + (hints ? " hints" : "") + (split_pairs ? " split pairs=" + std::to_string(split_pairs) : "");
+    std::string what = std::string("normrope ") + tn<T>() + " D=" + std::to_string(D) + " tpr=" + std::to_string(tpr) + " vpt=" + std::to_string(vpt) + (which ? " k" : " q") + (mixed ? " mixed" : "") + (lean ? " lean" : "") + (hints ? " hints" : "") + (prefetch_grid ? " prefetch grid=" + std::to_string(prefetch_grid) : "");
     check(what.c_str(), out, ref, 1, &mag);
   }
 }
@@ -545,10 +544,12 @@ template <typename T> void all() {
             test_norm_rope<T>(1, 2, D, tpr, 1, false, false, false, true);  // rms_norm_rope's default
             test_norm_rope<T>(2, 3, D, tpr, 1, true, true, false, true, true);
             test_norm_rope<T>(3, 5, D, tpr, 1, true, false, true, true, true);
-            // q and k in separate blocks: one pair per row group, and 2 pairs looping over them
+            // the prefetching persistent kernel: one block per row group, and 2 or 4 blocks
+            // looping over them (15 rows), q alone, mixed strides, hints
             const unsigned groups = (15 + rpb(tpr) - 1) / rpb(tpr);
             test_norm_rope<T>(3, 5, D, tpr, 1, true, true, false, true, false, groups);
             test_norm_rope<T>(3, 5, D, tpr, 1, true, false, true, true, false, 2);
+            test_norm_rope<T>(3, 5, D, tpr, 1, false, true, false, true, false, 4);
             test_norm_rope<T>(3, 5, D, tpr, 1, true, true, true, true, true, 2);
           } }
   }
