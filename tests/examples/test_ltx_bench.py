@@ -262,13 +262,10 @@ def test_the_benchmarks_flag_numbers_are_the_packages(bench_ops) -> None:
     assert package["ROPE_STREAMING"] == bench_ops.ROPE_STREAMING
     assert package["QK_LEAN"] == bench_ops.QK_LEAN
     assert package["QK_PREFETCH"] == bench_ops.QK_PREFETCH
-    assert package["QK_PREFETCH3"] == bench_ops.QK_PREFETCH3
-    lean, hints = package["QK_LEAN"], package["LEAN_HINTS"]
-    prefetch, prefetch3 = package["QK_PREFETCH"], package["QK_PREFETCH3"]
+    lean, hints, prefetch = package["QK_LEAN"], package["LEAN_HINTS"], package["QK_PREFETCH"]
     lean_points = [p for p in bench_ops.qk_sweep_points(2048) if p[2]]
     assert lean_points == [(256, 1, lean), (256, 1, lean | hints), (256, 1, lean | prefetch),
-                           (256, 1, lean | prefetch3), (256, 1, lean | prefetch | hints)]
+                           (256, 1, lean | prefetch | hints)]
     keys = [bench_ops.qk_sweep_key(*p) for p in bench_ops.qk_sweep_points(2048)]
     assert len(set(keys)) == len(keys)  # every point gets its own column
-    assert keys[-5:] == ["256x1/lean", "256x1/lean+hints", "256x1/lean+prefetch", "256x1/lean+prefetch3",
-                         "256x1/lean+prefetch+hints"]
+    assert keys[-4:] == ["256x1/lean", "256x1/lean+hints", "256x1/lean+prefetch", "256x1/lean+prefetch+hints"]

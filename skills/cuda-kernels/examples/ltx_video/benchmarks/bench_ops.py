@@ -181,10 +181,8 @@ QK_SWEEP = {
 
 QK_LEAN = 64  # the package's QK_LEAN flag: the lean one-chunk kernel (the default op's choice at 2048)
 QK_PREFETCH = 512  # with QK_LEAN: the persistent kernel that prefetches the next row (QK_PREFETCH)
-QK_PREFETCH3 = 1024  # the same at 3 blocks per SM (QK_PREFETCH3)
 QK_LEAN_MAX_TPR = 256  # its blocks hold at most 256 threads (kMaxLeanRopeBlock)
-QK_LEAN_FLAGS = (QK_LEAN, QK_LEAN | LEAN_HINTS, QK_LEAN | QK_PREFETCH, QK_LEAN | QK_PREFETCH3,
-                 QK_LEAN | QK_PREFETCH | LEAN_HINTS)
+QK_LEAN_FLAGS = (QK_LEAN, QK_LEAN | LEAN_HINTS, QK_LEAN | QK_PREFETCH, QK_LEAN | QK_PREFETCH | LEAN_HINTS)
 
 
 def qk_sweep_points(d: int) -> list[tuple[int, int, int]]:
@@ -198,8 +196,7 @@ def qk_sweep_key(tpr: int, vpt: int, flags: int) -> str:
     """The sweep table's name for a point: threads x chunks, then the lean variant."""
     variant = ""
     if flags & QK_LEAN:
-        variant = "/lean" + ("+prefetch" if flags & QK_PREFETCH else "") + ("+prefetch3" if flags & QK_PREFETCH3 else "") \
-            + ("+hints" if flags & LEAN_HINTS else "")
+        variant = "/lean" + ("+prefetch" if flags & QK_PREFETCH else "") + ("+hints" if flags & LEAN_HINTS else "")
     return f"{tpr}x{vpt}{variant}"
 
 

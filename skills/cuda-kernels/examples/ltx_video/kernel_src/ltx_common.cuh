@@ -51,8 +51,6 @@ inline unsigned grid_for(int64_t rows, int rpb) {
   return static_cast<unsigned>(g < 0x7fffffffLL ? g : 0x7fffffffLL);
 }
 
-inline int rows_per_block(int tpr) { return tpr >= 256 ? 1 : 256 / tpr; }
-
 // The row-kernel launchers' guard (row_shape_set's note in ltx_kernels.h): args that skipped
 // set_row_shape are a host-code bug, so it aborts like the launchers' other impossible cases.
 template <typename Args>

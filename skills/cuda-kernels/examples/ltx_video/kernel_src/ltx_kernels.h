@@ -296,6 +296,9 @@ constexpr int kMaxVptPipe = 4;
 constexpr int kMaxPipeBlock = 256;
 constexpr int kAdalnPipe2 = 8;
 constexpr int kAdalnPipe3 = 16;
+// Rows per block of the RoPE kernels (rope_kernel, rms_norm_rope_kernel and its prefetching
+// variant): blocks of 256 threads' worth of rows, one row per block from 256 threads per row.
+inline int rows_per_block(int tpr) { return tpr >= 256 ? 1 : 256 / tpr; }
 // Rows per block of the RMSNorm rows kernels. Short rows (tpr < 32) pack 256 threads'
 // worth of rows into a block; rows of whole warps get blocks of about 128 threads
 // (32 -> 4 rows, 64 -> 2, 96 and up -> 1). Small blocks let the register allocator fit
@@ -324,13 +327,22 @@ void launch_rope_narrow(DType dt, const RopeArgs& a, int elems, bool streaming, 
 // the default wherever those hold since run 19, else rms_norm_rope_qk_with_config's flag kRowsLean).
 constexpr int kMaxLeanRopeBlock = 256;
 // prefetch: the persistent lean kernel that requests each thread's next row before reducing
-// its current one (rope_kernels.cuh, rms_norm_rope_prefetch_kernel) at `prefetch` resident
-// blocks per SM (0: not this kernel): 4 with rms_norm_rope_qk_with_config's flag kQkPrefetch,
-// 3 with kQkPrefetch3 (both with kRowsLean).
+// its current one (rope_kernels.cuh, rms_norm_rope_prefetch_kernel), kPrefetchRopeBlocks
+// resident blocks per SM; rms_norm_rope_qk_with_config's flag kQkPrefetch (with kRowsLean).
 constexpr int kQkPrefetch = 512;
-constexpr int kQkPrefetch3 = 1024;
+constexpr int kPrefetchRopeBlocks = 3;
+// The default q/k op (q and k given, the lean kernel's conditions, no cache hints) runs the
+// prefetching kernel while each of its blocks loops over at most kQkPrefetchMaxRounds row
+// groups. bench_ops.py --sweep-qk, H200 run 41 (d = 2048, bf16, 132 SMs: 396 blocks): 2.0-3.4 %
+// less time than the lean kernel at 1024, 2048 and 2688 rows (3, 6 and 7 rounds; 2x1024x2048
+// 19.52 against 20.06 us), 0.8-1.8 % more at 4096, 5376 and 8192 rows (11-21 rounds).
+// Host-only and pure, so the CPU emulation test checks it.
+constexpr int kQkPrefetchMaxRounds = 7;
+inline bool qk_prefetch_default(int64_t groups, int sms) {
+  return sms > 0 && groups <= int64_t{kQkPrefetchMaxRounds} * kPrefetchRopeBlocks * sms;
+}
 void launch_rms_norm_rope(DType dt, const RopeArgs& a, int vpt, bool lean, bool hints, const Stream& stream,
-                          int prefetch = 0);
+                          bool prefetch = false);
 // GELU-tanh (gelu_kernels.cuh): blocks of `threads` threads (one of kGeluThreadChoices), each
 // thread `unroll` 16-byte chunks (one of kGeluUnrollChoices; elements on the scalar path) per
 // grid-stride step. The default op's choice is gelu_default_config (ltx_ops.cpp);

@@ -604,7 +604,7 @@ std::tuple<at::Tensor, at::Tensor> norm_rope_forward(const char* op, const at::T
                                                      const std::optional<at::Tensor>& wk_in, const at::Tensor& cos,
                                                      const at::Tensor& sin, double eps, int forced_tpr = 0,
                                                      int forced_vpt = 0, bool lean = false, bool hints = false,
-                                                     int prefetch = 0) {
+                                                     bool prefetch = false) {
   const RopeInputs in = prepare_rope(op, q_in, cos, sin);
   const at::Tensor wq = checked_weight(wq_in, in.x, op, "weight_q");
   at::Tensor k, wk;
@@ -652,6 +652,11 @@ std::tuple<at::Tensor, at::Tensor> norm_rope_forward(const char* op, const at::T
     const int64_t bytes = rows * d * ((k.defined() ? 4 : 2) * in.x.element_size() + 2 * 4);
     hints = own_rows(in.ci, rows) && own_rows(in.si, rows) &&
             default_hints(bytes, in.x.get_device(), kQkHintsNum, kQkHintsDen);
+    // Calls of a few waves take the prefetching persistent kernel (qk_prefetch_default's note;
+    // with the hints it ran 10-19 % slower than without in run 41, so only without them).
+    prefetch = k.defined() && !hints &&
+               qk_prefetch_default(ceil_div(rows, rows_per_block(cfg.tpr)),
+                                   device_attribute<cudaDevAttrMultiProcessorCount>(in.x.get_device()));
   }
   if (!vec || cfg.vpt == 0 || cfg.vpt > kMaxVptNormRope) {
     // Scalar path or rows too long for registers: normalize, then rotate.
@@ -684,7 +689,7 @@ std::tuple<at::Tensor, at::Tensor> norm_rope_forward(const char* op, const at::T
   a.rows = rows;
   set_row_shape(a, static_cast<int>(d), cfg.tpr);
   a.eps = static_cast<float>(eps);
-  launch_rms_norm_rope(dtype_of(in.x), a, cfg.vpt, lean, lean && hints, stream, lean ? prefetch : 0);
+  launch_rms_norm_rope(dtype_of(in.x), a, cfg.vpt, lean, lean && hints, stream, lean && prefetch);
   return {out, out2};
 }
 
@@ -924,12 +929,10 @@ std::tuple<at::Tensor, at::Tensor> rms_norm_rope_qk_with_config(
   const int64_t d = q.dim() >= 1 ? q.size(-1) : 0;
   TORCH_CHECK(threads_per_row * chunks_per_thread * n >= d, op, ": ", threads_per_row, " threads x ",
               chunks_per_thread, " chunks of ", n, " elements do not cover a row of ", d);
-  const int64_t lean_variants = ltx::kLeanHints | ltx::kQkPrefetch | ltx::kQkPrefetch3;
-  const bool both = (flags & ltx::kQkPrefetch) != 0 && (flags & ltx::kQkPrefetch3) != 0;
-  TORCH_CHECK(flags == 0 || ((flags & ltx::kRowsLean) != 0 && (flags & ~(ltx::kRowsLean | lean_variants)) == 0 && !both),
-              op,
-              ": flags must be 0 or 64 (the lean kernel) plus any of 256 (cache hints) and one of 512 or 1024 "
-              "(persistent, 4 or 3 blocks per SM, next row requested before the reduction), got ",
+  const int64_t lean_variants = ltx::kLeanHints | ltx::kQkPrefetch;
+  TORCH_CHECK(flags == 0 || ((flags & ltx::kRowsLean) != 0 && (flags & ~(ltx::kRowsLean | lean_variants)) == 0), op,
+              ": flags must be 0 or 64 (the lean kernel) plus any of 256 (cache hints) and 512 (persistent, "
+              "next row requested before the reduction), got ",
               flags);
   const bool lean = (flags & ltx::kRowsLean) != 0;
   TORCH_CHECK(!lean || (chunks_per_thread == 1 && threads_per_row <= ltx::kMaxLeanRopeBlock), op,
@@ -937,7 +940,7 @@ std::tuple<at::Tensor, at::Tensor> rms_norm_rope_qk_with_config(
               " threads per row");
   return ltx::norm_rope_forward(op, q, k, weight_q, weight_k, cos, sin, eps, static_cast<int>(threads_per_row),
                                 static_cast<int>(chunks_per_thread), lean, (flags & ltx::kLeanHints) != 0,
-                                (flags & ltx::kQkPrefetch) ? 4 : (flags & ltx::kQkPrefetch3) ? 3 : 0);
+                                (flags & ltx::kQkPrefetch) != 0);
 }
 
 bool set_pdl(bool enable) { return ltx::g_pdl.set(enable); }

@@ -31,7 +31,6 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <type_traits>
 
 #include "ltx_launch.cuh"
 #include "rope_kernels.cuh"
@@ -105,31 +104,23 @@ void launch_rope_narrow(DType dt, const RopeArgs& a, int elems, bool streaming, 
 }
 
 void launch_rms_norm_rope(DType dt, const RopeArgs& a, int vpt, bool lean, bool hints, const Stream& stream,
-                          int prefetch) {
+                          bool prefetch) {
   require_row_shape(a, __func__);
   dispatch_dtype(dt, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const int rpb = rows_per_block(a.tpr);
     const dim3 grid(grid_for(a.rows, rpb));
     const dim3 block(static_cast<unsigned>(rpb * a.tpr));
-    if (lean && prefetch > 0) {
+    if (lean && prefetch) {
       // Persistent: as many blocks as fit at once, every block looping over about the same
       // number of row groups (groups / resident blocks rounded up, then the fewest blocks that
       // cover the groups at that count: no block takes more than one group above another).
-      const int blocks = prefetch == 3 ? 3 : 4;
-      const int64_t per_block = ceil_div(grid.x, static_cast<int64_t>(blocks) * sm_count());
+      const int64_t per_block = ceil_div(grid.x, int64_t{kPrefetchRopeBlocks} * sm_count());
       const dim3 pgrid(static_cast<unsigned>(ceil_div(grid.x, per_block)));
-      auto go = [&](auto hinted, auto resident) {
-        launch_kernel(&rms_norm_rope_prefetch_kernel<T, decltype(hinted)::value, decltype(resident)::value>, pgrid,
-                      block, 0, stream, a);
-      };
-      using Four = std::integral_constant<int, 4>;
-      using Three = std::integral_constant<int, 3>;
-      if (hints) {
-        if (blocks == 3) go(std::true_type{}, Three{}); else go(std::true_type{}, Four{});
-      } else {
-        if (blocks == 3) go(std::false_type{}, Three{}); else go(std::false_type{}, Four{});
-      }
+      if (hints)
+        launch_kernel(&rms_norm_rope_prefetch_kernel<T, true>, pgrid, block, 0, stream, a);
+      else
+        launch_kernel(&rms_norm_rope_prefetch_kernel<T, false>, pgrid, block, 0, stream, a);
       return;
     }
     if (lean) {

@@ -265,17 +265,20 @@ __global__ void __launch_bounds__(LEAN ? kMaxLeanRopeBlock : 512, LEAN ? 5 : 0) 
   }
 }
 
-// PREFETCH (flag 64 | 512 of rms_norm_rope_qk_with_config, 64 | 1024 at 3 blocks; one 16-byte
-// chunk per thread, blocks of at most kMaxLeanRopeBlock threads, rows < 2^31): a persistent
-// grid of BLOCKS blocks per SM (launch_rms_norm_rope sizes it) whose threads loop over
+// PREFETCH (the default q/k kernel for calls of a few waves, qk_prefetch_default in
+// ltx_kernels.h; flag 64 | 512 of rms_norm_rope_qk_with_config; one 16-byte chunk per thread,
+// blocks of at most kMaxLeanRopeBlock threads, rows < 2^31): a persistent grid of
+// kPrefetchRopeBlocks blocks per SM (launch_rms_norm_rope sizes it) whose threads loop over
 // row groups and request the next group's q, k, cos and sin before reducing the current
 // one, so a block never waits on DRAM between its rows. The one-row-per-block kernel
-// leaves the tail of a call to its last blocks: 2048 rows of 2048 (q and k at 16 bytes per
+// leaves the end of a call to its last blocks: 2048 rows of 2048 (q and k at 16 bytes per
 // element position, 67 MB) are 3.1 waves of 660 resident blocks, and the call ran at
-// 79-80 % of copy bandwidth where 4096 rows ran at 91 %. Same arithmetic, same bits.
-// ptxas -v, sm_90, bf16: 64 registers (20 bytes spilled) at 4 blocks, 80 at 3, 89 unbounded.
-template <typename T, bool HINTS, int BLOCKS>
-__global__ void __launch_bounds__(kMaxLeanRopeBlock, BLOCKS) rms_norm_rope_prefetch_kernel(const RopeArgs a) {
+// 79-80 % of copy bandwidth where 4096 rows ran at 90 %. Same arithmetic, same bits.
+// Registers (ptxas -v, sm_90, bf16): 80 at 3 blocks per SM, no spill; held to 64 for 4
+// blocks it spilled 20 bytes and ran 2-17 % slower than at 3 on all 7 shapes (H200 run 41).
+template <typename T, bool HINTS>
+__global__ void __launch_bounds__(kMaxLeanRopeBlock, kPrefetchRopeBlocks)
+    rms_norm_rope_prefetch_kernel(const RopeArgs a) {
   pdl_wait();  // before any global access (ltx_common.cuh)
   constexpr int N = VecWidth<T>::value;
   using P = Pack<T, N>;

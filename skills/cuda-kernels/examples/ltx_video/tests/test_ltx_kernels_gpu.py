@@ -735,9 +735,9 @@ def test_rms_norm_rope_qk_with_config_every_launch_config(kernels: ModuleType, d
             assert_close(out, exact.rope_interleaved(y, cos, sin), dtype, rope_magnitude(y, cos, sin))
         matched |= torch.equal(q_out, default[0]) and torch.equal(k_out, default[1])
         if vpt == 1 and tpr <= 256:
-            # flag 64: the lean kernel, bit for bit the same; + 256 with cache hints, + 512 / 1024
-            # the persistent kernel that prefetches the next row (4 / 3 blocks per SM)
-            for fl in (64, 64 | 256, 64 | 512, 64 | 1024, 64 | 256 | 512, 64 | 256 | 1024):
+            # flag 64: the lean kernel, bit for bit the same; + 256 with cache hints, + 512 the
+            # persistent kernel that prefetches the next row
+            for fl in (64, 64 | 256, 64 | 512, 64 | 256 | 512):
                 poison(((b, s, d), dtype), ((b, s, d), dtype))
                 lq, lk = kernels.rms_norm_rope_qk_with_config(q, k, wq, None, cos, sin, 1e-5, tpr, vpt, fl)
                 assert torch.equal(lq, q_out) and torch.equal(lk, k_out)
@@ -763,11 +763,11 @@ def test_rms_norm_rope_qk_with_config_refuses_what_it_cannot_run(kernels: Module
     for fl in (64, 320):
         with pytest.raises(RuntimeError, match="16-byte path"):
             f(odd, odd, None, None, oc, os_, 1e-5, 128, 1, fl)
-    # flag 64 (+ 256 cache hints, + 512 or 1024 prefetch): one chunk per thread, blocks of at
-    # most 256 threads; the variants only with flag 64, one prefetch grid at a time; no other flag
+    # flag 64 (+ 256 cache hints, + 512 prefetch): one chunk per thread, blocks of at most 256
+    # threads; the variants only with flag 64; no other flag exists
     for tpr, vpt, fl in ((128, 2, 64), (512, 1, 64), (256, 1, 8), (256, 1, 65), (256, 1, 256), (128, 2, 320),
-                         (256, 1, 512), (256, 1, 1024), (256, 1, 64 | 512 | 1024), (128, 2, 64 | 512),
-                         (512, 1, 64 | 1024), (256, 1, 64 | 2048)):
+                         (256, 1, 512), (256, 1, 768), (128, 2, 64 | 512), (512, 1, 64 | 512),
+                         (256, 1, 64 | 1024)):
         with pytest.raises(RuntimeError, match="flag"):
             f(q, q, None, None, cos, sin, 1e-5, tpr, vpt, fl)
 
@@ -817,6 +817,41 @@ def test_the_cache_hint_switch_changes_no_output_bit(kernels: ModuleType, rows: 
         kernels.set_cache_hints(was)
     for i, (a, b) in enumerate(zip(plain, hinted)):
         assert torch.equal(a, b), f"output {i} differs with the cache hints on"
+
+
+def _kernel_names(fn: Callable[[], object]) -> list[str]:
+    """Names of the CUDA kernels one call of fn launches (torch.profiler)."""
+    from torch.profiler import ProfilerActivity, profile
+
+    fn()  # first-call work (allocations, attribute queries) outside the profile
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        fn()
+        torch.cuda.synchronize()
+    return [e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
+
+
+@pytest.mark.parametrize(("rows", "prefetch"), [(1024, True), (2688, True), (4096, False)])
+def test_the_default_qk_op_prefetches_on_calls_of_a_few_waves(kernels: ModuleType, rows: int, prefetch: bool) -> None:
+    # qk_prefetch_default: up to 7 rounds of the persistent grid (3 blocks per SM) take the
+    # prefetching kernel, longer calls the one-row-per-block lean kernel (H200 run 41); with
+    # the cache hints switched on the hinted lean kernel instead. Each SM count moves the line
+    # (2772 rows on a 132-SM H200), so the sizes sit well inside either side of it there.
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    if (rows <= 7 * 3 * sms) != prefetch:
+        pytest.skip(f"{rows} rows are on the other side of the prefetch line with {sms} SMs")
+    q, k = randn(1, rows, 2048, scale=2.0), randn(1, rows, 2048, seed=4, scale=0.5)
+    cos, sin = kernels.reference.rope_tables(1, rows // 64, 8, 8, device="cuda")
+    call = lambda: kernels.rms_norm_rope_qk(q, k, None, None, cos, sin, 1e-5)  # noqa: E731
+    names = [n for n in _kernel_names(call) if "rms_norm_rope" in n]
+    assert len(names) == 1, names
+    assert ("rms_norm_rope_prefetch_kernel" in names[0]) == prefetch, names
+    was = kernels.set_cache_hints(True)
+    try:
+        hinted = [n for n in _kernel_names(call) if "rms_norm_rope" in n]
+    finally:
+        kernels.set_cache_hints(was)
+    assert len(hinted) == 1 and "prefetch" not in hinted[0], hinted
 
 
 # --------------------------------------------------------------------- 64-bit indexing

@@ -352,8 +352,8 @@ void test_norm_rope(int B, int S, int D, int tpr, int vpt, bool two, bool weight
   unsigned grid = (rows + r - 1) / r;
   if (prefetch_grid > 0) {
     if (!lean || vpt != 1) std::abort();
-    if (hints) emu_launch(prefetch_grid, r * tpr, [&] { rms_norm_rope_prefetch_kernel<T, true, 4>(a); });
-    else emu_launch(prefetch_grid, r * tpr, [&] { rms_norm_rope_prefetch_kernel<T, false, 3>(a); });
+    if (hints) emu_launch(prefetch_grid, r * tpr, [&] { rms_norm_rope_prefetch_kernel<T, true>(a); });
+    else emu_launch(prefetch_grid, r * tpr, [&] { rms_norm_rope_prefetch_kernel<T, false>(a); });
   }
   auto run = [&](auto vptc) {
     constexpr int V = decltype(vptc)::value;
@@ -666,6 +666,18 @@ void test_hint_rule() {
   expect("cos broadcast, one batch", own_rows(make_row_index(S, 0, D), S), true);
   expect("cos one row for all", own_rows(make_row_index(1, 0, 0), 5), false);
   expect("2-d cos per row", own_rows(make_row_index(1, D, 0), 5), true);
+  // the q/k default's prefetching kernel (qk_prefetch_default) on the H200's 132 SMs, one row
+  // group per row at d = 2048: run 41's winners 1x1024, 2x1024 and 1x2688, not its losers
+  // 4x1024 / 1x4096, 2x2688 and 1x8192; the last row it takes is 7 rounds x 3 blocks x 132
+  expect("prefetch 1x1024", qk_prefetch_default(1024, 132), true);
+  expect("prefetch 2x1024", qk_prefetch_default(2048, 132), true);
+  expect("prefetch 1x2688", qk_prefetch_default(2688, 132), true);
+  expect("prefetch 2772 rows", qk_prefetch_default(2772, 132), true);
+  expect("prefetch 2773 rows", qk_prefetch_default(2773, 132), false);
+  expect("prefetch 4x1024", qk_prefetch_default(4096, 132), false);
+  expect("prefetch 2x2688", qk_prefetch_default(5376, 132), false);
+  expect("prefetch 1x8192", qk_prefetch_default(8192, 132), false);
+  expect("prefetch unknown SMs", qk_prefetch_default(1, 0), false);
   printf("hint rule: %d wrong\n", bad);
   failures += bad;
 }
