@@ -652,8 +652,9 @@ std::tuple<at::Tensor, at::Tensor> norm_rope_forward(const char* op, const at::T
     const int64_t bytes = rows * d * ((k.defined() ? 4 : 2) * in.x.element_size() + 2 * 4);
     hints = own_rows(in.ci, rows) && own_rows(in.si, rows) &&
             default_hints(bytes, in.x.get_device(), kQkHintsNum, kQkHintsDen);
-    // Calls of a few waves take the prefetching persistent kernel (qk_prefetch_default's note;
-    // with the hints it ran 10-19 % slower than without in run 41, so only without them).
+    // Calls of a few waves take the prefetching persistent kernel (qk_prefetch_default's note),
+    // only without the hints: run 41 timed them on its 4-block variant, 1-12 % slower than
+    // without, and never on the 3-block kernel the default runs.
     prefetch = k.defined() && !hints &&
                qk_prefetch_default(ceil_div(rows, rows_per_block(cfg.tpr)),
                                    device_attribute<cudaDevAttrMultiProcessorCount>(in.x.get_device()));

@@ -275,7 +275,7 @@ __global__ void __launch_bounds__(LEAN ? kMaxLeanRopeBlock : 512, LEAN ? 5 : 0) 
 // element position, 67 MB) are 3.1 waves of 660 resident blocks, and the call ran at
 // 79-80 % of copy bandwidth where 4096 rows ran at 90 %. Same arithmetic, same bits.
 // Registers (ptxas -v, sm_90, bf16): 80 at 3 blocks per SM, no spill; held to 64 for 4
-// blocks it spilled 20 bytes and ran 2-17 % slower than at 3 on all 7 shapes (H200 run 41).
+// blocks it spilled 20 bytes and ran 5-18 % slower than at 3 on all 7 shapes (H200 run 41).
 template <typename T, bool HINTS>
 __global__ void __launch_bounds__(kMaxLeanRopeBlock, kPrefetchRopeBlocks)
     rms_norm_rope_prefetch_kernel(const RopeArgs a) {
