@@ -23,7 +23,8 @@
 // sin, all requested before the reduction so that every DRAM byte of the row
 // is in flight at once (1 chunk per thread at d = 2048: 48 registers for bf16
 // in the lean variant the default runs, 64 without it, ptxas -v; 3 at d = 3072,
-// norm_rope_forward in ltx_ops.cpp says why) - and runs only on the 16-byte
+// norm_rope_forward in ltx_ops.cpp says why; on calls of a few waves the default
+// runs the lean kernel's persistent, prefetching twin at 80) - and runs only on the 16-byte
 // path; misaligned or odd-sized inputs are normalized by the scalar loop kernel
 // and rotated by rope_kernel's scalar path instead (ltx_ops.cpp decides).
 
