@@ -142,10 +142,13 @@ __device__ __forceinline__ void store_normed_packs(const Pack<T, W> (&xv)[N], co
 // and each VPT gets a block-size limit and a minimum number of resident blocks, which caps
 // registers at 65536 / (limit x blocks):
 //   plain: VPT 1: 1024 x 2 (32 regs)  VPT 2: 256 x 8 (32)  VPT 4: 256 x 3 (80)  VPT 8: 512 x 1 (128)
-//   fused: VPT 1:  512 x 3 (40)       VPT 2: 512 x 2 (64)  VPT 4: 512 x 1 (128)
+//   fused: VPT 1:  512 x 4 (32)       VPT 2: 512 x 2 (64)  VPT 4: 512 x 1 (128)
 // ptxas -v (sm_90, bf16 with weight): 32 / 32 / 72 / 126 registers plain (VPT 2 spills 8
-// bytes: one 64-bit address, stored before the loads and reloaded from L1 once), 40 / 64 /
+// bytes: one 64-bit address, stored before the loads and reloaded from L1 once), 32 / 60 /
 // 116 fused. 4096 bf16 at 4 packs x 128 threads: 7 blocks, 56 KB in flight per SM.
+// The fused VPT 1 minimum was 3 blocks (37-40 registers) until H200 run 13: at 4 it takes
+// 32 registers with no spill in any dtype or mode, so 512 rows of 4096 (512 blocks of 512
+// threads) fit one wave on 132 SMs at one pack per thread.
 // (The 8-block minimum holds on SMs of 2048 threads: sm_80, sm_90, sm_100. On 1536-thread
 // SMs, sm_86/89/120, ptxas ignores it and VPT 2 takes 34-40 registers.)
 // VPT 2 was 512 x 2 until H200 run 5: ptxas gave it 50 registers, so only 4 blocks of 256
@@ -160,7 +163,7 @@ __host__ __device__ constexpr int row_kernel_max_threads() {
 
 template <int VPT, bool ADD>
 __host__ __device__ constexpr int row_kernel_min_blocks() {
-  if constexpr (ADD) return VPT == 1 ? 3 : VPT == 2 ? 2 : 1;
+  if constexpr (ADD) return VPT == 1 ? 4 : VPT == 2 ? 2 : 1;
   return VPT == 1 ? 2 : VPT == 2 ? 8 : VPT == 8 ? 1 : 3;
 }
 
@@ -534,11 +537,12 @@ int row_max_threads(int vpt) {
 // norm with rows of at most 512 packs keeps one pack per thread while one block per row
 // still fits in one wave (4 blocks of 512 threads per SM: rows <= 4 x SMs, 528 on an
 // H200): at 512 rows of 4096 it took 4.25 us against 4.57 for 256 threads x 2 packs (run
-// 6; 4.26 against 4.38 in run 5). Longer rows (1024-thread blocks fit 2 per SM) and the
-// fused kernel (512-thread blocks fit 3 per SM) switch at 264 rows as before.
+// 6; 4.26 against 4.38 in run 5). The fused kernel does the same since its one-pack
+// blocks fit 4 per SM too (run 13). Longer rows (1024-thread blocks fit 2 per SM) switch at
+// 264 rows as before.
 template <bool ADD>
 int default_row_vpt(int64_t rows, int64_t nvec, int sms) {
-  const int64_t one_pack_rows = (!ADD && nvec <= 512) ? int64_t{4} * sms : 264;
+  const int64_t one_pack_rows = nvec <= 512 ? int64_t{4} * sms : 264;
   int vpt = rows > 1024 ? (ADD ? 2 : 4) : rows > one_pack_rows ? 2 : 1;
   while (vpt < kRowMaxVpt<ADD> && ceil_div(nvec, vpt) > row_max_threads<ADD>(vpt)) vpt *= 2;
   return vpt;

@@ -240,10 +240,30 @@ def test_full_row_instance_runs_at_one_or_two_packs_per_thread_only(kernels: Mod
         assert _row_kernel_instances(call) == [expected], i
 
 
+def test_fused_add_takes_one_pack_per_thread_while_one_wave_holds_its_rows(kernels: ModuleType) -> None:
+    # Run 13: the fused kernel at one pack per thread holds 32 registers, so 4 blocks of 512
+    # threads fit an SM and up to 4 x SMs rows of 4096 run in one wave; one row more and the
+    # default takes two packs per thread (256 threads). The VPT template argument says which.
+    import re
+
+    from torch.profiler import ProfilerActivity, profile
+
+    w = _randn(4096, seed=14)
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    for rows, vpt in ((264, "1"), (4 * sms, "1"), (4 * sms + 1, "2"), (1025, "2")):
+        x, r = _randn(rows, 4096, seed=rows), _randn(rows, 4096, seed=rows + 1)
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            kernels.fused_add_rms_norm(x, r, w, 1e-6)
+            torch.cuda.synchronize()
+        names = [e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
+        vpts = [m.group(1) for n in names if (m := re.search(r"rms_norm_row_kernel<[^,]*, (\d+), ", n))]
+        assert vpts == [vpt], (rows, names)
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_default_row_table_for_every_batch_size(kernels: ModuleType, dtype: torch.dtype) -> None:
-    # The default launch table switches at 4 x SMs (plain rows of <= 512 packs) or 264 (fused,
-    # and fp32 rows of 1024 packs) and at 1024 rows (1, 2, 4 packs per thread).
+    # The default launch table switches at 4 x SMs (rows of <= 512 packs, plain and fused) or
+    # 264 (fp32 rows of 1024 packs) and at 1024 rows (1, 2, 4 packs per thread).
     w = _randn(4096, dtype=dtype, seed=11)
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     for rows in (1, 264, 265, 4 * sms, 4 * sms + 1, 1024, 1025, 2049):
