@@ -147,8 +147,9 @@ __device__ __forceinline__ void store_normed_packs(const Pack<T, W> (&xv)[N], co
 // bytes: one 64-bit address, stored before the loads and reloaded from L1 once), 32 / 60 /
 // 116 fused. 4096 bf16 at 4 packs x 128 threads: 7 blocks, 56 KB in flight per SM.
 // The fused VPT 1 minimum was 3 blocks (37-40 registers) until H200 run 13: at 4 it takes
-// 32 registers with no spill in any dtype or mode, so 512 rows of 4096 (512 blocks of 512
-// threads) fit one wave on 132 SMs at one pack per thread.
+// 32 registers with no spill in any dtype or mode. Forced onto 512 rows of 4096 (512 blocks
+// of 512 threads, now one wave on 132 SMs) it took 6.20 us against 6.39 before the cap, and
+// the one-row call 1.87 against 1.90 (run 11 to run 13).
 // (The 8-block minimum holds on SMs of 2048 threads: sm_80, sm_90, sm_100. On 1536-thread
 // SMs, sm_86/89/120, ptxas ignores it and VPT 2 takes 34-40 registers.)
 // VPT 2 was 512 x 2 until H200 run 5: ptxas gave it 50 registers, so only 4 blocks of 256
@@ -537,12 +538,13 @@ int row_max_threads(int vpt) {
 // norm with rows of at most 512 packs keeps one pack per thread while one block per row
 // still fits in one wave (4 blocks of 512 threads per SM: rows <= 4 x SMs, 528 on an
 // H200): at 512 rows of 4096 it took 4.25 us against 4.57 for 256 threads x 2 packs (run
-// 6; 4.26 against 4.38 in run 5). The fused kernel does the same since its one-pack
-// blocks fit 4 per SM too (run 13). Longer rows (1024-thread blocks fit 2 per SM) switch at
-// 264 rows as before.
+// 6; 4.26 against 4.38 in run 5). Longer rows (1024-thread blocks fit 2 per SM) and the
+// fused kernel switch at 264 rows. The fused one-pack blocks fit 4 per SM since run 13 and
+// 512 rows take one wave either way, but two packs per thread stayed ahead there: 6.14
+// against 6.20 us (run 13's sweep; run 11: 6.13 against 6.39 before the register cap).
 template <bool ADD>
 int default_row_vpt(int64_t rows, int64_t nvec, int sms) {
-  const int64_t one_pack_rows = nvec <= 512 ? int64_t{4} * sms : 264;
+  const int64_t one_pack_rows = (!ADD && nvec <= 512) ? int64_t{4} * sms : 264;
   int vpt = rows > 1024 ? (ADD ? 2 : 4) : rows > one_pack_rows ? 2 : 1;
   while (vpt < kRowMaxVpt<ADD> && ceil_div(nvec, vpt) > row_max_threads<ADD>(vpt)) vpt *= 2;
   return vpt;

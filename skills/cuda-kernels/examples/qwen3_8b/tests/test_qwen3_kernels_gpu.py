@@ -240,17 +240,19 @@ def test_full_row_instance_runs_at_one_or_two_packs_per_thread_only(kernels: Mod
         assert _row_kernel_instances(call) == [expected], i
 
 
-def test_fused_add_takes_one_pack_per_thread_while_one_wave_holds_its_rows(kernels: ModuleType) -> None:
-    # Run 13: the fused kernel at one pack per thread holds 32 registers, so 4 blocks of 512
-    # threads fit an SM and up to 4 x SMs rows of 4096 run in one wave; one row more and the
-    # default takes two packs per thread (256 threads). The VPT template argument says which.
+def test_fused_add_takes_two_packs_per_thread_from_265_rows(kernels: ModuleType) -> None:
+    # Run 13: with one pack per thread capped at 32 registers, 512 rows of 4096 fit one wave
+    # at either packing, and two packs per thread (256 threads) stayed ahead, so the fused
+    # default switches at 264 rows, not at 4 x SMs as the plain norm does. The VPT template
+    # argument of the launched kernel says which ran.
     import re
 
     from torch.profiler import ProfilerActivity, profile
 
     w = _randn(4096, seed=14)
     sms = torch.cuda.get_device_properties(0).multi_processor_count
-    for rows, vpt in ((264, "1"), (4 * sms, "1"), (4 * sms + 1, "2"), (1025, "2")):
+    for rows in (1, 264, 265, 4 * sms, 1025):
+        vpt = "1" if rows <= 264 else "2"
         x, r = _randn(rows, 4096, seed=rows), _randn(rows, 4096, seed=rows + 1)
         with profile(activities=[ProfilerActivity.CUDA]) as prof:
             kernels.fused_add_rms_norm(x, r, w, 1e-6)
@@ -262,8 +264,8 @@ def test_fused_add_takes_one_pack_per_thread_while_one_wave_holds_its_rows(kerne
 
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_default_row_table_for_every_batch_size(kernels: ModuleType, dtype: torch.dtype) -> None:
-    # The default launch table switches at 4 x SMs (rows of <= 512 packs, plain and fused) or
-    # 264 (fp32 rows of 1024 packs) and at 1024 rows (1, 2, 4 packs per thread).
+    # The default launch table switches at 4 x SMs (plain rows of <= 512 packs) or 264 (fused,
+    # and fp32 rows of 1024 packs) and at 1024 rows (1, 2, 4 packs per thread).
     w = _randn(4096, dtype=dtype, seed=11)
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     for rows in (1, 264, 265, 4 * sms, 4 * sms + 1, 1024, 1025, 2049):
