@@ -202,6 +202,9 @@ QUOTES = [
     Quote(TROUBLE, QWEN3_PROFILE, _profile("patched"), "and the patched model's {} MHz", "{:.0f}"),
     Quote(TROUBLE, QWEN3_PROFILE, lambda d: 100 * (_profile("patched", "matmul")(d) / _profile("eager", "matmul")(d) - 1),
           "the matmuls took {} %", "{:.0f}"),
+    Quote(TROUBLE, LTX_KERNELS, _ltx_result("rms_norm_rope_qk", "norm_q/norm_k + RoPE on q and k", [2, 1024, 2048],
+                                            "kernel", "graph_pct_copy"),
+          "op picks it by row count (examples/ltx_video README, \"What moved since run 39\"; {} % at"),
     # ltx_video: kernels (graph replay, the verdict timer; do_bench where the text says so)
     # and one denoising step.
     Quote(H200, LTX_KERNELS, _ltx_result("rms_norm", "weight (norm_q/norm_k)", [4, 4096, 3072], "kernel", "graph_pct_copy"),
