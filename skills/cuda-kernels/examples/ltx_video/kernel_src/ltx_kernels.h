@@ -341,8 +341,10 @@ constexpr int kQkPrefetchMaxRounds = 7;
 inline bool qk_prefetch_default(int64_t groups, int sms) {
   return sms > 0 && groups <= int64_t{kQkPrefetchMaxRounds} * kPrefetchRopeBlocks * sms;
 }
+// prefetch_sms > 0 (with lean): the prefetching kernel on a device of that many SMs, which
+// the host knows from its cached attribute query (ltx_ops.cpp, device_attribute).
 void launch_rms_norm_rope(DType dt, const RopeArgs& a, int vpt, bool lean, bool hints, const Stream& stream,
-                          bool prefetch = false);
+                          int64_t prefetch_sms = 0);
 // GELU-tanh (gelu_kernels.cuh): blocks of `threads` threads (one of kGeluThreadChoices), each
 // thread `unroll` 16-byte chunks (one of kGeluUnrollChoices; elements on the scalar path) per
 // grid-stride step. The default op's choice is gelu_default_config (ltx_ops.cpp);

@@ -10,7 +10,6 @@
 #include <c10/cuda/CUDAException.h>
 #include <cuda_runtime.h>
 
-#include <atomic>
 #include <utility>
 
 #include "ltx_kernels.h"
@@ -31,22 +30,6 @@ void launch_kernel(void (*kernel)(Params...), dim3 grid, dim3 block, size_t smem
   config.attrs = attr;
   config.numAttrs = stream.pdl ? 1 : 0;
   C10_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...));
-}
-
-// SMs of the current device, queried once per device: a 5-20 us kernel cannot afford an
-// attribute query on every launch. (Devices past the 64th are queried every time.)
-inline int sm_count() {
-  static std::atomic<int> cached[64] = {};
-  int device = 0;
-  C10_CUDA_CHECK(cudaGetDevice(&device));
-  if (device >= 0 && device < 64) {
-    const int known = cached[device].load(std::memory_order_relaxed);
-    if (known > 0) return known;
-  }
-  int sms = 0;
-  C10_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  if (device >= 0 && device < 64) cached[device].store(sms, std::memory_order_relaxed);
-  return sms;
 }
 
 }  // namespace ltx

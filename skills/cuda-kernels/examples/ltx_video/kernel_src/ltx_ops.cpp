@@ -258,6 +258,8 @@ int64_t device_attribute(int device) {
 
 // This GPU's L2 size in bytes (0 if unknown).
 int64_t l2_cache_bytes(int device) { return device_attribute<cudaDevAttrL2CacheSize>(device); }
+// Its SM count (0 if unknown).
+int64_t sm_count(int device) { return device_attribute<cudaDevAttrMultiProcessorCount>(device); }
 
 // Whether the default ops run the lean rows kernel (kRowsLean) at kMaxVptLean chunks per
 // thread instead of norm_target_vpt's configuration.
@@ -641,6 +643,7 @@ std::tuple<at::Tensor, at::Tensor> norm_rope_forward(const char* op, const at::T
   const int64_t rows = in.x.numel() / d;
   TORCH_CHECK(!lean || rows < kLeanMaxRows, op, ": flag 64 (the lean kernel) takes fewer than 2^31 rows, got ",
               rows);
+  const int64_t sms = sm_count(in.x.get_device());
   // The default runs the one-chunk kernel lean (kMaxLeanRopeBlock's note): bench_ops.py --sweep-qk
   // (H200 run 19, benchmarks/logs/h200_run19) timed it 1.0-4.6 % faster than the plain one-chunk
   // kernel on all 7 shapes at d = 2048, bit for bit the same output.
@@ -656,8 +659,7 @@ std::tuple<at::Tensor, at::Tensor> norm_rope_forward(const char* op, const at::T
     // only without the hints: run 41 timed them on its 4-block variant, 1-12 % slower than
     // without, and never on the 3-block kernel the default runs.
     prefetch = k.defined() && !hints &&
-               qk_prefetch_default(ceil_div(rows, rows_per_block(cfg.tpr)),
-                                   device_attribute<cudaDevAttrMultiProcessorCount>(in.x.get_device()));
+               qk_prefetch_default(ceil_div(rows, rows_per_block(cfg.tpr)), static_cast<int>(sms));
   }
   if (!vec || cfg.vpt == 0 || cfg.vpt > kMaxVptNormRope) {
     // Scalar path or rows too long for registers: normalize, then rotate.
@@ -690,7 +692,9 @@ std::tuple<at::Tensor, at::Tensor> norm_rope_forward(const char* op, const at::T
   a.rows = rows;
   set_row_shape(a, static_cast<int>(d), cfg.tpr);
   a.eps = static_cast<float>(eps);
-  launch_rms_norm_rope(dtype_of(in.x), a, cfg.vpt, lean, lean && hints, stream, lean && prefetch);
+  // A device that reports no SM count (0) is counted as one SM, so a forced prefetch still gets a grid.
+  const int64_t prefetch_sms = lean && prefetch ? std::max<int64_t>(sms, 1) : 0;
+  launch_rms_norm_rope(dtype_of(in.x), a, cfg.vpt, lean, lean && hints, stream, prefetch_sms);
   return {out, out2};
 }
 

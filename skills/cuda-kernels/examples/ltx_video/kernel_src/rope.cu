@@ -105,18 +105,18 @@ void launch_rope_narrow(DType dt, const RopeArgs& a, int elems, bool streaming, 
 }
 
 void launch_rms_norm_rope(DType dt, const RopeArgs& a, int vpt, bool lean, bool hints, const Stream& stream,
-                          bool prefetch) {
+                          int64_t prefetch_sms) {
   require_row_shape(a, __func__);
   dispatch_dtype(dt, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const int rpb = rows_per_block(a.tpr);
     const dim3 grid(grid_for(a.rows, rpb));
     const dim3 block(static_cast<unsigned>(rpb * a.tpr));
-    if (lean && prefetch) {
+    if (lean && prefetch_sms > 0) {
       // Persistent: as many blocks as fit at once, every block looping over about the same
       // number of row groups (groups / resident blocks rounded up, then the fewest blocks that
       // cover the groups at that count: no block takes more than one group above another).
-      const int64_t per_block = ceil_div(grid.x, int64_t{kPrefetchRopeBlocks} * sm_count());
+      const int64_t per_block = ceil_div(grid.x, int64_t{kPrefetchRopeBlocks} * prefetch_sms);
       const dim3 pgrid(static_cast<unsigned>(ceil_div(grid.x, per_block)));
       if (hints)
         launch_kernel(&rms_norm_rope_prefetch_kernel<T, true>, pgrid, block, 0, stream, a);
