@@ -208,8 +208,8 @@ def test_full_row_instance_matches_the_generic_kernel_bit_for_bit(
         assert_close_rel(full[0], ref, dtype)
 
 
-def _row_kernel_instances(fn: Callable[[], object]) -> list[str]:
-    """The FULL_NVEC template argument of every row-kernel launch of fn ("512" or "0")."""
+def _row_kernel_args(fn: Callable[[], object]) -> list[list[str]]:
+    """The template arguments (T, VPT, HAS_W, ADD, MODE, FULL_NVEC) of every row-kernel launch of fn."""
     import re
 
     from torch.profiler import ProfilerActivity, profile
@@ -218,7 +218,12 @@ def _row_kernel_instances(fn: Callable[[], object]) -> list[str]:
         fn()
         torch.cuda.synchronize()
     names = [e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
-    return [m.group(1) for n in names if (m := re.search(r"rms_norm_row_kernel<[^>]*, (\d+)>", n))]
+    return [m.group(1).split(", ") for n in names if (m := re.search(r"rms_norm_row_kernel<([^>]*)>", n))]
+
+
+def _row_kernel_instances(fn: Callable[[], object]) -> list[str]:
+    """The FULL_NVEC template argument of every row-kernel launch of fn ("512" or "0")."""
+    return [args[-1] for args in _row_kernel_args(fn)]
 
 
 def test_full_row_instance_runs_at_one_or_two_packs_per_thread_only(kernels: ModuleType) -> None:
@@ -245,21 +250,13 @@ def test_fused_add_takes_two_packs_per_thread_from_265_rows(kernels: ModuleType)
     # at either packing, and two packs per thread (256 threads) stayed ahead, so the fused
     # default switches at 264 rows, not at 4 x SMs as the plain norm does. The VPT template
     # argument of the launched kernel says which ran.
-    import re
-
-    from torch.profiler import ProfilerActivity, profile
-
     w = _randn(4096, seed=14)
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     for rows in (1, 264, 265, 4 * sms, 1025):
         vpt = "1" if rows <= 264 else "2"
         x, r = _randn(rows, 4096, seed=rows), _randn(rows, 4096, seed=rows + 1)
-        with profile(activities=[ProfilerActivity.CUDA]) as prof:
-            kernels.fused_add_rms_norm(x, r, w, 1e-6)
-            torch.cuda.synchronize()
-        names = [e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
-        vpts = [m.group(1) for n in names if (m := re.search(r"rms_norm_row_kernel<[^,]*, (\d+), ", n))]
-        assert vpts == [vpt], (rows, names)
+        launches = _row_kernel_args(lambda: kernels.fused_add_rms_norm(x, r, w, 1e-6))  # noqa: B023
+        assert [args[1] for args in launches] == [vpt], (rows, launches)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
