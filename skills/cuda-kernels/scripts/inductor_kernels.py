@@ -38,6 +38,7 @@ import math
 import re
 import sys
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any, Sequence
 
 DTYPES = ("bfloat16", "float16", "float32", "float64")
@@ -123,7 +124,10 @@ def triton_reports(modules: Sequence[Any]) -> list[KernelReport]:
         name = getattr(fn, "__name__", None) or getattr(getattr(fn, "fn", None), "__name__", "?")
         source = getattr(fn, "src", "") or ""
         numels = numels_in(source)
-        rep = KernelReport(name=name, kind="triton", numels=numels, source=source, candidates=len(tuner.configs))
+        # The autotuner drops its config list after compiling them (configs = None) and its
+        # compile results after choosing (torch 2.11-2.14); count whichever is still there.
+        pool = getattr(tuner, "configs", None) or getattr(tuner, "compile_results", None) or []
+        rep = KernelReport(name=name, kind="triton", numels=numels, source=source, candidates=len(pool) or None)
         if tuner.launchers:
             cfg = tuner.launchers[0].config
             rep.config = {k: int(v) for k, v in cfg.kwargs.items() if isinstance(v, int)}
@@ -172,6 +176,7 @@ def load_module(name: str, module: str) -> Any:
         spec.loader.exec_module(mod)
     except FileNotFoundError:
         raise ImportError(f"no such file: {module}") from None
+    sys.modules[spec.name] = mod  # dynamo looks a traced function's module up by name
     return mod
 
 
@@ -217,8 +222,8 @@ def format_report(rep: KernelReport, with_source: bool) -> str:
         lines.append("  sizes:   " + ", ".join(f"{k}={v}" for k, v in rep.numels.items()))
     if rep.config or rep.num_warps is not None:
         blocks = ", ".join(f"{k}={v}" for k, v in rep.config.items())
-        lines.append(f"  config:  {blocks}, num_warps={rep.num_warps}, num_stages={rep.num_stages}"
-                     f" (kept 1 of {rep.candidates} candidates)")
+        kept = f" (kept 1 of {rep.candidates} candidates)" if rep.candidates else ""
+        lines.append(f"  config:  {blocks}, num_warps={rep.num_warps}, num_stages={rep.num_stages}{kept}")
     if rep.programs is not None:
         lines.append(f"  launch:  {rep.programs} programs x {rep.threads_per_program} threads")
     if with_source and rep.source:
@@ -286,8 +291,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: --import: {exc}{hint}", file=sys.stderr)
         return 1
     except Exception as exc:  # noqa: BLE001 - one line, whatever dynamo or Inductor raised
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        print(f"error: torch.compile of {args.expr!r} failed: {first}", file=sys.stderr)
+        import traceback
+
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        where = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
+        at = f" (at {Path(where.filename).name}:{where.lineno})" if where else ""
+        print(f"error: torch.compile of {args.expr!r} failed: {type(exc).__name__}: {first}{at}", file=sys.stderr)
         return 1
     header = ", ".join(f"{s.name}={'x'.join(map(str, s.shape))}:{s.dtype}" for s in specs)
     print(f"torch {torch.__version__} on {device}: {args.expr}   [{header}]")

@@ -576,7 +576,8 @@ def tuning_configs(op: str, label: str) -> list[dict[str, int]]:
                 configs.append({"threads": t, "rows_per_group": r, "persistent": 0, "hint": 0})
             configs.append({"threads": t, "rows_per_group": 1, "persistent": 1, "hint": 0})
     elif op == "swiglu":
-        for t in (128, 256, 512):
+        # 32 / 64 threads: one token (1536 packs) then spreads over 48 / 24 SMs instead of 12
+        for t in (32, 64, 128, 256, 512):
             for v in (1, 2, 4):
                 configs.append({"threads": t, "vpt": v, "exact": 0})
         configs.append({"threads": 0, "vpt": 0, "exact": 1})
