@@ -556,7 +556,8 @@ def tuning_configs(op: str, label: str) -> list[dict[str, int]]:
     persistent grid, hint (bit 0: streaming loads of x/residual, bit 1: load the weight
     after the reduction instead of with x, 4: the generic row kernel where hint 0 runs the
     full-row instance). q/k norm: threads x rows per lane group, and
-    the persistent pipelined kernel. SwiGLU: threads x packs per thread, and the exact (IEEE division) variant.
+    the persistent pipelined kernel. SwiGLU: threads x packs per thread, the exact (IEEE division) variant,
+    and the flat kernel at 16 / 8 / 4 bytes per access.
     RoPE: tokens per block, tokens per thread, register cap, heads per thread, kernel variant.
     """
     configs: list[dict[str, int]] = [{}]
@@ -579,8 +580,12 @@ def tuning_configs(op: str, label: str) -> list[dict[str, int]]:
         # 32 / 64 threads: one token (1536 packs) then spreads over 48 / 24 SMs instead of 12
         for t in (32, 64, 128, 256, 512):
             for v in (1, 2, 4):
-                configs.append({"threads": t, "vpt": v, "exact": 0})
-        configs.append({"threads": 0, "vpt": 0, "exact": 1})
+                configs.append({"threads": t, "vpt": v, "exact": 0, "width": 0, "flat": 0})
+        configs.append({"threads": 0, "vpt": 0, "exact": 1, "width": 0, "flat": 0})
+        # the flat kernel (one access per thread, no loops) at 16 / 8 / 4 bytes per access
+        for t in (64, 128, 256):
+            for width in (16, 8, 4):
+                configs.append({"threads": t, "vpt": 1, "exact": 0, "width": width, "flat": 1})
     elif op == "rope":
         # variant 1: the token-loop kernels (one or two heads per thread, token / seq divided per thread)
         for by, tpt, cap, hpt in ((1, 1, 0, 1), (1, 1, 1, 1), (2, 1, 1, 1), (1, 2, 0, 1), (1, 1, 0, 2), (2, 1, 0, 2)):
@@ -610,7 +615,8 @@ def _tuned_call(pkg: Any, case: Case, cfg: dict[str, int]) -> Callable[..., Any]
     if case.op == "swiglu":
         if not cfg:
             return lambda g, u: pkg.swiglu(g, u)
-        return lambda g, u: ops.swiglu_tuned(g, u, cfg["threads"], cfg["vpt"], cfg["exact"])
+        return lambda g, u: ops.swiglu_tuned(g, u, cfg["threads"], cfg["vpt"], cfg["exact"], cfg.get("width", 0),
+                                             cfg.get("flat", -1))
     if case.op == "rope":
         cos, sin = case.weight
         if not cfg:
@@ -635,7 +641,7 @@ TUNED_CASES = {
 
 SHORT_KEYS = {"threads": "t", "rows_per_group": "rpg", "persistent": "pers", "hint": "hint", "vpt": "vpt",
               "exact": "exact", "tokens_per_block": "tpb", "tokens_per_thread": "tpt", "reg_cap": "cap",
-              "heads_per_thread": "hpt", "variant": "var"}
+              "heads_per_thread": "hpt", "variant": "var", "width": "w", "flat": "flat"}
 
 
 def config_name(cfg: dict[str, int]) -> str:

@@ -74,7 +74,7 @@ def config_name(t: dict[str, Any]) -> str:
 # The same abbreviations as bench_ops.SHORT_KEYS (this script imports nothing from it).
 SHORT_KEYS = {"threads": "t", "rows_per_group": "rpg", "persistent": "pers", "hint": "hint", "vpt": "vpt",
               "exact": "exact", "tokens_per_block": "tpb", "tokens_per_thread": "tpt", "reg_cap": "cap",
-              "heads_per_thread": "hpt", "variant": "var"}
+              "heads_per_thread": "hpt", "variant": "var", "width": "w", "flat": "flat"}
 
 
 def _fmt_pct(entry: dict[str, Any] | None) -> str:
@@ -151,7 +151,8 @@ def render_markdown(data: dict[str, Any], source: str | None = None, json_name: 
             "pers = persistent grid, hint bit 0 = streaming loads (`ld.global.nc.L1::no_allocate`), hint bit 1 = "
             "load the weight after the reduction instead of with x. q/k norm: "
             "rpg = rows per 16-lane group, pers = the pipelined persistent kernel. SwiGLU: "
-            "vpt = 16-byte packs per operand and thread, exact = IEEE division and expf. RoPE: tpb / tpt = tokens per "
+            "vpt = 16-byte packs per operand and thread, exact = IEEE division and expf, flat = 1: the flat kernel "
+            "(one access per operand and thread, no loops) at w bytes per access, 0: the grid-stride kernel. RoPE: tpb / tpt = tokens per "
             "block / per thread, cap = 48-register cap, hpt = heads per thread, var = kernel (1 = token loop, token / seq "
             "divided per thread; 2 = two heads per thread, batch as a grid dimension).",
             "",

@@ -68,6 +68,8 @@ struct SwiGluTuning {
   int threads = 0;  // block size (multiple of 32, <= 512)
   int vpt = 0;      // 16-byte packs of each operand per thread: 1, 2 or 4
   int exact = 0;    // 1 = expf and IEEE division (the first version) instead of ex2.approx + rcp.approx
+  int width = 0;    // bytes per access of the flat kernel: 4, 8 or 16 (0 = built-in)
+  int flat = -1;    // contiguous operands: 1 = flat kernel (one access per thread), 0 = grid-stride kernel
 };
 
 void launch_swiglu(const SwiGluParams& p, const SwiGluTuning& tuning, cudaStream_t stream);

@@ -306,6 +306,9 @@ checks = [
     ("threads must be", lambda: k.ops.rms_norm_tuned(x, None, None, 1e-6, 33, 0, -1, 0)),
     ("hint must be 0-7", lambda: k.ops.rms_norm_tuned(x, None, None, 1e-6, 0, 0, -1, 8)),
     ("vpt must be", lambda: k.ops.swiglu_tuned(x, x, 128, 3, 0)),
+    ("width must be 4, 8 or 16", lambda: k.ops.swiglu_tuned(x, x, 128, 1, 0, 2, 1)),
+    ("flat must be -1, 0 or 1", lambda: k.ops.swiglu_tuned(x, x, 128, 1, 0, 0, 2)),
+    ("one pack per thread", lambda: k.ops.swiglu_tuned(x, x, 128, 2, 0, 16, 1)),
     ("variant must be", lambda: k.ops.rope_tuned_(q, kk, cs, cs, 0, 0, 0, 0, 3)),
     ("belong to variant 1", lambda: k.ops.rope_tuned_(q, kk, cs, cs, 0, 2, 0, 0, 2)),
     ("variant 2 needs batch <= 65535", lambda: k.ops.rope_tuned_(qw, kw, cw, cw, 0, 0, 0, 0, 2)),
@@ -413,10 +416,13 @@ def test_swiglu_extreme_inputs(kernels: ModuleType) -> None:
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize(("threads", "vpt", "exact"), [(128, 1, 0), (256, 2, 0), (512, 4, 0), (128, 4, 0),
-                                                        (0, 0, 1), (512, 1, 1)])
+@pytest.mark.parametrize(("threads", "vpt", "exact", "width", "flat"),
+                         [(128, 1, 0, 0, 0), (256, 2, 0, 0, 0), (512, 4, 0, 0, 0), (128, 4, 0, 0, 0), (0, 0, 1, 0, 0),
+                          (512, 1, 1, 0, 0), (32, 1, 0, 0, 0),
+                          # the flat kernel: every access width, exact math, built-in threads
+                          (128, 1, 0, 16, 1), (64, 1, 0, 8, 1), (256, 1, 0, 4, 1), (128, 1, 1, 4, 1), (0, 0, 0, 0, 1)])
 def test_swiglu_tuned_configurations(kernels: ModuleType, dtype: torch.dtype, threads: int, vpt: int,
-                                     exact: int) -> None:
+                                     exact: int, width: int, flat: int) -> None:
     # Contiguous (one flat row), row-strided halves, an odd size (scalar path), one element.
     gate_up = _randn(37, 2 * 1000, dtype=dtype, seed=threads + vpt, scale=4.0)
     cases = {
@@ -424,11 +430,16 @@ def test_swiglu_tuned_configurations(kernels: ModuleType, dtype: torch.dtype, th
         "halves": (gate_up[:, :1000], gate_up[:, 1000:]),
         "odd": (_randn(5, 101, dtype=dtype, seed=3, scale=4.0), _randn(5, 101, dtype=dtype, seed=4)),
         "one element": (_randn(1, dtype=dtype, seed=5), _randn(1, dtype=dtype, seed=6)),
+        # contiguous but 2 / 4 bytes past an aligned address: narrower (or no) flat accesses
+        "offset view": (_randn(3 * 4097, dtype=dtype, seed=7, scale=4.0)[1:], _randn(3 * 4097, dtype=dtype, seed=8)[1:]),
+        # one token, and a row count whose packs do not fill the last block
+        "one token": (_randn(1, 12288, dtype=dtype, seed=9, scale=4.0), _randn(1, 12288, dtype=dtype, seed=10)),
+        "ragged grid": (_randn(7, 1000, dtype=dtype, seed=11, scale=4.0), _randn(7, 1000, dtype=dtype, seed=12)),
     }
     for name, (g, u) in cases.items():
         _poison(_nbytes(g.shape, dtype))
         try:
-            assert_close_rel(kernels.ops.swiglu_tuned(g, u, threads, vpt, exact), ref_swiglu(g, u), dtype)
+            assert_close_rel(kernels.ops.swiglu_tuned(g, u, threads, vpt, exact, width, flat), ref_swiglu(g, u), dtype)
         except AssertionError as exc:
             raise AssertionError(f"{name}: {exc}") from exc
 

@@ -260,11 +260,14 @@ at::Tensor swiglu_impl(const at::Tensor& gate_in, const at::Tensor& up_in, const
 
 at::Tensor swiglu(const at::Tensor& gate, const at::Tensor& up) { return swiglu_impl(gate, up, {}, "swiglu"); }
 
-at::Tensor swiglu_tuned(const at::Tensor& gate, const at::Tensor& up, int64_t threads, int64_t vpt, int64_t exact) {
+at::Tensor swiglu_tuned(const at::Tensor& gate, const at::Tensor& up, int64_t threads, int64_t vpt, int64_t exact,
+                        int64_t width, int64_t flat) {
   qwen3_kernels::SwiGluTuning tuning;
   tuning.threads = static_cast<int>(threads);
   tuning.vpt = static_cast<int>(vpt);
   tuning.exact = static_cast<int>(exact);
+  tuning.width = static_cast<int>(width);
+  tuning.flat = static_cast<int>(flat);
   return swiglu_impl(gate, up, tuning, "swiglu_tuned");
 }
 
@@ -355,7 +358,7 @@ TORCH_LIBRARY_EXPAND(TORCH_EXTENSION_NAME, ops) {
       "rms_norm_tuned(Tensor x, Tensor? residual, Tensor? weight, float eps, int threads, int rows_per_group, "
       "int persistent, int hint=0) -> (Tensor, Tensor)");
   ops.impl("rms_norm_tuned", c10::kCUDA, &rms_norm_tuned);
-  ops.def("swiglu_tuned(Tensor gate, Tensor up, int threads, int vpt, int exact) -> Tensor");
+  ops.def("swiglu_tuned(Tensor gate, Tensor up, int threads, int vpt, int exact, int width=0, int flat=-1) -> Tensor");
   ops.impl("swiglu_tuned", c10::kCUDA, &swiglu_tuned);
   ops.def(
       "rope_tuned_(Tensor(a!) q, Tensor(b!) k, Tensor cos, Tensor sin, int tokens_per_block, int tokens_per_thread, "

@@ -33,7 +33,8 @@ std::tuple<at::Tensor, at::Tensor> rms_norm_tuned(const at::Tensor& x, const std
                                                   int64_t rows_per_group, int64_t persistent, int64_t hint);
 
 // swiglu / rope_ with the launch configuration forced (0 = default), for the sweep.
-at::Tensor swiglu_tuned(const at::Tensor& gate, const at::Tensor& up, int64_t threads, int64_t vpt, int64_t exact);
+at::Tensor swiglu_tuned(const at::Tensor& gate, const at::Tensor& up, int64_t threads, int64_t vpt, int64_t exact,
+                        int64_t width, int64_t flat);
 
 void rope_tuned_(at::Tensor& q, at::Tensor& k, const at::Tensor& cos, const at::Tensor& sin, int64_t tokens_per_block,
                  int64_t tokens_per_thread, int64_t reg_cap, int64_t heads_per_thread,

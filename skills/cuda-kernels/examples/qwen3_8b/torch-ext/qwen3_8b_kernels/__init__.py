@@ -272,7 +272,8 @@ def _rms_norm_tuned_fake(
 
 
 @_register_fake("swiglu_tuned")
-def _swiglu_tuned_fake(gate: torch.Tensor, up: torch.Tensor, threads: int, vpt: int, exact: int) -> torch.Tensor:
+def _swiglu_tuned_fake(gate: torch.Tensor, up: torch.Tensor, threads: int, vpt: int, exact: int, width: int = 0,
+                       flat: int = -1) -> torch.Tensor:
     return gate.new_empty(gate.shape)
 
 
