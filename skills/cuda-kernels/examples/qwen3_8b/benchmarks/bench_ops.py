@@ -555,7 +555,7 @@ def tuning_configs(op: str, label: str) -> list[dict[str, int]]:
     rms_norm / fused: threads (rows of 4096 bf16: 512 packs -> threads x packs per thread),
     persistent grid, hint (bit 0: streaming loads of x/residual, bit 1: load the weight
     after the reduction instead of with x, 4: the generic row kernel where hint 0 runs the
-    full-row instance). q/k norm: threads x rows per lane group, and
+    full-row instance, 8: the two-pass kernel). q/k norm: threads x rows per lane group, and
     the persistent pipelined kernel. SwiGLU: threads x packs per thread, the exact (IEEE division) variant,
     and the flat kernel at 16 / 8 / 4 bytes per access.
     RoPE: tokens per block, tokens per thread, register cap, heads per thread, kernel variant.
@@ -567,10 +567,14 @@ def tuning_configs(op: str, label: str) -> list[dict[str, int]]:
                 configs.append({"threads": t, "rows_per_group": 0, "persistent": 0, "hint": hint})
         for t in (128, 256):
             configs.append({"threads": t, "rows_per_group": 0, "persistent": 1, "hint": 0})
+        for t in (256, 512):  # hint 8: the two-pass kernel (torch.compile's looped reduction)
+            configs.append({"threads": t, "rows_per_group": 0, "persistent": 0, "hint": 8})
     elif op == "fused_add_rms_norm":
         for t in (128, 256, 512):
             for hint in (0, 1, 2, 3, 4):
                 configs.append({"threads": t, "rows_per_group": 0, "persistent": 0, "hint": hint})
+        for t in (256, 512):  # hint 8: the two-pass kernel (torch.compile's looped reduction)
+            configs.append({"threads": t, "rows_per_group": 0, "persistent": 0, "hint": 8})
     elif op == "qk_norm":
         for t in (128, 256, 512):
             for r in (1, 2, 4):

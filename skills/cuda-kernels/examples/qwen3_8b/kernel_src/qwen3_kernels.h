@@ -44,7 +44,9 @@ struct RmsNormTuning {
                            // kernel: the pipelined variant that prefetches the next row); 0/-1 = one pass
   int hint = 0;            // row kernel, bit 0: activations loaded with ld.global.nc.L1::no_allocate;
                            // bit 1: weight loaded after the reduction instead of together with x;
-                           // bit 2: the generic instance even for rows it specializes (kFullRowNvec)
+                           // bit 2: the generic instance even for rows it specializes (kFullRowNvec);
+                           // bit 3 (alone): the two-pass kernel (torch.compile's loop: s is stored,
+                           // then read back after the reduction instead of held in registers)
 };
 
 void launch_rms_norm(const RmsNormParams& p, const RmsNormTuning& tuning, cudaStream_t stream);

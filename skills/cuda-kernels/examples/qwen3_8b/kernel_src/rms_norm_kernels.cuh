@@ -223,6 +223,64 @@ __global__ void __launch_bounds__(row_kernel_max_threads<VPT, ADD>(), row_kernel
   }
 }
 
+// Two-pass kernel, the shape of torch.compile's fused add + RMSNorm at 512 and 4096 rows of
+// 4096 (scripts/inductor_kernels.py, H200, torch 2.11: a looped reduction, one row per block
+// of 512 threads, 2048 elements per iteration, 28 registers). Pass one walks the row in
+// chunks of one 8-byte pack per thread, stores s = round(x + r) (ADD) and sums its squares;
+// pass two reads s back (this thread's own stores, from L1/L2) with the weight and writes y.
+// Nothing is held across the reduction, so registers stay low and every block of 512 fits.
+template <typename T, bool HAS_W, bool ADD>
+__global__ void __launch_bounds__(512) rms_norm_twopass_kernel(const NormArgs<T> a) {
+  constexpr int W = 8 / static_cast<int>(sizeof(T));
+  __shared__ float red[32];
+  const int64_t row = blockIdx.x;
+  const int64_t packs = a.hidden / W;
+  const T* xr = a.x + row * a.x_rs;
+  const T* src = xr;
+  float ss = 0.0f;
+  if constexpr (ADD) {
+    const T* rr = a.res + row * a.res_rs;
+    T* sr = a.sum_out + row * a.sum_rs;
+    src = sr;
+    for (int64_t i = threadIdx.x; i < packs; i += blockDim.x) {
+      float xf[W], rf[W];
+      unpack<T, W>(load_pack<T, W>(xr + i * W), xf);
+      unpack<T, W>(load_pack<T, W>(rr + i * W), rf);
+#pragma unroll
+      for (int e = 0; e < W; ++e) xf[e] += rf[e];
+      const Pack<T, W> s = pack_floats<T, W>(xf);
+      store_pack<T, W>(sr + i * W, s);
+      unpack<T, W>(s, xf);  // the rounded value is what gets normalized
+#pragma unroll
+      for (int e = 0; e < W; ++e) ss = fmaf(xf[e], xf[e], ss);
+    }
+  } else {
+    for (int64_t i = threadIdx.x; i < packs; i += blockDim.x) {
+      float xf[W];
+      unpack<T, W>(load_pack<T, W>(xr + i * W), xf);
+#pragma unroll
+      for (int e = 0; e < W; ++e) ss = fmaf(xf[e], xf[e], ss);
+    }
+  }
+  ss = block_sum(ss, red);
+  const float inv = rsqrtf(ss * a.inv_hidden + a.eps);
+  T* orow = a.out + row * a.out_rs;
+  for (int64_t i = threadIdx.x; i < packs; i += blockDim.x) {
+    float y[W];
+    unpack<T, W>(load_pack<T, W>(src + i * W), y);
+    if constexpr (HAS_W) {
+      float wf[W];
+      unpack<T, W>(load_pack<T, W>(a.w + i * W), wf);
+#pragma unroll
+      for (int e = 0; e < W; ++e) y[e] = y[e] * inv * wf[e];
+    } else {
+#pragma unroll
+      for (int e = 0; e < W; ++e) y[e] *= inv;
+    }
+    store_pack<T, W>(orow + i * W, pack_floats<T, W>(y));
+  }
+}
+
 template <typename T, int LPR, int R, bool HAS_W, bool ADD>
 __global__ void __launch_bounds__(1024) rms_norm_packed_kernel(const NormArgs<T> a) {
   constexpr int W = kVecElems<T>;
@@ -553,6 +611,15 @@ int default_row_vpt(int64_t rows, int64_t nvec, int sms) {
 template <typename T, bool HAS_W, bool ADD>
 void launch_norm_typed(const RmsNormParams& p, const RmsNormTuning& t, cudaStream_t stream) {
   NormArgs<T> a = make_norm_args<T>(p);
+  if (t.hint == 8 && vector_path_ok(p, ADD)) {
+    const int threads = t.threads > 0 ? t.threads : 512;
+    TORCH_CHECK(threads % 32 == 0 && threads <= 512, "rms_norm: the two-pass kernel takes up to 512 threads, got ",
+                threads);
+    TORCH_CHECK(p.rows <= 0x7fffffff, "rms_norm: too many rows (", p.rows, ") for one launch");
+    rms_norm_twopass_kernel<T, HAS_W, ADD><<<static_cast<unsigned>(p.rows), threads, 0, stream>>>(a);
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+    return;
+  }
   if (vector_path_ok(p, ADD)) {
     const int w = kVecElems<T>;
     const int64_t nvec = p.hidden / w;

@@ -14,10 +14,11 @@
 //
 // gate/up are [rows, cols] with a contiguous last dimension and any row stride, so the
 // two halves of a fused gate_up projection output ([T, 2I] -> [:, :I], [:, I:]) are read
-// in place. When every operand is contiguous the launcher collapses the grid to one long
-// row (no per-row tail). Vector path: 16-byte packs when pointers are 16-byte aligned and
-// cols and row strides are multiples of the pack; otherwise the scalar path (same kernel
-// with one element per access).
+// in place. When every operand is contiguous the launcher treats them as one long row and
+// runs the flat kernel (8-byte accesses, one per operand and thread) when the addresses
+// and the size allow it. Otherwise the grid-stride kernel: 16-byte packs when pointers are
+// 16-byte aligned and cols and row strides are multiples of the pack, else the scalar path
+// (same kernel with one element per access).
 #include "common.cuh"
 
 namespace qwen3_kernels {
@@ -155,10 +156,11 @@ void launch_vpt(SwiGluArgs<T> a, int threads, int vpt, cudaStream_t stream) {
 
 template <typename T, int W>
 void launch_config(SwiGluArgs<T> a, const SwiGluTuning& t, cudaStream_t stream) {
-  // Default: one pack of each operand per thread in 128-thread blocks, the shape of
-  // torch.compile's Triton kernel for this op (XBLOCK 1024, 4 warps), which reaches the
-  // copy bandwidth on an H200: 32 registers, so 2048 threads x 32 bytes in flight per SM.
-  // The sweep (benchmarks/bench_ops.py --tune) compares 1/2/4 packs and 128-512 threads.
+  // Grid-stride kernel (operands with row strides, e.g. the halves of a fused gate_up
+  // output, or a forced configuration): one pack of each operand per thread in 128-thread
+  // blocks, the shape torch.compile's Triton kernel had at 512 x 12288 in H200 run 15
+  // (XBLOCK 1024, 4 warps; scripts/inductor_kernels.py); 32 registers. The sweep
+  // (benchmarks/bench_ops.py --tune) compares 1/2/4 packs and 32-512 threads.
   const int threads = t.threads > 0 ? t.threads : 128;
   const int vpt = t.vpt > 0 ? t.vpt : 1;
   TORCH_CHECK(threads % 32 == 0 && threads <= 512, "swiglu: threads must be a multiple of 32 up to 512, got ", threads);
@@ -228,11 +230,19 @@ void launch_swiglu(const SwiGluParams& p, const SwiGluTuning& tuning, cudaStream
                 "swiglu: width must be 4, 8 or 16 bytes, got ", tuning.width);
     TORCH_CHECK(tuning.flat >= -1 && tuning.flat <= 1, "swiglu: flat must be -1, 0 or 1, got ", tuning.flat);
     TORCH_CHECK(tuning.flat != 1 || tuning.vpt <= 1, "swiglu: the flat kernel runs one pack per thread (vpt 1)");
-    if (contiguous && tuning.flat == 1) {
+    // Default for contiguous operands: the flat kernel, 128 threads, 8 bytes per access. H200
+    // sweep (run 15, graph timer, against the grid-stride kernel at 128 x 16 bytes, the
+    // default until then): 1 x 12288 1.25 against 1.42 us, 512 x 12288 10.55 against 10.99,
+    // 4096 and 16384 x 12288 equal (70.87 / 277.45 against 71.19 / 277.56). Twice the threads
+    // of 16-byte accesses put more loads in flight on calls too short to reach steady state;
+    // 4-byte accesses won only at one token (256 threads: 1.22 us) and took 18 % to over 3x
+    // more time from 512 tokens.
+    const int flat = tuning.flat >= 0 ? tuning.flat : (tuning.vpt <= 1 ? 1 : 0);
+    if (contiguous && flat == 1) {
       const int threads = tuning.threads > 0 ? tuning.threads : 128;
       TORCH_CHECK(threads % 32 == 0 && threads <= 512, "swiglu: threads must be a multiple of 32 up to 512, got ",
                   threads);
-      const int bytes = tuning.width > 0 ? tuning.width : 16;
+      const int bytes = tuning.width > 0 ? tuning.width : 8;
       if (try_flat<T>(p, a.packs_per_row, bytes, threads, tuning.exact == 1, stream)) return;
     }
     const int64_t elems_per_row = a.packs_per_row;

@@ -164,6 +164,10 @@ def test_rms_norm_empty(kernels: ModuleType) -> None:
         (128, 512, 1, 1, 0),
         (96, 256, 1, 1, 0),  # 12 packs in 16 lanes, pipelined
         (12288, 0, 0, 0, 0),
+        (4096, 512, 0, 0, 8),  # the two-pass kernel
+        (4096, 0, 0, 0, 8),
+        (4104, 96, 0, 0, 8),  # 1026 8-byte packs over 96 threads: a ragged last chunk
+        (128, 512, 0, 0, 8),  # fewer packs than threads
     ],
 )
 @pytest.mark.parametrize("fused", [False, True])
@@ -304,7 +308,8 @@ checks = [
     ("different devices", lambda: k.ops.rms_norm(x, torch.randn(64, dtype=torch.bfloat16), 1e-6)),
     ("differs from up shape", lambda: k.ops.swiglu(x, x[:2])),
     ("threads must be", lambda: k.ops.rms_norm_tuned(x, None, None, 1e-6, 33, 0, -1, 0)),
-    ("hint must be 0-7", lambda: k.ops.rms_norm_tuned(x, None, None, 1e-6, 0, 0, -1, 8)),
+    ("hint must be 0-7", lambda: k.ops.rms_norm_tuned(x, None, None, 1e-6, 0, 0, -1, 9)),
+    ("two-pass kernel takes up to 512", lambda: k.ops.rms_norm_tuned(x, None, None, 1e-6, 1024, 0, -1, 8)),
     ("vpt must be", lambda: k.ops.swiglu_tuned(x, x, 128, 3, 0)),
     ("width must be 4, 8 or 16", lambda: k.ops.swiglu_tuned(x, x, 128, 1, 0, 2, 1)),
     ("flat must be -1, 0 or 1", lambda: k.ops.swiglu_tuned(x, x, 128, 1, 0, 0, 2)),
@@ -340,7 +345,7 @@ def test_bad_input_raises_runtime_error_with_a_message(kernels: ModuleType) -> N
         pytest.fail(f"the process died with signal {-proc.returncode} instead of raising RuntimeError "
                     f"(passed before it: {proc.stdout.split()!r}); stderr tail: {proc.stderr[-1500:]}")
     assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
-    assert proc.stdout.count("ok ") == 11
+    assert proc.stdout.count("ok ") == 15
 
 
 def test_rms_norm_runs_on_the_current_stream(kernels: ModuleType) -> None:

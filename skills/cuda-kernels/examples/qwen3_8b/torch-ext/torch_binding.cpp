@@ -220,8 +220,9 @@ std::tuple<at::Tensor, at::Tensor> rms_norm_tuned(const at::Tensor& x, const std
   tuning.threads = static_cast<int>(threads);
   tuning.rows_per_group = static_cast<int>(rows_per_group);
   tuning.persistent = static_cast<int>(persistent);
-  TORCH_CHECK(hint >= 0 && hint <= 7, "rms_norm_tuned: hint must be 0-7 (bit 0 streaming loads, bit 1 weight "
-              "after the reduction, bit 2 the generic row kernel also for full rows), got ", hint);
+  TORCH_CHECK((hint >= 0 && hint <= 7) || hint == 8, "rms_norm_tuned: hint must be 0-7 (bit 0 streaming loads, bit 1 "
+              "weight after the reduction, bit 2 the generic row kernel also for full rows) or 8 (the two-pass "
+              "kernel), got ", hint);
   tuning.hint = static_cast<int>(hint);
   return norm_impl(x, residual, weight, eps, tuning, "rms_norm_tuned");
 }
