@@ -420,6 +420,47 @@ def test_swiglu_extreme_inputs(kernels: ModuleType) -> None:
     assert kernels.swiglu(e, e).shape == e.shape
 
 
+def _swiglu_kernels(fn: Callable[[], object]) -> list[str]:
+    """Each SwiGLU kernel launch of fn as 'flat W' (elements per access) or 'grid-stride'."""
+    import re
+
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        fn()
+        torch.cuda.synchronize()
+    out = []
+    for e in prof.events():
+        if e.device_type != torch.autograd.DeviceType.CUDA:
+            continue
+        if m := re.search(r"swiglu_flat_kernel<[^,]*, (\d+),", e.name):
+            out.append(f"flat {m.group(1)}")
+        elif "swiglu_kernel<" in e.name:
+            out.append("grid-stride")
+    return out
+
+
+def test_swiglu_default_kernel_follows_the_wave_rule(kernels: ModuleType) -> None:
+    # Contiguous operands take the flat kernel: 8-byte accesses (4 bf16) while 16-byte ones
+    # would fill at most 4 waves of 2048 threads per SM, 16 bytes beyond; row-strided
+    # operands (the halves of a gate_up output) and forced vpt > 1 keep the grid-stride kernel.
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    line = 4 * sms * 2048 * 8  # elements of bf16 at the rule's line
+    gate_up = _randn(64, 2 * 12288, seed=3)
+    g_big, u_big = _randn(line + 8, seed=4), _randn(line + 8, seed=5)
+    g_line, u_line = g_big[:line], u_big[:line]
+    cases = [
+        (lambda: kernels.swiglu(_randn(1, 12288, seed=1), _randn(1, 12288, seed=2)), "flat 4"),
+        (lambda: kernels.swiglu(g_line, u_line), "flat 4"),
+        (lambda: kernels.swiglu(g_big, u_big), "flat 8"),
+        (lambda: kernels.swiglu(gate_up[:, :12288], gate_up[:, 12288:]), "grid-stride"),
+        (lambda: kernels.ops.swiglu_tuned(g_line, u_line, 128, 2, 0), "grid-stride"),
+        (lambda: kernels.ops.swiglu_tuned(g_line, u_line, 0, 0, 0, 4), "flat 2"),
+    ]
+    for call, expected in cases:
+        assert _swiglu_kernels(call) == [expected]
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize(("threads", "vpt", "exact", "width", "flat"),
                          [(128, 1, 0, 0, 0), (256, 2, 0, 0, 0), (512, 4, 0, 0, 0), (128, 4, 0, 0, 0), (0, 0, 1, 0, 0),
