@@ -23,6 +23,8 @@ QWEN3_KERNELS = "examples/qwen3_8b/benchmarks/results.json"
 QWEN3_KERNELS_RUN5 = "examples/qwen3_8b/benchmarks/logs/h200_run5/results.json"  # run-3 kernels, fresh outputs
 QWEN3_KERNELS_RUN3 = "examples/qwen3_8b/benchmarks/logs/h200_run3/results.json"  # one-buffer timer, 50-register VPT 2
 QWEN3_KERNELS_RUN7 = "examples/qwen3_8b/benchmarks/logs/h200_run7/results.json"  # 32-register VPT 2, generic row kernel
+QWEN3_SWIGLU_RUN15 = "examples/qwen3_8b/benchmarks/logs/h200_run15/swiglu_tune.json"  # the flat SwiGLU kernel's sweep
+QWEN3_KERNELS_RUN16 = "examples/qwen3_8b/benchmarks/logs/h200_run16/results.json"  # the two-pass norm kernel's sweep
 QWEN3_E2E = "examples/qwen3_8b/integration/results/e2e_h200.json"
 QWEN3_PROFILE = "examples/qwen3_8b/integration/results/profile_h200.json"  # profile_e2e.py, kernel ms by category
 LTX_KERNELS = "examples/ltx_video/benchmarks/bench.json"
@@ -58,6 +60,13 @@ def _tuning(op: str, shape: str, field: str, **config: int) -> Callable[[Any], f
                 and all(r["config"].get(k) == v for k, v in config.items())]
         assert len(rows) == 1, f"{op} {shape} {config}: {len(rows)} sweep entries"
         return rows[0][field]
+    return read
+
+
+def _tuning_default(op: str, shape: str, field: str) -> Callable[[Any], float]:
+    def read(data: Any) -> float:
+        (row,) = [r for r in data["tuning"] if r["op"] == op and r["shape"] == shape and r.get("default")]
+        return row[field]
     return read
 
 
@@ -264,6 +273,20 @@ QUOTES = [
           lambda d: _result("rms_norm", RMS_SMALL, "triton", "us")(d) / _result("rms_norm", RMS_SMALL, "kernel", "us")(d),
           "and {}× its speed", "{:.2f}"),
     Quote(TROUBLE, QWEN3_KERNELS, _result("rms_norm", RMS_SMALL, "kernel", "us"), "instead of 26 %, and {} µs", "{:.2f}"),
+    # troubleshooting, "Read the kernel torch.compile generated": the flat SwiGLU kernel and the two-pass norm
+    Quote(TROUBLE, QWEN3_SWIGLU_RUN15, _tuning("swiglu", "1x12288", "us", threads=128, width=8, flat=1),
+          "took {} µs against", "{:.2f}"),
+    Quote(TROUBLE, QWEN3_SWIGLU_RUN15, _tuning_default("swiglu", "1x12288", "us"), "against {} at one token", "{:.2f}"),
+    Quote(TROUBLE, QWEN3_SWIGLU_RUN15, _tuning("swiglu", "512x12288", "us", threads=128, width=8, flat=1),
+          "and {} against", "{:.2f}"),
+    Quote(TROUBLE, QWEN3_SWIGLU_RUN15, _tuning_default("swiglu", "512x12288", "us"), "against {} at 512 tokens",
+          "{:.2f}"),
+    Quote(TROUBLE, QWEN3_KERNELS_RUN16, _tuning("fused_add_rms_norm", "512x4096", "us", threads=512, hint=8),
+          "loop written in CUDA took {} µs", "{:.2f}"),
+    Quote(TROUBLE, QWEN3_KERNELS_RUN16, _tuning_default("fused_add_rms_norm", "512x4096", "us"),
+          "one-pass kernel took {} and", "{:.2f}"),
+    Quote(TROUBLE, QWEN3_KERNELS_RUN16, _result("fused_add_rms_norm", "512x4096", "compile", "us"),
+          "and compile's {}", "{:.2f}"),
     Quote(TROUBLE, QWEN3_KERNELS,
           lambda d: _result("rms_norm", RMS_SMALL, "triton", "us")(d) / _result("rms_norm", RMS_SMALL, "kernel", "us")(d),
           "µs, {}× Triton's speed", "{:.2f}"),
