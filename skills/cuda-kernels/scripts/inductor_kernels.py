@@ -22,11 +22,11 @@ own reference code:
     python scripts/inductor_kernels.py --import ref=examples/ltx_video/torch-ext/ltx_video_kernels/reference.py \\
         --tensor x=2x1024x2048 --tensor r=2x1024x2048 \\
         --expr "ref.add_rms_norm_modulate(x, r, None, None, None, None, 1e-6)"
- Tensors are random normal (seeded,
-never zeros), contiguous, bf16 unless `NAME=SHAPE:DTYPE` says otherwise (`float16`,
-`float32`, ...). Without CUDA it compiles for the CPU (C++ kernels: source only, no launch
-configurations), which is what the CPU test does. Shape is compiled static (dynamo reset,
-`dynamic=False`), as a per-shape benchmark peer is.
+
+Tensors are random normal (seeded, never zeros), contiguous, bf16 unless `NAME=SHAPE:DTYPE`
+says otherwise (`float16`, `float32`, ...). Shapes are compiled static (dynamo reset,
+`dynamic=False`), as a per-shape benchmark peer is. Without CUDA it compiles for the CPU
+(C++ kernels: source only, no launch configurations), which is what the CPU test does.
 Exit codes: 0 ok, 1 compile or run failure, 2 usage error.
 """
 
