@@ -230,25 +230,21 @@ void launch_swiglu(const SwiGluParams& p, const SwiGluTuning& tuning, cudaStream
                 "swiglu: width must be 4, 8 or 16 bytes, got ", tuning.width);
     TORCH_CHECK(tuning.flat >= -1 && tuning.flat <= 1, "swiglu: flat must be -1, 0 or 1, got ", tuning.flat);
     TORCH_CHECK(tuning.flat != 1 || tuning.vpt <= 1, "swiglu: the flat kernel runs one pack per thread (vpt 1)");
-    // Default for contiguous operands: the flat kernel, 128 threads, 8 bytes per access while
-    // a grid of 16-byte accesses would take at most 4 waves (2048 threads per SM), else 16.
+    // Default for contiguous operands: the flat kernel, 128 threads, 8 bytes per access.
     // H200 sweeps, graph timer, against the grid-stride kernel at 128 x 16 bytes (the default
-    // until then), runs 15 / 16: 1 x 12288 (0.06 waves) 1.25 / 1.22 against 1.42 / 1.39 us;
-    // 512 x 12288 (2.9 waves) 10.55 / 10.59 against 10.99 / 11.02 (16-byte flat: 10.70 /
-    // 10.72); 4096 x 12288 (23 waves) 16-byte flat 70.87 / 70.63, 8-byte 70.87 / 70.90;
-    // 16384 x 12288 16-byte flat 277.54 / 276.56, 8-byte 277.45 / 277.73. Where the
-    // line between 2.9 and 23 waves lies is unmeasured. Twice the threads put more loads in
-    // flight on calls too short to reach a steady state; on long calls the 16-byte kernel's
-    // fewer instructions per byte win. 4-byte accesses won only at one token (256 threads:
-    // 1.22 / 1.20 us) and took 18 % to over 3x more time from 512 tokens.
+    // until then), runs 15 / 16: 1 x 12288 1.25 / 1.22 against 1.42 / 1.39 us; 512 x 12288
+    // 10.55 / 10.59 against 10.99 / 11.02 (16-byte flat: 10.70 / 10.72). From 4096 tokens
+    // 8- and 16-byte flat accesses are within 0.5 % of each other (4096 x 12288: 70.87 /
+    // 70.90 against 70.87 / 70.63; 16384 x 12288: 277.45 / 277.73 against 277.54 / 276.56),
+    // so one width serves every size. Twice the threads of 16-byte accesses put more loads in
+    // flight on calls too short to reach a steady state. 4-byte accesses won only at one
+    // token (256 threads: 1.22 / 1.20 us) and took 18 % to over 3x more time from 512 tokens.
     const int flat = tuning.flat >= 0 ? tuning.flat : (tuning.vpt <= 1 ? 1 : 0);
     if (contiguous && flat == 1) {
       const int threads = tuning.threads > 0 ? tuning.threads : 128;
       TORCH_CHECK(threads % 32 == 0 && threads <= 512, "swiglu: threads must be a multiple of 32 up to 512, got ",
                   threads);
-      const int64_t packs16 = a.packs_per_row / (16 / static_cast<int64_t>(sizeof(T)));
-      const int64_t wave = int64_t{sm_count()} * 2048;
-      const int bytes = tuning.width > 0 ? tuning.width : (packs16 <= 4 * wave ? 8 : 16);
+      const int bytes = tuning.width > 0 ? tuning.width : 8;
       if (try_flat<T>(p, a.packs_per_row, bytes, threads, tuning.exact == 1, stream)) return;
     }
     const int64_t elems_per_row = a.packs_per_row;

@@ -440,22 +440,20 @@ def _swiglu_kernels(fn: Callable[[], object]) -> list[str]:
     return out
 
 
-def test_swiglu_default_kernel_follows_the_wave_rule(kernels: ModuleType) -> None:
-    # Contiguous operands take the flat kernel: 8-byte accesses (4 bf16) while 16-byte ones
-    # would fill at most 4 waves of 2048 threads per SM, 16 bytes beyond; row-strided
-    # operands (the halves of a gate_up output) and forced vpt > 1 keep the grid-stride kernel.
-    sms = torch.cuda.get_device_properties(0).multi_processor_count
-    line = 4 * sms * 2048 * 8  # elements of bf16 at the rule's line
+def test_swiglu_default_kernel_is_flat_for_contiguous_operands(kernels: ModuleType) -> None:
+    # Contiguous operands take the flat kernel at 8 bytes per access (4 bf16, 2 fp32) at any
+    # size; row-strided operands (the halves of a gate_up output) and a forced vpt > 1 keep
+    # the grid-stride kernel; a forced width changes the access.
     gate_up = _randn(64, 2 * 12288, seed=3)
-    g_big, u_big = _randn(line + 8, seed=4), _randn(line + 8, seed=5)
-    g_line, u_line = g_big[:line], u_big[:line]
+    g_big, u_big = _randn(4096, 12288, seed=4), _randn(4096, 12288, seed=5)
+    one = _randn(1, 12288, seed=1)
     cases = [
-        (lambda: kernels.swiglu(_randn(1, 12288, seed=1), _randn(1, 12288, seed=2)), "flat 4"),
-        (lambda: kernels.swiglu(g_line, u_line), "flat 4"),
-        (lambda: kernels.swiglu(g_big, u_big), "flat 8"),
+        (lambda: kernels.swiglu(one, one), "flat 4"),
+        (lambda: kernels.swiglu(g_big, u_big), "flat 4"),
+        (lambda: kernels.swiglu(one.float(), one.float()), "flat 2"),
         (lambda: kernels.swiglu(gate_up[:, :12288], gate_up[:, 12288:]), "grid-stride"),
-        (lambda: kernels.ops.swiglu_tuned(g_line, u_line, 128, 2, 0), "grid-stride"),
-        (lambda: kernels.ops.swiglu_tuned(g_line, u_line, 0, 0, 0, 4), "flat 2"),
+        (lambda: kernels.ops.swiglu_tuned(g_big, u_big, 128, 2, 0), "grid-stride"),
+        (lambda: kernels.ops.swiglu_tuned(g_big, u_big, 0, 0, 0, 16), "flat 8"),
     ]
     for call, expected in cases:
         assert _swiglu_kernels(call) == [expected]
