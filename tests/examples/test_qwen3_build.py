@@ -146,11 +146,11 @@ def test_compare_runs_estimates_from_the_committed_runs() -> None:
 
 
 def test_the_committed_results_are_the_newest_runs_json_and_describe_the_fresh_output_timer() -> None:
-    # results.json is run 11's, byte for byte, and every committed run since run 5 kept each
+    # results.json is run 16's, byte for byte, and every committed run since run 5 kept each
     # call's output (the timer that replaced the one-buffer timer of runs 1-4).
     bench = EXAMPLE / "benchmarks"
-    assert (bench / "results.json").read_bytes() == (bench / "logs" / "h200_run11" / "results.json").read_bytes()
-    for run in ("h200_run5", "h200_run6", "h200_run7", "h200_run10", "h200_run11"):
+    assert (bench / "results.json").read_bytes() == (bench / "logs" / "h200_run16" / "results.json").read_bytes()
+    for run in ("h200_run5", "h200_run6", "h200_run7", "h200_run10", "h200_run11", "h200_run14", "h200_run16"):
         meta = json.loads((bench / "logs" / run / "results.json").read_text())["meta"]
         assert "own output buffer" in meta["timing"], run
     one_buffer = json.loads((bench / "logs" / "h200_run3" / "results.json").read_text())["meta"]
