@@ -25,6 +25,7 @@ QWEN3_KERNELS_RUN5 = "examples/qwen3_8b/benchmarks/logs/h200_run5/results.json" 
 QWEN3_KERNELS_RUN3 = "examples/qwen3_8b/benchmarks/logs/h200_run3/results.json"  # one-buffer timer, 50-register VPT 2
 QWEN3_KERNELS_RUN7 = "examples/qwen3_8b/benchmarks/logs/h200_run7/results.json"  # 32-register VPT 2, generic row kernel
 QWEN3_SWIGLU_RUN15 = "examples/qwen3_8b/benchmarks/logs/h200_run15/swiglu_tune.json"  # the flat SwiGLU kernel's sweep
+GRID_STRIDE_128 = {"threads": 128, "vpt": 1, "exact": 0, "width": 0, "flat": 0}  # the SwiGLU default before run 16
 QWEN3_KERNELS_RUN16 = "examples/qwen3_8b/benchmarks/logs/h200_run16/results.json"  # the two-pass norm kernel's sweep
 QWEN3_E2E = "examples/qwen3_8b/integration/results/e2e_h200.json"
 QWEN3_PROFILE = "examples/qwen3_8b/integration/results/profile_h200.json"  # profile_e2e.py, kernel ms by category
@@ -277,10 +278,11 @@ QUOTES = [
     # troubleshooting, "Read the kernel torch.compile generated": the flat SwiGLU kernel and the two-pass norm
     Quote(TROUBLE, QWEN3_SWIGLU_RUN15, _tuning("swiglu", "1x12288", "us", threads=128, width=8, flat=1),
           "took {} µs against", "{:.2f}"),
-    Quote(TROUBLE, QWEN3_SWIGLU_RUN15, _tuning_default("swiglu", "1x12288", "us"), "against {} at one token", "{:.2f}"),
+    Quote(TROUBLE, QWEN3_SWIGLU_RUN15, _tuning("swiglu", "1x12288", "us", **GRID_STRIDE_128), "against {} at one token",
+          "{:.2f}"),
     Quote(TROUBLE, QWEN3_SWIGLU_RUN15, _tuning("swiglu", "512x12288", "us", threads=128, width=8, flat=1),
           "and {} against", "{:.2f}"),
-    Quote(TROUBLE, QWEN3_SWIGLU_RUN15, _tuning_default("swiglu", "512x12288", "us"), "against {} at 512 tokens",
+    Quote(TROUBLE, QWEN3_SWIGLU_RUN15, _tuning("swiglu", "512x12288", "us", **GRID_STRIDE_128), "against {} at 512 tokens",
           "{:.2f}"),
     Quote(TROUBLE, QWEN3_KERNELS_RUN16, _tuning("fused_add_rms_norm", "512x4096", "us", threads=512, hint=8),
           "loop written in CUDA took {} µs", "{:.2f}"),

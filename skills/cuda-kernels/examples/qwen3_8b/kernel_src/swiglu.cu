@@ -103,7 +103,7 @@ __global__ void __launch_bounds__(512) swiglu_kernel(const SwiGluArgs<T> a) {
 // The flat kernel: contiguous operands as one run of packs, one pack of each operand per
 // thread, a 32-bit index and no loop, so a thread's whole chain is its two loads, the math
 // and one store. In a call too small to fill the GPU (one token: 12288 elements) that chain
-// is the call's length: the grid-stride kernel ran 12 blocks whose threads each did 8
+// is presumably the call's length: the grid-stride kernel ran 12 blocks whose threads each did 8
 // elements inside 64-bit row and column loops, 134 warp instructions per warp, where
 // torch.compile's kernel ran 96 blocks of one element per thread, 40 per warp, and took
 // 2.24 against 2.56 us (Nsight Compute, H200 run 15, cold launches).
@@ -235,11 +235,12 @@ void launch_swiglu(const SwiGluParams& p, const SwiGluTuning& tuning, cudaStream
     // H200 sweeps, graph timer, against the grid-stride kernel at 128 x 16 bytes (the default
     // until then), runs 15 / 16: 1 x 12288 1.25 / 1.22 against 1.42 / 1.39 us; 512 x 12288
     // 10.55 / 10.59 against 10.96 / 11.02 (16-byte flat: 10.70 / 10.72). From 4096 tokens
-    // the three are within 0.6 % of each other (4096 x 12288: 70.87 / 70.90, 16-byte flat
+    // the three are within 0.7 % of each other (4096 x 12288: 70.87 / 70.90, 16-byte flat
     // 70.87 / 70.63, grid-stride 71.05 / 70.79; 16384 x 12288: 277.45 / 277.73, 277.54 /
-    // 276.56, 277.13 / 276.03), so one width serves every size. Twice the threads of 16-byte accesses put more loads in
-    // flight on calls too short to reach a steady state. 4-byte accesses won only at one
-    // token (256 threads: 1.22 / 1.20 us) and took 18 % to over 3x more time from 512 tokens.
+    // 276.56, 277.13 / 276.03), so one width serves every size. Presumably (not profiled) twice the threads of 16-byte
+    // accesses put more loads in flight on calls too short to reach a steady state. 4-byte
+    // accesses won only at one token (256 threads: 1.22 / 1.20 us) and took 23 % to 3.4x
+    // more time than 8 bytes from 512 tokens.
     const int flat = tuning.flat >= 0 ? tuning.flat : (tuning.vpt <= 1 ? 1 : 0);
     if (contiguous && flat == 1) {
       const int threads = tuning.threads > 0 ? tuning.threads : 128;
