@@ -190,7 +190,8 @@ __device__ __forceinline__ float block_sum(float v, float* smem) {
 
 // ------------------------------------------------------------------------- host helpers
 
-inline bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
+inline bool aligned_to(const void* p, int bytes) { return (reinterpret_cast<uintptr_t>(p) % bytes) == 0; }
+inline bool aligned16(const void* p) { return aligned_to(p, 16); }
 
 inline int element_size(DType t) { return t == DType::kFloat32 ? 4 : 2; }
 

@@ -155,6 +155,13 @@ void launch_vpt(SwiGluArgs<T> a, int threads, int vpt, cudaStream_t stream) {
   }
 }
 
+// Block size of either kernel: the tuning's, else 128.
+inline int swiglu_threads(const SwiGluTuning& t) {
+  const int threads = t.threads > 0 ? t.threads : 128;
+  TORCH_CHECK(threads % 32 == 0 && threads <= 512, "swiglu: threads must be a multiple of 32 up to 512, got ", threads);
+  return threads;
+}
+
 template <typename T, int W>
 void launch_config(SwiGluArgs<T> a, const SwiGluTuning& t, cudaStream_t stream) {
   // Grid-stride kernel (operands with row strides, e.g. the halves of a fused gate_up
@@ -162,15 +169,12 @@ void launch_config(SwiGluArgs<T> a, const SwiGluTuning& t, cudaStream_t stream) 
   // blocks, the shape torch.compile's Triton kernel had at 512 x 12288 in H200 run 15
   // (XBLOCK 1024, 4 warps; scripts/inductor_kernels.py); 32 registers. The sweep
   // (benchmarks/bench_ops.py --tune) compares 1/2/4 packs and 32-512 threads.
-  const int threads = t.threads > 0 ? t.threads : 128;
+  const int threads = swiglu_threads(t);
   const int vpt = t.vpt > 0 ? t.vpt : 1;
-  TORCH_CHECK(threads % 32 == 0 && threads <= 512, "swiglu: threads must be a multiple of 32 up to 512, got ", threads);
   TORCH_CHECK(vpt == 1 || vpt == 2 || vpt == 4, "swiglu: vpt must be 1, 2 or 4, got ", vpt);
   if (t.exact == 1) return launch_vpt<T, W, true>(a, threads, vpt, stream);
   launch_vpt<T, W, false>(a, threads, vpt, stream);
 }
-
-inline bool aligned_to(const void* p, int bytes) { return (reinterpret_cast<uintptr_t>(p) % bytes) == 0; }
 
 // Contiguous operands, `elems` elements: launch the flat kernel at `bytes` per access and
 // return true, or return false when the sizes or addresses do not allow it.
@@ -237,17 +241,14 @@ void launch_swiglu(const SwiGluParams& p, const SwiGluTuning& tuning, cudaStream
     // 10.55 / 10.59 against 10.96 / 11.02 (16-byte flat: 10.70 / 10.72). From 4096 tokens
     // the three are within 0.7 % of each other (4096 x 12288: 70.87 / 70.90, 16-byte flat
     // 70.87 / 70.63, grid-stride 71.05 / 70.79; 16384 x 12288: 277.45 / 277.73, 277.54 /
-    // 276.56, 277.13 / 276.03), so one width serves every size. Presumably (not profiled) twice the threads of 16-byte
-    // accesses put more loads in flight on calls too short to reach a steady state. 4-byte
-    // accesses won only at one token (256 threads: 1.22 / 1.20 us) and took 23 % to 3.4x
-    // more time than 8 bytes from 512 tokens.
+    // 276.56, 277.13 / 276.03), so one width serves every size. Presumably (not profiled)
+    // twice the threads of 16-byte accesses put more loads in flight on calls too short to
+    // reach a steady state. 4-byte accesses won only at one token (256 threads: 1.22 / 1.20
+    // us) and took 23 % to 3.4x more time than 8 bytes from 512 tokens.
     const int flat = tuning.flat >= 0 ? tuning.flat : (tuning.vpt <= 1 ? 1 : 0);
     if (contiguous && flat == 1) {
-      const int threads = tuning.threads > 0 ? tuning.threads : 128;
-      TORCH_CHECK(threads % 32 == 0 && threads <= 512, "swiglu: threads must be a multiple of 32 up to 512, got ",
-                  threads);
       const int bytes = tuning.width > 0 ? tuning.width : 8;
-      if (try_flat<T>(p, a.packs_per_row, bytes, threads, tuning.exact == 1, stream)) return;
+      if (try_flat<T>(p, a.packs_per_row, bytes, swiglu_threads(tuning), tuning.exact == 1, stream)) return;
     }
     const int64_t elems_per_row = a.packs_per_row;
     const bool vec = elems_per_row % W == 0 && aligned16(p.out) && aligned16(p.gate) && aligned16(p.up) &&
