@@ -212,16 +212,21 @@ def test_full_row_instance_matches_the_generic_kernel_bit_for_bit(
         assert_close_rel(full[0], ref, dtype)
 
 
-def _row_kernel_args(fn: Callable[[], object]) -> list[list[str]]:
-    """The template arguments (T, VPT, HAS_W, ADD, MODE, FULL_NVEC) of every row-kernel launch of fn."""
-    import re
-
+def _cuda_kernel_names(fn: Callable[[], object]) -> list[str]:
+    """The names of the CUDA kernels fn launches, in order (torch.profiler)."""
     from torch.profiler import ProfilerActivity, profile
 
     with profile(activities=[ProfilerActivity.CUDA]) as prof:
         fn()
         torch.cuda.synchronize()
-    names = [e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
+    return [e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
+
+
+def _row_kernel_args(fn: Callable[[], object]) -> list[list[str]]:
+    """The template arguments (T, VPT, HAS_W, ADD, MODE, FULL_NVEC) of every row-kernel launch of fn."""
+    import re
+
+    names = _cuda_kernel_names(fn)
     return [m.group(1).split(", ") for n in names if (m := re.search(r"rms_norm_row_kernel<([^>]*)>", n))]
 
 
@@ -424,18 +429,11 @@ def _swiglu_kernels(fn: Callable[[], object]) -> list[str]:
     """Each SwiGLU kernel launch of fn as 'flat W' (elements per access) or 'grid-stride'."""
     import re
 
-    from torch.profiler import ProfilerActivity, profile
-
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
-        fn()
-        torch.cuda.synchronize()
     out = []
-    for e in prof.events():
-        if e.device_type != torch.autograd.DeviceType.CUDA:
-            continue
-        if m := re.search(r"swiglu_flat_kernel<[^,]*, (\d+),", e.name):
+    for name in _cuda_kernel_names(fn):
+        if m := re.search(r"swiglu_flat_kernel<[^,]*, (\d+),", name):
             out.append(f"flat {m.group(1)}")
-        elif "swiglu_kernel<" in e.name:
+        elif "swiglu_kernel<" in name:
             out.append("grid-stride")
     return out
 
