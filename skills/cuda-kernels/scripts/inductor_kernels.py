@@ -262,11 +262,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not specs:
             raise UsageError("give at least one --tensor NAME=SHAPE")
         imports = [parse_import(t) for t in args.imports]
-        names = [s.name for s in specs] + [name for name, _ in imports]
+        tensor_names = [s.name for s in specs]
+        names = tensor_names + [name for name, _ in imports]
         if len(set(names)) != len(names):
             raise UsageError(f"--tensor and --import names must differ, got {', '.join(names)}")
-        names = [s.name for s in specs]
-        compile(peer_source(args.expr, names), "<expr>", "exec")
+        compile(peer_source(args.expr, tensor_names), "<expr>", "exec")
         if args.calls < 0:
             raise UsageError(f"--calls must be >= 0, got {args.calls}")
     except UsageError as exc:
