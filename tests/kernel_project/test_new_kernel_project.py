@@ -5,6 +5,8 @@ from __future__ import annotations
 import ast
 import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -31,6 +33,16 @@ EXPECTED_FILES = {
 }
 
 
+def assert_current_build_format(project: Path) -> None:
+    """kernels' own parser reads the file as edition 5, without its legacy-upgrade warning."""
+    pytest.importorskip("kernels._rust")
+    result = subprocess.run(
+        [sys.executable, "-c", "import sys, kernels._rust as r; r.Build.open(sys.argv[1])", str(project)],
+        capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stderr
+    assert "legacy" not in result.stdout + result.stderr, result.stdout + result.stderr
+
+
 def files_under(root: Path) -> set[str]:
     return {str(p.relative_to(root)) for p in root.rglob("*") if p.is_file()}
 
@@ -51,6 +63,7 @@ def test_scaffold_writes_the_whole_project(tmp_path: Path, op: str) -> None:
     assert kernel["cuda-capabilities"] == ["8.0", "9.0"]
     spec = build_local.load_project(project)  # the local builder accepts it as is
     assert spec.package == "my_kernel" and [k.name for k in spec.kernels] == [op]
+    assert_current_build_format(project)
 
     flake = (project / "flake.nix").read_text()
     assert 'kernel-builder.url = "github:huggingface/kernels"' in flake and "genKernelFlakeOutputs" in flake

@@ -26,6 +26,19 @@ def test_build_toml_blocks_parse_with_the_kernels_parser(block: skilldocs.Block,
     assert rust.Backend.CUDA in build.general.backends
 
 
+@pytest.mark.parametrize("example", ["qwen3_8b", "ltx_video"])
+def test_example_build_toml_is_read_as_edition_5_without_upgrade(example: str) -> None:
+    # The parser upgrades an older file in memory and says so ("legacy v4 format"); the
+    # examples an agent copies must already be in the format the guide calls current.
+    pytest.importorskip("kernels._rust")
+    project = skilldocs.SKILL / "examples" / example
+    result = subprocess.run(
+        [sys.executable, "-c", "import sys, kernels._rust as r; r.Build.open(sys.argv[1])", str(project)],
+        capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stderr
+    assert "legacy" not in result.stdout + result.stderr, result.stdout + result.stderr
+
+
 def test_legacy_build_toml_without_version_is_rejected(tmp_path: Path) -> None:
     # The guide says a build.toml without `version` is an unsupported legacy format.
     rust = pytest.importorskip("kernels._rust")
