@@ -180,7 +180,10 @@ def test_generated_project_on_gpu(kernel_project_root: Path, op: str) -> None:
     assert bench.returncode == 0, bench.stdout + bench.stderr
     data = json.loads(bench_json.read_text())
     assert data["copy_bandwidth_GBps"] > 0 and data["results"]
+    assert data["peers_not_available"] == []
     for row in data["results"]:
-        assert row["kernel_us"] > 0 and row["eager_us"] > 0 and row["compile_us"] > 0
-        assert 0 < row["pct_of_copy_bandwidth"]
+        assert row["kernel_us"] > 0 and 0 < row["pct_of_copy_bandwidth"]
+        assert set(row["peers_us"]) == {"eager", "F.rms_norm", "compile", "triton"}
+        assert all(us > 0 for us in row["peers_us"].values()), row["peers_skipped"]
+        assert row["speedup_vs_best"] == min(row["speedup"].values())
     shutil.copy(built.project / "kernel_src" / f"{op}.cu", out_dir / f"{op}.cu")  # the code that was measured

@@ -30,6 +30,7 @@ EXPECTED_FILES = {
     "tests/conftest.py",
     "tests/test_{op}.py",
     "benchmarks/benchmark_{op}.py",
+    "benchmarks/triton_peer.py",
 }
 
 
