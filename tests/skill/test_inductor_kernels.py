@@ -117,6 +117,9 @@ def test_kernels_are_found_in_wrapper_code_when_no_autotuner_is_reachable() -> N
         (["--expr", "x", "--tensor", "x=4", "--tensor", "x=8"], "must differ"),
         (["--expr", "x", "--tensor", "x=4", "--import", "x=m.n"], "must differ"),
         (["--expr", "x", "--tensor", "x=4", "--calls", "-1"], "--calls must be >= 0"),
+        (["--expr", "1", "--tensor", "if=4"], "'if' is a Python keyword"),
+        (["--expr", "x", "--tensor", "x=4", "--import", "F=math"], "the name 'F' is taken"),
+        (["--expr", "x", "--tensor", "peer=4"], "the name 'peer' is taken"),
     ],
 )
 def test_usage_errors_exit_2_with_one_line(args: list[str], message: str) -> None:
@@ -144,4 +147,38 @@ def test_a_missing_import_file_fails_with_exit_1() -> None:
     pytest.importorskip("torch")
     proc = _run("--device", "cpu", "--import", "ref=/no/such/reference.py", "--expr", "x", "--tensor", "x=4")
     assert proc.returncode == 1
-    assert proc.stderr.strip().splitlines()[-1] == "error: --import: no such file: /no/such/reference.py"
+    assert proc.stderr.strip().splitlines()[-1] == "error: --import ref=/no/such/reference.py: no such file"
+
+
+def test_an_import_file_that_needs_its_own_module_entry_loads(tmp_path: Path) -> None:
+    # A dataclass looks its module up in sys.modules while the file is still running, as
+    # any module imported the usual way may; the file is registered before it runs.
+    pytest.importorskip("torch")
+    ref = tmp_path / "refdc.py"
+    ref.write_text("from __future__ import annotations\nimport dataclasses\nfrom typing import ClassVar\n\n"
+                   "@dataclasses.dataclass\nclass Cfg:\n    scale: ClassVar[float] = 2.0\n\n"
+                   "def f(x):\n    return x * Cfg.scale\n")
+    proc = _run("--device", "cpu", "--import", f"ref={ref}", "--expr", "ref.f(x)  # a comment", "--tensor", "x=4x8")
+    assert proc.returncode == 0, proc.stderr
+    assert "on cpu: ref.f(x)  # a comment" in proc.stdout
+
+
+def test_an_import_that_raises_is_reported_in_one_line_naming_it(tmp_path: Path) -> None:
+    pytest.importorskip("torch")
+    ref = tmp_path / "broken.py"
+    ref.write_text("open('/no/such/data.bin')\n")
+    proc = _run("--device", "cpu", "--import", f"ref={ref}", "--expr", "x", "--tensor", "x=4")
+    assert proc.returncode == 1
+    assert proc.stderr.strip().splitlines()[-1] == (
+        f"error: --import ref={ref}: FileNotFoundError: [Errno 2] No such file or directory: '/no/such/data.bin'")
+    assert "Traceback" not in proc.stderr
+    assert "_inductor_kernels_ref" not in proc.stdout
+
+
+def test_an_unwritable_json_path_fails_with_one_line(tmp_path: Path) -> None:
+    pytest.importorskip("torch")
+    out = tmp_path / "missing-dir" / "k.json"
+    proc = _run("--device", "cpu", "--expr", "x * 2", "--tensor", "x=4", "--json", str(out))
+    assert proc.returncode == 1
+    assert proc.stderr.strip().splitlines()[-1] == f"error: cannot write --json {out}: No such file or directory"
+    assert "Traceback" not in proc.stderr

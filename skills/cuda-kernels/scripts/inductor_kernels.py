@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import keyword
 import math
 import re
 import sys
@@ -72,8 +73,9 @@ class UsageError(ValueError):
 def parse_tensor(text: str) -> TensorSpec:
     """'x=2x1024x2048' or 'w=2048:float32' -> TensorSpec."""
     name, sep, rest = text.partition("=")
-    if not sep or not name.isidentifier() or name in ("torch", "F"):
+    if not sep or not name.isidentifier():
         raise UsageError(f"--tensor {text!r}: expected NAME=SHAPE[:DTYPE], e.g. x=2x1024x2048:bfloat16")
+    _check_free_name(name, f"--tensor {text!r}")
     shape_text, _, dtype = rest.partition(":")
     dtype = dtype or "bfloat16"
     if dtype not in DTYPES:
@@ -87,9 +89,20 @@ def parse_tensor(text: str) -> TensorSpec:
     return TensorSpec(name, shape, dtype)
 
 
+RESERVED = ("torch", "F", "peer")  # what the expression's namespace already holds
+
+
+def _check_free_name(name: str, what: str) -> None:
+    if keyword.iskeyword(name):
+        raise UsageError(f"{what}: {name!r} is a Python keyword; pick another name")
+    if name in RESERVED:
+        raise UsageError(f"{what}: the name {name!r} is taken ({', '.join(RESERVED)} are predefined)")
+
+
 def peer_source(expr: str, names: Sequence[str]) -> str:
-    """A real function (dynamo traces bytecode; it cannot trace eval())."""
-    return f"def peer({', '.join(names)}):\n    return ({expr})\n"
+    """A real function (dynamo traces bytecode; it cannot trace eval()). The closing
+    parenthesis has a line of its own so that a trailing comment in `expr` stays harmless."""
+    return f"def peer({', '.join(names)}):\n    return ({expr}\n    )\n"
 
 
 _NUMEL = re.compile(r"^\s*((?:x|y|z|r0_|r1_|r)numel)\s*=\s*(\d+)\s*$", re.MULTILINE)
@@ -157,7 +170,12 @@ def parse_import(text: str) -> tuple[str, str]:
     dotted = all(p.isidentifier() for p in module.split("."))
     if not sep or not name.isidentifier() or not (dotted or module.endswith(".py")):
         raise UsageError(f"--import {text!r}: expected NAME=MODULE or NAME=FILE.py, e.g. ref=my_kernels.reference")
+    _check_free_name(name, f"--import {text!r}")
     return name, module
+
+
+class MissingFile(ImportError):
+    """An --import FILE.py that does not exist."""
 
 
 def load_module(name: str, module: str) -> Any:
@@ -168,27 +186,33 @@ def load_module(name: str, module: str) -> Any:
 
     if not module.endswith(".py"):
         return importlib.import_module(module)
+    if not Path(module).is_file():
+        raise MissingFile(module)
     spec = importlib.util.spec_from_file_location(f"_inductor_kernels_{name}", module)
     if spec is None or spec.loader is None:
         raise ImportError(f"cannot load {module}")
     mod = importlib.util.module_from_spec(spec)
+    # Registered before it runs, as `import` does: dataclasses and dynamo look the module up
+    # by name, the first while the file is still executing.
+    sys.modules[spec.name] = mod
     try:
         spec.loader.exec_module(mod)
-    except FileNotFoundError:
-        raise ImportError(f"no such file: {module}") from None
-    sys.modules[spec.name] = mod  # dynamo looks a traced function's module up by name
+    except BaseException:
+        del sys.modules[spec.name]
+        raise
     return mod
 
 
 def compile_and_report(specs: Sequence[TensorSpec], expr: str, device: str, seed: int = 0,
-                       imports: Sequence[tuple[str, str]] = (), calls: int = 0) -> tuple[list[KernelReport], list[str]]:
+                       modules: dict[str, Any] | None = None, calls: int = 0) -> tuple[list[KernelReport], list[str]]:
+    """`modules`: the --import names, already loaded (load_module), put in the expression's namespace."""
     import torch
     import torch.nn.functional as F  # noqa: N812 - the name users write in --expr
     from torch._inductor.codecache import PyCodeCache
     from torch._inductor.utils import run_and_get_code
 
     namespace: dict[str, Any] = {"torch": torch, "F": F}
-    namespace.update({name: load_module(name, module) for name, module in imports})
+    namespace.update(modules or {})
     exec(peer_source(expr, [s.name for s in specs]), namespace)  # noqa: S102 - the user's own expression
     gen = torch.Generator(device="cpu").manual_seed(seed)
     args = [torch.randn(s.shape, generator=gen, dtype=torch.float32).to(device=device, dtype=getattr(torch, s.dtype))
@@ -284,12 +308,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     elif device == "cuda" and not torch.cuda.is_available():
         print("error: --device cuda but torch sees no CUDA device; use --device cpu", file=sys.stderr)
         return 1
+    modules: dict[str, Any] = {}
+    for name, module in imports:
+        try:
+            modules[name] = load_module(name, module)
+        except MissingFile:
+            print(f"error: --import {name}={module}: no such file", file=sys.stderr)
+            return 1
+        except Exception as exc:  # noqa: BLE001 - the user's module failed to import: say which, one line
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+            hint = (" (is its directory on PYTHONPATH?)"
+                    if isinstance(exc, ModuleNotFoundError) and not module.endswith(".py") else "")
+            print(f"error: --import {name}={module}: {type(exc).__name__}: {first}{hint}", file=sys.stderr)
+            return 1
     try:
-        reports, codes = compile_and_report(specs, args.expr, device, args.seed, imports, args.calls)
-    except ImportError as exc:
-        hint = "" if "no such file" in str(exc) else " (is its directory on PYTHONPATH?)"
-        print(f"error: --import: {exc}{hint}", file=sys.stderr)
-        return 1
+        reports, codes = compile_and_report(specs, args.expr, device, args.seed, modules, args.calls)
     except Exception as exc:  # noqa: BLE001 - one line, whatever dynamo or Inductor raised
         import traceback
 
@@ -308,9 +341,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         payload = {"expr": args.expr, "device": device, "torch": torch.__version__,
                    "tensors": [asdict(s) for s in specs], "kernels": [asdict(r) for r in reports],
                    "wrapper_code": codes}
-        with open(args.json, "w", encoding="utf-8") as fh:
-            json.dump(payload, fh, indent=1)
-            fh.write("\n")
+        try:
+            Path(args.json).write_text(json.dumps(payload, indent=1) + "\n", encoding="utf-8")
+        except OSError as exc:
+            print(f"error: cannot write --json {args.json}: {exc.strerror or exc}", file=sys.stderr)
+            return 1
     return 0
 
 
