@@ -107,7 +107,9 @@ __global__ void __launch_bounds__(512) swiglu_kernel(const SwiGluArgs<T> a) {
 // elements inside 64-bit row and column loops, 134 warp instructions per warp, where
 // torch.compile's kernel ran 96 blocks of one element per thread, 40 per warp, and took
 // 2.24 against 2.56 us (Nsight Compute, H200 run 15, cold launches).
-// W elements per access: 16 bytes, or fewer to spread a small call over more threads.
+// W elements per access: 8 bytes unless `width` asks for 16 or 4 (why 8: the default's comment
+// in the launcher below). Operands whose size or addresses do not allow W take the grid-stride
+// kernel, which has its own scalar path.
 template <typename T, int W, bool EXACT>
 __global__ void __launch_bounds__(512) swiglu_flat_kernel(T* __restrict__ out, const T* __restrict__ gate,
                                                          const T* __restrict__ up, uint32_t packs) {
