@@ -678,8 +678,14 @@ class _Run:
                 self.abort(actions)
                 raise
             # Every path now holds its new tree: from here on nothing is rolled back, and
-            # whatever an interrupt leaves behind is garbage that recover() deletes.
-            self.finish(actions)
+            # whatever an interrupt leaves behind is garbage that recover() deletes. The
+            # change is complete, so an interrupt here ends the cleanup, not the command:
+            # reporting it as a rollback would hide the backup of what was replaced.
+            try:
+                self.finish(actions)
+            except KeyboardInterrupt:
+                self.plan.notes.append("interrupted while removing the replaced copies; the change is complete "
+                                       "and the next run deletes what was left")
 
     def recheck(self, action: Action) -> KernelsError | None:
         # The preflight ran without the lock; another run may have changed the path since.

@@ -192,6 +192,39 @@ def test_interrupt_through_the_cli_exits_130_and_changes_nothing(sandbox, monkey
     assert snapshot(sandbox.root) == before
 
 
+def test_interrupt_after_the_swaps_completes_the_change_and_keeps_the_backup(sandbox, monkeypatch, swap_mode):
+    # Once every target holds its new tree, only cleanup is left: an interrupt there must not
+    # be reported as a rollback, and the backup of the user's edited copy must be named.
+    sources, targets = scenario(sandbox, dests=())
+    old_edited = skill_files(sandbox.project / ".claude/skills/demo")
+    with monkeypatch.context() as patch:
+        FailAt(patch, 1, ("remove",), KeyboardInterrupt())
+        plan = run_add(sandbox, sources, targets)
+    assert any("interrupted while removing" in note for note in plan.notes)
+    new = skill_files(sandbox.bundled / "demo")
+    for target in targets:
+        assert skill_files(target.path / "demo") == new
+    (backup,) = [a.backup_path for a in plan.actions if a.backup_path]
+    assert skill_files(backup) == old_edited
+    assert leftovers(sandbox.root) != []  # the cleanup really was cut short ...
+    run_add(sandbox, sources, targets)
+    assert leftovers(sandbox.root) == []  # ... and the next run finishes it
+
+
+def test_interrupt_after_the_swaps_through_the_cli_reports_success(sandbox, monkeypatch):
+    assert cli("skills", "add", "demo", "--claude").exit_code == 0
+    (sandbox.project / ".claude/skills/demo/mine.txt").write_text("mine\n")
+    make_skill(sandbox.bundled, "demo", version="2.0.0")
+    FailAt(monkeypatch, 1, ("remove",), KeyboardInterrupt())
+    result = cli("skills", "add", "demo", "--claude", "--force", "--json")
+    assert result.exit_code == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert data["ok"] is True
+    backups = [a["backup"] for a in data["actions"] if a.get("backup")]
+    assert len(backups) == 1 and (Path(backups[0]) / "mine.txt").read_text() == "mine\n"
+    assert any("interrupted while removing" in note for note in data["notes"])
+
+
 # ----------------------------------------------------------------------------- recovery
 
 
