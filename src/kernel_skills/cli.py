@@ -329,7 +329,7 @@ def _report_plan(out: Any, plan: Any, roots: Any, *, command: str, dry_run: bool
     if out.json_mode:
         out.json(
             {
-                "ok": True,
+                "ok": not any(s.failed for s in plan.skipped),
                 "command": command,
                 "dry_run": dry_run,
                 "actions": [a.to_json() for a in plan.actions],
@@ -601,6 +601,14 @@ def update_cmd(
     _report_plan(out, plan, roots, command="update", dry_run=dry_run)
     if not plan.actions and not plan.skipped and not out.json_mode:
         out.line("No managed skills found to update.")
+    failed = [s for s in plan.skipped if s.failed]
+    if failed:
+        # The others were updated; CI must still see that these were not even checked.
+        if not out.json_mode:
+            names = ", ".join(dict.fromkeys(s.skill for s in failed))
+            _report(f"could not check {names} for updates", "Fix the source named above and re-run `kernels skills update`.",
+                    EXIT_FAILURE)
+        raise typer.Exit(EXIT_FAILURE)
 
 
 @skills_app.command(cls=_Command, name="show")

@@ -143,9 +143,10 @@ class Skipped:
     skill: str
     path: Path
     reason: str
+    failed: bool = False  # could not be checked (source unreachable or gone), not a choice to leave it
 
     def to_json(self) -> dict[str, Any]:
-        return {"skill": self.skill, "path": str(self.path), "reason": self.reason}
+        return {"skill": self.skill, "path": str(self.path), "reason": self.reason, "failed": self.failed}
 
 
 @dataclass
@@ -400,7 +401,7 @@ def plan_update(
                 continue
             source = sources.from_origin(origin, ctx)
         except KernelsError as exc:
-            plan.skipped.append(Skipped(item.name, item.path, exc.what))
+            plan.skipped.append(Skipped(item.name, item.path, exc.what, failed=True))
             continue
         if source.name != item.name:
             plan.skipped.append(Skipped(item.name, item.path, f"its source {source.display} now holds the skill '{source.name}'; install that with `kernels skills add`"))

@@ -152,16 +152,38 @@ def test_update_of_a_skill_that_is_not_installed_fails(sandbox):
     assert cli("skills", "update").stdout.startswith("No managed skills")
 
 
-def test_update_when_the_source_disappeared(sandbox):
+def test_update_when_the_source_disappeared_updates_the_rest_and_exits_1(sandbox):
+    # CI runs `update` to provision agents: a skill that could not even be checked must
+    # fail the command, after every other skill was updated.
     make_skill(sandbox.bundled, "temporary")
-    assert cli("skills", "add", "temporary", "--claude").exit_code == 0
+    assert cli("skills", "add", "temporary", "demo", "--claude").exit_code == 0
     import shutil
 
     shutil.rmtree(sandbox.bundled / "temporary")
+    make_skill(sandbox.bundled, "demo", version="2.0.0")
+    result = cli("skills", "update", "--json")
+    assert result.exit_code == 1
+    data = json.loads(result.stdout)
+    assert data["ok"] is False
+    (skipped,) = data["skipped"]
+    assert skipped["failed"] is True and "no bundled skill named 'temporary'" in skipped["reason"]
+    assert [a["skill"] for a in data["actions"]] == ["demo"]
+    assert 'version: "2.0.0"' in (sandbox.project / ".claude/skills/demo/SKILL.md").read_text()
+    assert (sandbox.project / ".claude/skills/temporary").is_dir()
+
+    human = cli("skills", "update")
+    assert human.exit_code == 1
+    assert human.stderr.strip().splitlines()[-1].startswith("Error: could not check temporary for updates.")
+
+
+def test_update_skips_without_failing_what_it_chose_to_leave(sandbox):
+    assert cli("skills", "add", "demo", "--claude").exit_code == 0
+    (sandbox.project / ".claude/skills/demo/SKILL.md").write_text("---\nname: demo\ndescription: edited\n---\n")
+    make_skill(sandbox.bundled, "demo", version="2.0.0")
     result = cli("skills", "update", "--json")
     assert result.exit_code == 0
-    assert "no bundled skill named 'temporary'" in json.loads(result.stdout)["skipped"][0]["reason"]
-    assert (sandbox.project / ".claude/skills/temporary").is_dir()
+    data = json.loads(result.stdout)
+    assert data["ok"] is True and [s["failed"] for s in data["skipped"]] == [False]
 
 
 # ------------------------------------------------------------------------------ remove
