@@ -53,6 +53,9 @@ class Limits:
         return cls(max_file=file_, max_total=total)
 
 
+NO_LIMIT = 1 << 62  # bytes
+
+
 def _megabytes(flag: str, value: str | None, default: int) -> int:
     if value is None:
         return default * MB
@@ -62,7 +65,10 @@ def _megabytes(flag: str, value: str | None, default: int) -> int:
         number = -1.0
     if not number > 0 or number != number or number == float("inf"):
         raise KernelsError(f"{flag} must be a positive number of megabytes, not '{value}'", f"For example {flag} {default * 2}.", usage=True)
-    return int(number * MB)
+    if number * MB < 1:
+        raise KernelsError(f"{flag} {value} is less than one byte", f"For example {flag} {default * 2}.", usage=True)
+    # Any size beyond what a disk holds means "no practical limit"; int() of a huge float would overflow.
+    return int(min(number * MB, float(NO_LIMIT)))
 
 
 def _mb(size: int) -> str:

@@ -111,12 +111,13 @@ def test_update_follows_the_source_folder(sandbox):
     os.symlink("/etc/passwd", folder / "references/passwd")
     assert '"source refused"' in cli("skills", "list", "--json").stdout
     refused_update = cli("skills", "update")
-    assert refused_update.exit_code == 0 and "references/passwd is a symlink to the absolute path" in refused_update.stdout
+    # Not updated, and CI must notice: exit 1, the install left as it was.
+    assert refused_update.exit_code == 1 and "references/passwd is a symlink to the absolute path" in refused_update.stdout
     for path in sorted(folder.rglob("*"), reverse=True):
         path.unlink() if path.is_file() else path.rmdir()
     folder.rmdir()
     gone = cli("skills", "update")
-    assert gone.exit_code == 0 and "is gone" in gone.stdout
+    assert gone.exit_code == 1 and "is gone" in gone.stdout
     assert dest.is_dir()
 
 
@@ -265,6 +266,18 @@ def test_a_tree_over_50_mb_is_refused_unless_the_limit_is_raised(sandbox):
 def test_limits_must_be_positive_numbers(sandbox, value):
     result = cli("skills", "add", "demo", "--claude", "--max-file-mb", value)
     assert result.exit_code == 2 and "--max-file-mb must be a positive number of megabytes" in result.stderr
+
+
+def test_a_limit_below_one_byte_is_a_usage_error(sandbox):
+    result = cli("skills", "add", "demo", "--claude", "--max-file-mb", "1e-9")
+    assert result.exit_code == 2 and "--max-file-mb 1e-9 is less than one byte" in result.stderr
+
+
+def test_an_astronomical_limit_means_no_practical_limit(sandbox):
+    # 1e308 MB overflows an integer byte count; it must install, not crash.
+    result = cli("skills", "add", "demo", "--claude", "--max-file-mb", "1e308", "--max-total-mb", "1e308")
+    assert result.exit_code == 0, result.output
+    assert (sandbox.project / ".claude/skills/demo/SKILL.md").is_file()
 
 
 @pytest.mark.parametrize("name", ["House_Style", "house--style", "x" * 65])
