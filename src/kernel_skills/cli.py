@@ -46,7 +46,9 @@ def _report(what: str, fix: str, code: int, exc: BaseException | None = None) ->
 
         traceback.print_exception(type(exc), exc, exc.__traceback__)
     message = f"{what}. {fix}" if fix else f"{what}."
-    prefix = typer.style("Error:", fg="red", bold=True) if sys.stderr.isatty() else "Error:"
+    from .output import wants_colour
+
+    prefix = typer.style("Error:", fg="red", bold=True) if wants_colour(sys.stderr) else "Error:"
     typer.echo(f"{prefix} {message}", err=True)
     if _state["json"]:
         typer.echo(_dumps({"ok": False, "error": {"what": what, "fix": fix, "exit_code": code}}))

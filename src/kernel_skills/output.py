@@ -125,6 +125,11 @@ def _styled(stream: Any) -> bool:
     return bool(os.environ.get("FORCE_COLOR")) or isatty(stream)
 
 
+def wants_colour(stream: Any) -> bool:
+    """ANSI colour on this stream: styled (above) unless NO_COLOR is set (no-color.org)."""
+    return not os.environ.get("NO_COLOR") and _styled(stream)
+
+
 def _text(parts: Sequence[str | tuple[str, str]]) -> Any:
     from rich.text import Text
 

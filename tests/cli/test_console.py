@@ -110,3 +110,36 @@ def test_whatever_the_repository_skills_folder_holds_is_copied_byte_for_byte(tmp
         assert skill_files(out) == expected
         assert set(files) == set(expected)
     assert bundled_names(REPO / "skills") == sorted(n for n in names if (REPO / "skills" / n / "SKILL.md").is_file())
+
+
+class _Terminal:
+    """A stderr that says it is a terminal and keeps what is written."""
+
+    def __init__(self) -> None:
+        self.text = ""
+
+    def isatty(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        self.text += text
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+
+@pytest.mark.parametrize("no_color, coloured", [(None, True), ("1", False)])
+def test_the_error_prefix_is_coloured_on_a_terminal_unless_no_color(monkeypatch, no_color, coloured):
+    from kernel_skills import cli
+
+    terminal = _Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    monkeypatch.delenv("FORCE_COLOR", raising=False)
+    if no_color is None:
+        monkeypatch.delenv("NO_COLOR", raising=False)
+    else:
+        monkeypatch.setenv("NO_COLOR", no_color)
+    assert cli._report("it broke", "Fix it.", 1) == 1
+    assert terminal.text.endswith("it broke. Fix it.\n")
+    assert ("\x1b[" in terminal.text) is coloured
