@@ -310,7 +310,7 @@ def _scan_targets(picked: list[str], loc: Location, *, scopes: tuple[str, ...], 
         targets = [t for scope in scopes for t in select_targets(picked, loc, global_=scope == "global")]
     else:
         targets = known_targets(loc, scopes=scopes)
-    return dedupe([*targets, *select_targets([], loc, global_=False, dests=[Path(d) for d in dests])])
+    return dedupe([*targets, *select_targets([], loc, global_=False, dests=[Path(d).expanduser() for d in dests])])
 
 
 def _named_or_every(
@@ -319,7 +319,7 @@ def _named_or_every(
     """The folders of the agents named (project, or user with -g) and every --dest; with
     none named, every agent's folders in the ``every`` scopes (only user ones with -g)."""
     picked = [*agent_flags, *(agent or [])]
-    dests = [Path(d) for d in dest or []]
+    dests = [Path(d).expanduser() for d in dest or []]
     if picked or dests:
         return select_targets(picked, loc, global_=global_, dests=dests)
     return known_targets(loc, scopes=("global",) if global_ else every)
@@ -419,7 +419,7 @@ def add_cmd(
         _list_offers(out, roots, specs, max_file_mb, max_total_mb, quiet=quiet or json_)
         return
     picked = [*agent_flags, *(agent or [])]
-    dests = [Path(d) for d in dest or []]
+    dests = [Path(d).expanduser() for d in dest or []]
     defaults = None if picked or dests else config.load(roots.config_file).default_agents
     targets, note = add_targets(picked, roots.location, global_=global_, dests=dests, default_agents=defaults)
     with _sources(roots, max_file_mb, max_total_mb, quiet=quiet or json_) as ctx:

@@ -89,6 +89,18 @@ def test_dest_is_repeatable_and_combines_with_agent_flags(sandbox, tmp_path):
         assert skill_files(dest) == bundled_files(sandbox)
 
 
+def test_a_tilde_in_dest_is_the_home_folder_even_where_the_shell_leaves_it(sandbox):
+    # `--dest=~/x` reaches the program unexpanded (the shell expands only a word-initial ~).
+    result = cli("skills", "add", "demo", "--dest=~/my-skills", "--json")
+    assert result.exit_code == 0, result.output
+    assert skill_files(sandbox.home / "my-skills/demo") == bundled_files(sandbox)
+    assert not (sandbox.project / "~").exists()
+    listed = cli("skills", "list", "--dest=~/my-skills", "--json")
+    assert '"demo"' in listed.stdout
+    assert cli("skills", "remove", "demo", "--dest=~/my-skills").exit_code == 0
+    assert not (sandbox.home / "my-skills/demo").exists()
+
+
 def test_no_target_installs_into_the_shared_root_and_says_who_does_not_read_it(sandbox):
     result = cli("skills", "add", "demo")
     assert result.exit_code == 0, result.output
