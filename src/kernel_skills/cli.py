@@ -55,6 +55,19 @@ def _report(what: str, fix: str, code: int, exc: BaseException | None = None) ->
     return code
 
 
+def _usage_error_as_json(exc: BaseException) -> None:
+    """With --json on the command line, a usage error is also a JSON document on stdout (click
+    still prints the usage text on stderr and exits 2), so scripts parse every outcome."""
+    argv = _state.get("argv") or []
+    argv = argv[: argv.index("--")] if "--" in argv else argv
+    usage = tuple(cls for cls in typer.BadParameter.__mro__ if cls.__name__ == "UsageError")
+    if "--json" not in argv or not isinstance(exc, usage):
+        return
+    what = exc.format_message() if hasattr(exc, "format_message") else str(exc)
+    fix = "Run the command with --help for its usage."
+    typer.echo(_dumps({"ok": False, "error": {"what": what, "fix": fix, "exit_code": 2}}))
+
+
 def _dumps(data: Any) -> str:
     import json
 
@@ -121,6 +134,11 @@ class _Group(_NoPydantic, typer.core.TyperGroup):
 class _Root(_Group):
     """The one error handler: every command's failure passes through here."""
 
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        # Kept for usage errors: click raises them before any command has seen --json.
+        _state["argv"] = list(args)
+        return super().parse_args(ctx, args)
+
     def invoke(self, ctx: Any) -> Any:
         try:
             return super().invoke(ctx)
@@ -139,6 +157,7 @@ class _Root(_Group):
             code = _report(f"{exc.strerror or exc}{where}", "Check that path's permissions and free space, then re-run.", EXIT_FAILURE, exc)
         except Exception as exc:
             if isinstance(exc, _click_exceptions()):
+                _usage_error_as_json(exc)
                 raise
             code = _report(
                 f"unexpected {type(exc).__name__}: {exc}",

@@ -94,6 +94,23 @@ def test_usage_errors_from_the_parser_show_usage(sandbox):
     assert "No such option: --no-such-flag" in result.stderr
 
 
+@pytest.mark.parametrize("args, what", [
+    (["skills", "add", "--bogus", "--json"], "No such option: --bogus"),
+    (["skills", "add", "--json", "--dest"], "Option '--dest' requires an argument."),
+    (["skills", "list", "--json", "--global", "extra"], "Got unexpected extra argument(s) (extra)"),
+])
+def test_json_mode_usage_errors_are_json_on_stdout_too(sandbox, args, what):
+    result = cli(*args)
+    assert result.exit_code == 2
+    assert json.loads(result.stdout) == {"ok": False, "error": {"what": what, "fix": "Run the command with --help for its usage.", "exit_code": 2}}
+    assert what in result.stderr  # the usual usage text is still there for people
+
+
+def test_a_usage_error_without_json_prints_nothing_on_stdout(sandbox):
+    result = cli("skills", "add", "--bogus")
+    assert result.exit_code == 2 and result.stdout == ""
+
+
 def test_json_mode_errors_are_json_on_stdout(sandbox):
     result = cli("skills", "show", "nope", "--json")
     assert result.exit_code == 1
