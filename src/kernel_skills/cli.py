@@ -463,7 +463,6 @@ def _list_offers(out: Any, roots: Any, specs: list[str], max_file_mb: Optional[s
     out.table(
         ["Skill", "Version", "Description", "Install with"],
         [[(r.name, "bold"), r.version or "-", r.description if not r.problem else (r.problem, "red"), f"kernels skills add {r.address}"] for r in rows],
-        no_wrap=["Install with"],
     )
     if not rows:
         out.line("No skills found.")
@@ -526,7 +525,7 @@ def list_cmd(
     rows = []
     for item in installs:
         rows.append([(item.name, "bold"), item.version or "-", _state_cell(item), ", ".join(item.target.agents) or "--dest", show_path(item.path, loc)])
-    out.table(["Skill", "Version", "State", "Agents", "Path"], rows, no_wrap=["Path"])
+    out.table(["Skill", "Version", "State", "Agents", "Path"], rows)
 
 
 def _state_cell(item: Any) -> tuple[str, str]:
@@ -888,7 +887,6 @@ def agents_cmd(json_: JsonOpt = False) -> None:
             ]
             for r in rows
         ],
-        no_wrap=["Project folder", "Global folder (-g)"],
     )
     out.line(("* = where `kernels skills add` installs when given no agent flag (`kernels skills config` changes it).", "dim"))
 

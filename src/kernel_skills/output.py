@@ -39,6 +39,7 @@ def human_size(size: int) -> str:
 
 
 Parts = Sequence["str | tuple[str, str]"]
+PIPED_WIDTH = 10_000
 
 
 class Output:
@@ -56,8 +57,10 @@ class Output:
             from rich.console import Console
 
             stream = sys.stderr if stderr else sys.stdout
-            # Piped output is for grep and logs: do not fold long paths at 80 columns.
-            self._consoles[stderr] = Console(stderr=stderr, highlight=False, soft_wrap=True, width=None if _styled(stream) else 200)
+            # Piped output is for grep and logs: a row stays one line however long its path
+            # (a table is only as wide as its cells, so the large width adds no padding).
+            self._consoles[stderr] = Console(stderr=stderr, highlight=False, soft_wrap=True,
+                                             width=None if _styled(stream) else PIPED_WIDTH)
         return self._consoles[stderr]
 
     @property
@@ -99,15 +102,16 @@ class Output:
         rows: Sequence[Sequence[str | tuple[str, str]]],
         *,
         title: str | None = None,
-        no_wrap: Sequence[str] = (),
     ) -> None:
         if not self.human:
             return
         from rich.table import Table
 
         table = Table(title=title, title_justify="left", box=None, header_style="bold", pad_edge=False)
+        # Every column may fold: on a narrow terminal a long path wraps onto more lines
+        # instead of pushing other columns out of the table or being cut off.
         for column in columns:
-            table.add_column(column, overflow="fold", no_wrap=column in no_wrap)
+            table.add_column(column, overflow="fold")
         for row in rows:
             table.add_row(*(_text([cell]) for cell in row))
         self.console().print(table)

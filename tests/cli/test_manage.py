@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import os
 from pathlib import Path
 
@@ -328,3 +329,32 @@ def test_config_keeps_unknown_keys(sandbox):
     config_file.write_text("future_setting: 3\n")
     assert cli("skills", "config", "default_agents", "claude").exit_code == 0
     assert yaml.safe_load(config_file.read_text()) == {"future_setting": 3, "default_agents": ["claude"]}
+
+
+LONG = "/".join(f"folder-number-{i:02d}" for i in range(12))  # 203 characters
+
+
+def test_list_piped_keeps_each_row_on_one_line_with_the_whole_path(sandbox):
+    assert cli("skills", "add", "demo", "--dest", LONG).exit_code == 0
+    result = cli("skills", "list", "--dest", LONG)
+    assert result.exit_code == 0
+    (row,) = [line for line in result.stdout.splitlines() if line.startswith("demo")]
+    assert f"{LONG}/demo" in row
+
+
+def test_list_on_a_narrow_terminal_wraps_the_path_and_keeps_every_column(sandbox, monkeypatch):
+    # A terminal of 60 columns: rich must fold the path, not drop columns or cut it off.
+    assert cli("skills", "add", "demo", "--dest", LONG).exit_code == 0
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    monkeypatch.setenv("COLUMNS", "60")
+    monkeypatch.setenv("NO_COLOR", "1")
+    result = cli("skills", "list", "--dest", LONG)
+    assert result.exit_code == 0
+    text = re.sub(r"\x1b\[[0-9;]*m", "", result.stdout)
+    lines = text.splitlines()
+    assert all(len(line.rstrip()) <= 60 for line in lines), lines
+    for header in ("Skill", "Version", "State", "Agents", "Path"):
+        assert header in lines[0]
+    path_start = lines[0].index("Path")
+    folded = "".join(line[path_start:].strip() for line in lines[1:])
+    assert f"{LONG}/demo" in folded
