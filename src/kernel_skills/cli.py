@@ -124,7 +124,13 @@ class _NoPydantic:
 
 
 class _Command(_NoPydantic, typer.core.TyperCommand):
-    pass
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        # An argument's metavar already says what it takes; recent typer releases append the
+        # Python annotation too ("SKILL <list[str]>"), which teaches the reader nothing.
+        for param in self.params:
+            if isinstance(param, typer.core.TyperArgument) and param.metavar:
+                param.display_type_rich = lambda ctx: None  # type: ignore[method-assign]
+        super().format_help(ctx, formatter)
 
 
 class _Group(_NoPydantic, typer.core.TyperGroup):

@@ -135,3 +135,10 @@ def test_version(sandbox):
     from kernel_skills import __version__
 
     assert cli("--version").stdout.strip() == f"kernel-skills {__version__}"
+
+
+@pytest.mark.parametrize("command", ["add", "remove", "update", "show", "validate"])
+def test_help_names_arguments_by_metavar_without_python_types(sandbox, command):
+    result = cli("skills", command, "--help")
+    assert result.exit_code == 0
+    assert "list[str]" not in result.stdout and "<str>" not in result.stdout
