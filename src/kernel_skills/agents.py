@@ -165,7 +165,7 @@ def add_targets(
     targets = select_targets([SHARED_AGENT], loc, global_=global_)
     others = not_reading_shared()
     note = (
-        f"Installed into the shared .agents/skills root, which {SHARED_READERS} read. "
+        f"This goes into the shared .agents/skills root, which {SHARED_READERS} read. "
         f"{' and '.join(a.label for a in others)} do not: add {' '.join('--' + a.name for a in others)} for them, "
         f"or set your defaults with `kernels skills config default_agents {' '.join(a.name for a in others)} {SHARED_AGENT}`."
     )

@@ -124,6 +124,9 @@ class FrontMatterError(ValueError):
 def split_front_matter(text: str) -> tuple[str, int]:
     """The YAML between the opening and closing ``---`` lines, and the body's first line number."""
     lines = text.splitlines()
+    if text.startswith("\ufeff"):
+        # Editors on Windows add it invisibly; say so, or "must start with ---" looks wrong.
+        raise FrontMatterError("starts with a UTF-8 byte order mark before '---'; save the file as UTF-8 without BOM", 1)
     if not lines or lines[0].rstrip() != "---":
         raise FrontMatterError("must start with a '---' line opening the YAML front matter", 1)
     for index, line in enumerate(lines[1:], start=1):

@@ -34,6 +34,12 @@ def test_skill_md_must_start_with_front_matter(tmp_path):
     assert not report.ok and "must start with a '---'" in messages(report)
 
 
+def test_a_byte_order_mark_is_named_as_the_problem(tmp_path):
+    make_skill(tmp_path, "x", skill_md="\ufeff---\nname: x\ndescription: d\n---\n")
+    report = validate(tmp_path / "x")
+    assert not report.ok and "byte order mark" in messages(report)
+
+
 def test_front_matter_must_be_closed(tmp_path):
     make_skill(tmp_path, "x", skill_md="---\nname: x\ndescription: d\n")
     assert "no closing '---'" in messages(validate(tmp_path / "x"))
