@@ -72,7 +72,8 @@ def save(config: Config) -> None:
     if config.default_agents is not None:
         data["default_agents"] = list(config.default_agents)
     text = yaml.safe_dump(data, sort_keys=False, default_flow_style=None) if data else ""
-    path = config.path
+    # A config.yaml linked from a dotfiles repository stays a link: write its target.
+    path = Path(os.path.realpath(config.path)) if config.path.is_symlink() else config.path
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=".config-", suffix=".tmp", dir=path.parent)

@@ -331,6 +331,20 @@ def test_config_keeps_unknown_keys(sandbox):
     assert yaml.safe_load(config_file.read_text()) == {"future_setting": 3, "default_agents": ["claude"]}
 
 
+def test_config_writes_through_a_linked_config_file(sandbox):
+    # Dotfiles managers link config.yaml from a repository: the link must survive a `config`.
+    kept = sandbox.root / "dotfiles" / "kernel-skills.yaml"
+    kept.parent.mkdir()
+    kept.write_text("future_setting: 3\n")
+    config_file = sandbox.config_dir / "kernel-skills" / "config.yaml"
+    config_file.parent.mkdir(parents=True)
+    config_file.symlink_to(kept)
+    assert cli("skills", "config", "default_agents", "claude").exit_code == 0
+    assert config_file.is_symlink()
+    assert yaml.safe_load(kept.read_text()) == {"future_setting": 3, "default_agents": ["claude"]}
+    assert [p.name for p in kept.parent.iterdir()] == ["kernel-skills.yaml"]  # no temp file left
+
+
 LONG = "/".join(f"folder-number-{i:02d}" for i in range(12))  # 203 characters
 
 
