@@ -301,25 +301,64 @@ _SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
 _PLACEHOLDER = set("<>*{}$[]?|")
 
 
+_LIST_ITEM = re.compile(r"^\s{0,3}(?:[-*+]|\d{1,9}[.)])(?:\s|$)")
+_LINE_SUFFIX = re.compile(r"(?::\d+)+$")  # scripts/run.sh:12 or :12:3 names a line, not a file
+
+
 def _references(text: str) -> Iterator[tuple[int, str, bool]]:
-    """(line, target, is_link) for every path a markdown text names, outside fenced code."""
+    """(line, target, is_link) for every path a markdown text names outside code blocks
+    (fenced or indented) and HTML comments: what a reader sees as a link or a path."""
     fence: str | None = None
+    comment = False
+    in_list = False
+    indented_code = False
+    previous_blank = True
     for number, line in enumerate(text.splitlines(), start=1):
         stripped = line.lstrip()
-        if stripped.startswith(("```", "~~~")):
-            marker = stripped[:3]
-            fence = None if fence == marker else (fence or marker)
+        blank = not stripped
+        if fence is None and not comment and stripped.startswith(("```", "~~~")):
+            fence = stripped[:3]
             continue
         if fence:
+            if stripped.startswith(fence):
+                fence = None
             continue
-        for match in _LINK.finditer(line):
+        indented = not blank and (line.startswith("    ") or line.startswith("\t"))
+        # An indented block after a blank line is code, unless it continues a list item.
+        indented_code = indented and not in_list and (previous_blank or indented_code)
+        if not blank and not indented:
+            in_list = bool(_LIST_ITEM.match(line)) or (in_list and not previous_blank)
+        previous_blank = blank
+        if indented_code:
+            continue
+        visible, comment = _outside_comments(line, comment)
+        for match in _LINK.finditer(visible):
             yield number, match.group(1), True
-        match = _REF_DEF.match(line)
+        match = _REF_DEF.match(visible)
         if match:
             yield number, match.group(1), True
-        for match in _CODE_SPAN.finditer(line):
+        for match in _CODE_SPAN.finditer(visible):
             for token in match.group(1).split():
-                yield number, token.strip(".,;:'\""), False
+                yield number, _LINE_SUFFIX.sub("", token.strip(".,;:'\"")), False
+
+
+def _outside_comments(line: str, inside: bool) -> tuple[str, bool]:
+    """The parts of ``line`` outside ``<!-- ... -->``, and whether a comment is still open."""
+    kept = []
+    while line:
+        if inside:
+            end = line.find("-->")
+            if end < 0:
+                return "".join(kept), True
+            line, inside = line[end + 3:], False
+        else:
+            start = line.find("<!--")
+            if start < 0:
+                kept.append(line)
+                break
+            kept.append(line[:start])
+            line, inside = line[start + 4:], True
+    return "".join(kept), inside
 
 
 def _check_references(skill_dir: Path, report: Report) -> None:

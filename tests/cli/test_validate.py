@@ -145,6 +145,31 @@ def test_relative_links_must_resolve_with_exact_case(tmp_path):
     assert {p.line for p in report.errors} == {5, 10}
 
 
+def test_what_a_reader_does_not_see_as_a_link_is_not_checked(tmp_path):
+    # HTML comments (one line or several), indented code blocks and a path with a line
+    # number are not links to missing files; a link after a comment on the same line and an
+    # indented paragraph inside a list item still are.
+    body = (
+        "<!-- [draft](notes/todo.md) --> [real](references/nope.md)\n"
+        "<!--\n[also a draft](notes/later.md)\n-->\n"
+        "\n"
+        "    [code](not/checked.md)\n"
+        "\n"
+        "See `scripts/tool.py:12` and `scripts/tool.py:12:3`.\n"
+        "\n"
+        "- a list item\n"
+        "\n"
+        "    [continued](references/missing-too.md)\n"
+    )
+    make_skill(tmp_path, "x", skill_md=skill_md("name: x\ndescription: ok\n", body))
+    report = validate(tmp_path / "x")
+    text = messages(report)
+    assert "notes/" not in text and "not/checked.md" not in text and "tool.py" not in text
+    assert "'references/nope.md', which does not exist" in text
+    assert "'references/missing-too.md', which does not exist" in text
+    assert len(report.errors) == 2
+
+
 def test_links_in_other_markdown_files_resolve_from_their_folder(tmp_path):
     make_skill(tmp_path, "x", extra={"references/more.md": "[back](../SKILL.md) [bad](guide.md#x) [worse](../../elsewhere.md)\n"})
     text = messages(validate(tmp_path / "x"))
