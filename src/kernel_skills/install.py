@@ -504,13 +504,22 @@ def _token() -> str:
     return os.urandom(4).hex()
 
 
-def _file_mode(mode: int) -> int:
-    # Keep the permission bits (scripts stay executable) but let the owner edit the copy.
-    return (stat.S_IMODE(mode) & 0o777) | 0o600
+def _umask() -> int:
+    # Python has no getter: set and restore (the CLI is single-threaded here).
+    current = os.umask(0o022)
+    os.umask(current)
+    return current
 
 
-def _dir_mode(mode: int) -> int:
-    return (stat.S_IMODE(mode) & 0o777) | 0o700
+def _file_mode(mode: int, umask: int) -> int:
+    # Keep the permission bits (scripts stay executable), let the owner edit the copy, and
+    # apply the user's umask as cp and pip do: a world-writable file in a downloaded skill
+    # must not stay world-writable in the agent's folder.
+    return ((stat.S_IMODE(mode) & 0o777) & ~umask) | 0o600
+
+
+def _dir_mode(mode: int, umask: int) -> int:
+    return ((stat.S_IMODE(mode) & 0o777) & ~umask) | 0o700
 
 
 def copy_tree(src: Path, dst: Path) -> dict[str, str]:
@@ -520,6 +529,7 @@ def copy_tree(src: Path, dst: Path) -> dict[str, str]:
     Receipts and regenerable clutter (``__pycache__``) are not copied.
     """
     fsops.make_dir(str(dst), 0o700)
+    umask = _umask()
     files: dict[str, str] = {}
     dir_modes: list[tuple[str, int]] = []
     for rel, entry in walk(src):
@@ -533,12 +543,12 @@ def copy_tree(src: Path, dst: Path) -> dict[str, str]:
             files[rel] = "symlink:" + link
         elif stat.S_ISDIR(st.st_mode):
             fsops.make_dir(out, 0o700)
-            dir_modes.append((out, _dir_mode(st.st_mode)))
+            dir_modes.append((out, _dir_mode(st.st_mode, umask)))
         elif stat.S_ISREG(st.st_mode):
-            files[rel] = fsops.write_file(entry.path, out, _file_mode(st.st_mode))
+            files[rel] = fsops.write_file(entry.path, out, _file_mode(st.st_mode, umask))
     for folder, mode in reversed(dir_modes):
         fsops.chmod(folder, mode)
-    fsops.chmod(str(dst), _dir_mode(os.stat(src).st_mode))
+    fsops.chmod(str(dst), _dir_mode(os.stat(src).st_mode, umask))
     return files
 
 

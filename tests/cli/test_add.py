@@ -152,6 +152,26 @@ def test_targets_that_resolve_to_one_folder_are_written_once(sandbox):
 # ----------------------------------------------------------------------------- content
 
 
+def test_installed_modes_follow_the_umask_like_cp(sandbox, tmp_path):
+    # A skill folder (or a download) with world-writable files must not put world-writable
+    # files into the agent's folder; execute bits survive.
+    folder = make_skill(tmp_path, "loose")
+    os.chmod(folder / "scripts/tool.py", 0o777)
+    os.chmod(folder / "SKILL.md", 0o666)
+    os.chmod(folder / "references", 0o777)
+    old = os.umask(0o022)
+    try:
+        assert cli("skills", "add", str(folder), "--claude").exit_code == 0
+    finally:
+        os.umask(old)
+    dest = sandbox.project / ".claude/skills/loose"
+    assert stat.S_IMODE(os.stat(dest / "scripts/tool.py").st_mode) == 0o755
+    assert stat.S_IMODE(os.stat(dest / "SKILL.md").st_mode) == 0o644
+    assert stat.S_IMODE(os.stat(dest / "references").st_mode) == 0o755
+    (entry,) = json.loads(cli("skills", "list", "--json").stdout)["installed"]
+    assert entry["modified"] is False and entry["status"] == "current"  # the modes are not local edits
+
+
 def test_bytes_modes_and_receipt(sandbox):
     assert cli("skills", "add", "demo", "--claude").exit_code == 0
     dest = sandbox.project / ".claude/skills/demo"
