@@ -354,12 +354,17 @@ def _report_plan(out: Any, plan: Any, roots: Any, *, command: str, dry_run: bool
     from .output import show_path
 
     if out.json_mode:
+        actions = [a.to_json() for a in plan.actions]
+        if dry_run:  # nothing was staged, so nothing is "linked" yet: say what would be
+            for action, data in zip(plan.actions, actions):
+                if action.link_to is not None:
+                    data["link_to"] = str(action.link_to)
         out.json(
             {
                 "ok": not any(s.failed for s in plan.skipped),
                 "command": command,
                 "dry_run": dry_run,
-                "actions": [a.to_json() for a in plan.actions],
+                "actions": actions,
                 "skipped": [s.to_json() for s in plan.skipped],
                 "notes": plan.notes,
             }

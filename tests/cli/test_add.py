@@ -397,6 +397,15 @@ def test_link_copies_once_and_links_the_rest_relatively(sandbox):
         assert skill_files(link) == bundled_files(sandbox)
 
 
+def test_link_dry_run_json_says_which_installs_would_be_links(sandbox):
+    result = cli("skills", "add", "demo", "--claude", "--cursor", "--link", "--dry-run", "--json")
+    assert result.exit_code == 0, result.output
+    first, second = json.loads(result.stdout)["actions"]
+    assert first["link_to"] is None
+    assert second["link_to"] == str(sandbox.project / ".claude/skills/demo")
+    assert not (sandbox.project / ".cursor").exists()
+
+
 def test_link_falls_back_to_a_copy_where_symlinks_fail(sandbox, monkeypatch):
     def no_symlinks(target, path, is_dir=True):
         raise OSError(1, "symlinks not permitted")
