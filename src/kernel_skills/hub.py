@@ -224,11 +224,15 @@ def _hub_errors(ref: HubRef, label: str, *, offline: bool = False, writing: bool
             "Check your connection (and HF_ENDPOINT, if set) and re-run.",
         ) from None
     except (httpx.HTTPError, errors.FileMetadataError) as exc:
-        raise KernelsError(f"{label}: talking to the Hub failed ({type(exc).__name__}: {exc})", "Check your connection and re-run; nothing was installed.") from None
+        raise KernelsError(
+            f"{label}: talking to the Hub failed ({type(exc).__name__}: {exc})",
+            "Check your connection and re-run" + ("." if writing else "; nothing was installed."),
+        ) from None
     except OSError as exc:
         # huggingface_hub reports a download cut short as an OSError ("Consistency check failed").
         message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise KernelsError(f"{label}: the download failed ({message})", "Re-run the command; nothing was installed.") from None
+        what = "the upload failed" if writing else "the download failed"
+        raise KernelsError(f"{label}: {what} ({message})", "Re-run the command" + ("." if writing else "; nothing was installed.")) from None
 
 
 @contextmanager

@@ -127,6 +127,15 @@ def test_publish_with_a_bad_token_is_a_clear_401(sandbox, hub, monkeypatch):
     assert "the Hub rejected your token (401 Unauthorized)" in result.stderr and "write access" in result.stderr
 
 
+def test_publish_to_an_unreachable_hub_fails_in_one_line_about_publishing(sandbox, writer):
+    writer.stop()
+    result = cli("skills", "publish", str(local_skill(sandbox)), "--repo", "my-org/skills")
+    assert result.exit_code == 1
+    assert result.stderr.count("\n") == 1
+    assert "Check your connection" in result.stderr
+    assert "installed" not in result.stderr  # publishing installs nothing, so it cannot say so
+
+
 def test_publish_where_the_token_may_not_write_is_a_clear_403(sandbox, writer):
     result = cli("skills", "publish", str(local_skill(sandbox)), "--repo", "other-org/skills")
     assert result.exit_code == 1
