@@ -57,11 +57,19 @@ class Location:
     env: Mapping[str, str] = field(default_factory=dict)
 
     def expand(self, template: str) -> Path:
-        text = _VAR.sub(lambda m: self.env.get(m.group(1)) or m.group(2), template)
+        text = _VAR.sub(lambda m: self._var(m.group(1)) or m.group(2), template)
         if text == "~" or text.startswith(("~/", "~\\")):
             return self.home / text[2:]
         path = Path(text)
         return path if path.is_absolute() else self.cwd / path
+
+    def _var(self, name: str) -> str | None:
+        value = self.env.get(name)
+        # The XDG base-directory spec: a relative path in an XDG_* variable is invalid and
+        # ignored, so OpenCode looks in ~/.config, not in a folder under the current one.
+        if value and name.startswith("XDG_") and not os.path.isabs(value):
+            return None
+        return value
 
 
 def user_hint(agent: Agent) -> str:

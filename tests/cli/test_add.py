@@ -66,6 +66,13 @@ def test_global_opencode_defaults_to_dot_config_without_xdg(sandbox, monkeypatch
     assert (sandbox.home / ".config/opencode/skills/demo/SKILL.md").is_file()
 
 
+def test_a_relative_xdg_config_home_is_ignored_as_the_spec_says(sandbox, monkeypatch):
+    monkeypatch.setenv("XDG_CONFIG_HOME", "relative-config")
+    assert cli("skills", "add", "demo", "--opencode", "-g").exit_code == 0
+    assert (sandbox.home / ".config/opencode/skills/demo/SKILL.md").is_file()
+    assert not (sandbox.project / "relative-config/opencode").exists()
+
+
 def test_agent_option_selects_by_name_and_is_repeatable(sandbox):
     result = cli("skills", "add", "demo", "--agent", "claude", "--agent", "kiro")
     assert result.exit_code == 0, result.output
