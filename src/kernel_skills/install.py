@@ -834,9 +834,12 @@ def skill_sources(specs: Sequence[str], ctx: SourceContext, select: Sequence[str
 
 
 def describe_tree(folder: Path) -> list[dict[str, Any]]:
-    """Every file and folder of a skill with its size (for `show`)."""
+    """Every file and folder of a skill with its size (for `show`); an install's receipt is
+    the installer's record, not part of the skill, and is left out as copy_tree leaves it."""
     rows = []
     for rel, entry in walk(folder):
+        if rel == RECEIPT_FILE:
+            continue
         st = entry.stat(follow_symlinks=False)
         kind = "link" if stat.S_ISLNK(st.st_mode) else "dir" if stat.S_ISDIR(st.st_mode) else "file"
         rows.append({"path": rel, "kind": kind, "size": st.st_size if kind == "file" else None})

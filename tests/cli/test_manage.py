@@ -278,6 +278,14 @@ def test_show_describes_a_skill_and_its_files(sandbox):
     assert data["total_bytes"] == sum(s for s in sizes.values() if s)
 
 
+def test_show_of_an_install_lists_the_skill_not_the_receipt(sandbox):
+    assert cli("skills", "add", "demo", "--claude").exit_code == 0
+    installed = json.loads(cli("skills", "show", "./.claude/skills/demo", "--json").stdout)
+    bundled = json.loads(cli("skills", "show", "demo", "--json").stdout)
+    assert [f["path"] for f in installed["files"]] == [f["path"] for f in bundled["files"]]
+    assert installed["total_bytes"] == bundled["total_bytes"]
+
+
 def test_show_unknown_skill(sandbox):
     result = cli("skills", "show", "dem")
     assert result.exit_code == 1 and "Did you mean 'demo'?" in result.stderr
