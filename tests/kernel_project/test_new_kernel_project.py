@@ -31,6 +31,7 @@ EXPECTED_FILES = {
     "tests/test_{op}.py",
     "benchmarks/benchmark_{op}.py",
     "benchmarks/triton_peer.py",
+    "tests/test_triton_peer.py",
 }
 
 

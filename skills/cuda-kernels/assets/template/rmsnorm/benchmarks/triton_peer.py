@@ -4,7 +4,7 @@ One program per row, the whole row in one block, no autotuning: what a straightf
 Triton kernel gets. It is a peer, not a reference, so the benchmark validates it against
 float64 like the kernel before timing it. Importing this module needs triton; without
 it the benchmark leaves the peer out. TRITON_INTERPRET=1 runs it on CPU tensors (slowly),
-which is how the project's CPU tests check it.
+which is how tests/test_triton_peer.py checks it without a GPU.
 """
 
 from __future__ import annotations

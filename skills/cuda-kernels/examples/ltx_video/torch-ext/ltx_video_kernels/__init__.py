@@ -383,9 +383,11 @@ def _like(x: torch.Tensor) -> torch.Tensor:
 def _register_fake(op_name: str):
     """register_fake for this build's op, safe when the module runs twice.
 
-    One build can be imported twice in a process (from build_local's output and again
-    through kernels.get_local_kernel): the library loads once, this module runs twice, and
-    both runs register the same functions for the build-unique namespace. torch 2.8-2.11
+    One build's files can be imported twice in a process (from build_local's output and
+    again through kernels.get_local_kernel on a layout that links to them): the loader
+    recognises the file and loads the library once, this module runs twice, and both runs
+    register the same functions for the build-unique namespace. (A copy of the files at
+    another path is a second library, whose op registration aborts the process.) torch 2.8-2.11
     refuse the second registration unless allow_override=True; older torch has no such
     flag and keeps the first.
     """

@@ -186,7 +186,8 @@ def qk_norm_rope_(
 # same build (kernels imports the package again under the module name `metadata.id`), or
 # two paths that lead to one build. The shared library is loaded once (the dynamic loader
 # recognises the file), so the C++ ops exist once in the namespace; only these Python
-# registrations repeat. The namespace is unique to one build (kernel-builder hashes the
+# registrations repeat. (A copy of the files is another file to the loader: loading it too
+# registers the namespace a second time and aborts the process.) The namespace is unique to one build (kernel-builder hashes the
 # build; build_local.py hashes the build directory and the binding sources), so every copy
 # that registers a fake for this namespace registers these same functions: replacing the
 # earlier registration changes nothing. torch 2.8-2.11 refuse a second register_fake unless

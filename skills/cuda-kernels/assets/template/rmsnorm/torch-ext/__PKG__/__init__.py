@@ -51,11 +51,15 @@ def _rms_norm_fake(input: torch.Tensor, weight: torch.Tensor | None, epsilon: fl
     return input.new_empty(input.shape)  # contiguous, like the kernel's output
 
 
-# One build can be imported twice in a process (say, from build_local's output and again
-# through kernels.get_local_kernel): the library loads once, but this module runs twice.
-# Both runs register the same function for the same build-unique namespace, so replacing
-# the first is harmless; torch 2.8-2.11 need allow_override=True for that, and older torch
-# (no such flag) keeps the first registration.
+# One build's files can be imported twice in a process (say, from build_local's output and
+# again through kernels.get_local_kernel on a Hub layout that links to them): the loader
+# recognises the file and loads the library once, but this module runs twice. Both runs
+# register the same function for the same build-unique namespace, so replacing the first is
+# harmless; torch 2.8-2.11 need allow_override=True for that, and older torch (no such flag)
+# keeps the first registration. A *copy* of the build at another path is a second library:
+# its ops register the namespace again and the process aborts ("Only a single TORCH_LIBRARY
+# can be used to register the namespace"), so link a build into a Hub layout, never copy it
+# into a process that has already imported it.
 try:
     torch.library.register_fake(add_op_namespace_prefix("rms_norm"), _rms_norm_fake, allow_override=True)
 except TypeError:  # torch < 2.8

@@ -1,0 +1,53 @@
+"""The benchmark's Triton peer (benchmarks/triton_peer.py) computes the same RMSNorm.
+
+A peer that is wrong makes every speedup meaningless, so it is checked like the kernel:
+against float64, on awkward inputs. Without a GPU this runs the peer under Triton's
+interpreter (TRITON_INTERPRET=1, CPU tensors), in a fresh process because the variable
+is read when the kernel is defined. Needs triton; skipped without it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+
+CHECK = """
+import json, torch, triton_peer
+gen = torch.Generator().manual_seed(3)
+out = {}
+for name, dtype, shape, weighted in [("bf16 5x1000", torch.bfloat16, (5, 1000), True),
+                                     ("fp16 2x3x96 no weight", torch.float16, (2, 3, 96), False),
+                                     ("fp32 one row", torch.float32, (1, 7), True)]:
+    x = (torch.randn(shape, generator=gen, dtype=torch.float64) + 0.25).to(dtype)
+    w = (torch.randn(shape[-1], generator=gen, dtype=torch.float64) + 1).to(dtype) if weighted else None
+    strided = torch.cat([x, x], dim=-1)[..., : shape[-1]]  # same values, row stride 2x
+    xd = x.double()
+    ref = xd * torch.rsqrt(xd.square().mean(-1, keepdim=True) + 1e-6) * (w.double() if w is not None else 1)
+    for tag, inp in (("", x), (" strided", strided)):
+        y = triton_peer.rms_norm(inp, w, 1e-6)
+        out[name + tag] = [str(y.dtype), list(y.shape), ((y.double() - ref).abs().max() / ref.abs().max()).item()]
+out["empty"] = [None, list(triton_peer.rms_norm(torch.empty(0, 64), None, 1e-6).shape), 0.0]
+print(json.dumps(out))
+"""
+
+BOUND = {"torch.bfloat16": 8e-3, "torch.float16": 1e-3, "torch.float32": 2e-5}
+
+
+def test_triton_peer_matches_float64_on_awkward_inputs() -> None:
+    pytest.importorskip("triton")
+    env = dict(os.environ, TRITON_INTERPRET="1", PYTHONPATH=os.pathsep.join([str(BENCHMARKS), os.environ.get("PYTHONPATH", "")]))
+    proc = subprocess.run([sys.executable, "-c", CHECK], capture_output=True, text=True, env=env, timeout=600, check=False)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    results = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert results.pop("empty")[1] == [0, 64]
+    assert len(results) == 6
+    for case, (dtype, shape, rel) in results.items():
+        assert rel <= BOUND[dtype], f"{case}: relative error {rel:.3g}"
+        assert len(shape) >= 2, case
