@@ -103,6 +103,22 @@ def test_template_project_builds_registers_and_falls_back_on_cpu(my_kernels: Mod
     assert _rel(my_kernels.gelu_tanh(x), F.gelu(x.double(), approximate="tanh")) < 1e-6
     assert _rel(my_kernels.swiglu(x, x.flip(-1)), F.silu(x.double()) * x.flip(-1).double()) < 1e-6
     assert my_kernels.geglu(x).shape == (3, 5, 20)
+    # bf16 on CPU: computed in fp32 and rounded once, as the kernels do.
+    xb = x.bfloat16()
+    hidden, gate = xb.double().chunk(2, dim=-1)
+    assert _rel(my_kernels.geglu(xb), hidden * F.gelu(gate)) < 4e-3
+    assert _rel(my_kernels.gelu_tanh(xb), F.gelu(xb.double(), approximate="tanh")) < 4e-3
+
+
+def test_the_geglu_fake_refuses_an_odd_width_as_the_binding_does(my_kernels: ModuleType) -> None:
+    import torch
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    with FakeTensorMode():
+        even = torch.empty(2, 8)
+        assert my_kernels.ops.geglu(even).shape == (2, 4)
+        with pytest.raises(RuntimeError, match="last dimension must be even"):
+            my_kernels.ops.geglu(torch.empty(2, 7))
 
 
 # ----------------------------------------------------------------------------- GPU checks
