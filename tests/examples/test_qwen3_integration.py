@@ -444,22 +444,102 @@ def test_down_proj_adds_the_residual_in_place_once_per_layer_without_grad(qwen3_
 
 
 @pytest.mark.slow  # builds the CUDA extension (once per session)
-def test_with_grad_enabled_the_down_residual_stays_out_of_place(qwen3_kernels):
-    # Autograd would need the residual the in-place matmul overwrites.
+def test_with_grad_recorded_the_patched_model_runs_transformers_code_and_trains_the_same(qwen3_kernels):
+    # The fused paths are inference-only (merged weights outside the Parameters, q/k
+    # rewritten in place, the residual overwritten by the down projection): with autograd
+    # recording, every patched layer must run transformers' forward, so the default patch
+    # neither crashes nor leaves a weight without its gradient.
     model = tiny(seed=6)
     ids = IDS[:1]
-    with torch.enable_grad():
-        ref = model(input_ids=ids, use_cache=False).logits.detach()
-    # The fused attention rotates q/k in place on split views, which autograd refuses
-    # (the package is inference-only); the residual path alone runs with grad.
-    pq.patch_qwen3(model, qwen3_kernels, fuse_qk_norm_rope=False, rope=False)
+    model(input_ids=ids, use_cache=False).logits.float().pow(2).mean().backward()
+    want = {n: p.grad.clone() for n, p in model.named_parameters()}
+    model.zero_grad(set_to_none=True)
+    report = pq.patch_qwen3(model, qwen3_kernels)
+    assert report.fused_gate_up and report.fused_qkv and report.qk_norm_rope and report.down_residual
     try:
-        with torch.enable_grad(), _AtenCalls() as ops:
-            got = model(input_ids=ids, use_cache=False).logits.detach()
+        with _AtenCalls() as ops:
+            model(input_ids=ids, use_cache=False).logits.float().pow(2).mean().backward()
     finally:
         pq.unpatch_qwen3(model)
     assert ops.counts["addmm_"] == 0
+    got = {n: p.grad for n, p in model.named_parameters()}
+    assert [n for n, g in got.items() if g is None] == []
+    for name, grad in got.items():
+        torch.testing.assert_close(grad, want[name], rtol=1e-4, atol=1e-6, msg=name)
+
+
+@pytest.mark.slow  # builds the CUDA extension (once per session)
+def test_gradient_checkpointing_runs_through_the_patched_model(qwen3_kernels):
+    model = tiny(seed=6)
+    model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+    model.train()
+    pq.patch_qwen3(model, qwen3_kernels)
+    try:
+        loss = model(input_ids=IDS[:1], use_cache=False).logits.float().pow(2).mean()
+        loss.backward()
+    finally:
+        pq.unpatch_qwen3(model)
+    assert all(p.grad is not None for p in model.parameters())
+
+
+@pytest.mark.slow  # builds the CUDA extension (once per session)
+def test_merged_weights_are_used_only_while_the_projections_still_hold_them(qwen3_kernels):
+    # A quantizer or PEFT swaps a projection; `.to()` round trips give weights new storage.
+    # Either way the merged copy is stale, and the patched model must compute what the
+    # unpatched one does with the current weights.
+    import copy
+
+    model = tiny(seed=9)
+    pq.patch_qwen3(model, qwen3_kernels)
+    try:
+        layer = model.model.layers[0]
+        layer.mlp.gate_proj = nn.Linear(layer.mlp.gate_proj.in_features, layer.mlp.gate_proj.out_features, bias=False)
+        layer.self_attn.q_proj = nn.Linear(layer.self_attn.q_proj.in_features, layer.self_attn.q_proj.out_features,
+                                           bias=False)
+        swapped = logits(model, IDS)
+        reference = tiny(seed=9)
+        reference.model.layers[0].mlp.gate_proj = copy.deepcopy(layer.mlp.gate_proj)
+        reference.model.layers[0].self_attn.q_proj = copy.deepcopy(layer.self_attn.q_proj)
+        assert qm.compare_logits(swapped, logits(reference, IDS))["rel_l2"] < 1e-5
+
+        model.to(torch.float64).to(torch.float32)  # every weight gets new storage
+        source = tiny(seed=10)
+        model.load_state_dict(source.state_dict())
+        reloaded = logits(model, IDS)
+    finally:
+        pq.unpatch_qwen3(model)
+    assert qm.compare_logits(reloaded, logits(source, IDS))["rel_l2"] < 1e-5
+
+
+@pytest.mark.slow  # builds the CUDA extension (once per session)
+def test_a_hook_on_the_mlp_still_fires_under_the_down_residual_fusion(qwen3_kernels):
+    model = tiny(seed=11)
+    calls: list[str] = []
+    model.model.layers[0].mlp.register_forward_hook(lambda mod, args, out: calls.append("hook"))
+    ref = logits(model, IDS)
+    report = pq.patch_qwen3(model, qwen3_kernels)
+    try:
+        got = logits(model, IDS)
+    finally:
+        pq.unpatch_qwen3(model)
+    assert calls == ["hook", "hook"] and "model.layers.0" in report.down_residual
     assert qm.compare_logits(got, ref)["rel_l2"] < 1e-5
+
+
+@pytest.mark.slow  # builds the CUDA extension (once per session)
+def test_unpatch_refuses_a_forward_wrapped_after_patching_and_changes_nothing(qwen3_kernels):
+    model = tiny(seed=12)
+    pq.patch_qwen3(model, qwen3_kernels)
+    mlp = model.model.layers[0].mlp
+    patched = mlp.forward
+    mlp.forward = lambda *a, **k: patched(*a, **k)  # what accelerate / diffusers hooks do
+    before = pq.patched_roles(model)
+    with pytest.raises(RuntimeError, match="replaced after patching"):
+        pq.unpatch_qwen3(model)
+    assert pq.is_patched(model) and pq.patched_roles(model) == before
+    mlp.forward = patched
+    pq.unpatch_qwen3(model)
+    assert not pq.is_patched(model)
 
 
 @pytest.mark.slow  # builds the CUDA extension (once per session)

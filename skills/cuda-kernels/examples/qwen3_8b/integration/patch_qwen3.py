@@ -31,10 +31,13 @@ What is replaced, per model instance (transformers 5.17.0):
   module global on every call (checked below through `forward.__code__.co_names`); no
   attribute of the attention module holds it (the `_kernel_funcs` hook of
   `use_kernelized_func` exists only while transformers accepts the installed `kernels`
-  version, which 0.17.x is not). The global is process-wide, so the replacement is
-  written to be exactly equivalent for every caller (unsupported layouts run the
-  original function), is installed only while a patched model has a module that calls
-  it, and is reference-counted: the last `unpatch_qwen3` restores the original.
+  version, which 0.17.x is not). The global is process-wide: while it is installed,
+  every caller of that modeling file, unpatched models included, gets the kernel's RoPE,
+  which is identical in fp32 but in bf16/fp16 rounds once where transformers rounds
+  after each operation (logits then differ at bf16 rounding level, as the patched
+  model's do). Unsupported layouts run the original function; the replacement is
+  installed only while a patched model has a module that calls it, and is
+  reference-counted: the last `unpatch_qwen3` restores the original.
   Replacing the attention forward costs a copy of ~30 lines of transformers per version;
   it is done only where it buys a fusion (q_norm + k_norm + RoPE), and only for a
   forward that still uses every name the copy reproduces (`_ATTENTION_NAMES`).
@@ -49,7 +52,13 @@ listed in `report.skipped` with the reason.
 Patched forwards keep transformers' results bit-for-bit in layout and dtype; where an
 input is outside what the kernel handles (e.g. a norm weight whose dtype differs from
 the activation, which makes transformers promote the result), they run the original
-code. The ops fall back to PyTorch for CPU tensors inside the package itself, which is
+code. The fusions are for inference: while autograd records (grad enabled and a weight
+or input that requires grad), each patched decoder layer, MLP and attention runs
+transformers' forward, so training and gradient checkpointing see transformers' graph.
+The merged gate/up and q/k/v weights are used only while the projections are still the
+plain Linears whose weights view them (a swapped, hooked or re-stored projection runs
+through its module), and the down projection takes the residual only while the MLP has
+no hooks. The ops fall back to PyTorch for CPU tensors inside the package itself, which is
 what CI exercises.
 """
 
@@ -237,7 +246,54 @@ def _is_silu(act: nn.Module) -> bool:
 
 
 def _plain_linear(layer: Any) -> bool:
-    return type(layer) is nn.Linear and not layer._forward_hooks and not layer._forward_pre_hooks
+    return (type(layer) is nn.Linear and not layer._forward_hooks and not layer._forward_pre_hooks
+            and "forward" not in layer.__dict__)
+
+
+def _records_grad(module: nn.Module, *tensors: torch.Tensor) -> bool:
+    """Whether autograd would record this call. The fused paths are inference-only (merged
+    weights outside the Parameters, q and k rewritten in place), so such a call runs
+    transformers' own forward; under no_grad / inference_mode this is one flag check."""
+    if not torch.is_grad_enabled():
+        return False
+    return any(t.requires_grad for t in tensors) or any(p.requires_grad for p in module.parameters())
+
+
+def _merged_weight(module: nn.Module, buffer: str, projections: tuple[Any, ...]) -> torch.Tensor | None:
+    """The merged weight, if the projections still are the plain Linears whose weights were
+    made views of it; None sends the call through the modules themselves.
+
+    A quantizer or PEFT swaps a projection for another module, a hook wraps it, and
+    `model.to(...)` or `load_state_dict` after a dtype round trip gives a weight new storage:
+    in each case the merged copy would silently compute with the old weights.
+    """
+    merged = module._buffers.get(buffer)
+    if merged is None:
+        return None
+    params = module.__dict__.get("_kernel_merged_params")
+    if params is None or len(params) != len(projections):
+        return None
+    row_bytes = merged.stride(0) * merged.element_size()
+    offset = 0
+    for proj, param in zip(projections, params):
+        if not _plain_linear(proj) or proj.weight is not param or proj.bias is not None:
+            return None
+        # Storage identity is checked in eager mode only: compiled code cannot read data
+        # pointers, and there the check above (guarded by dynamo) must do.
+        if not torch.compiler.is_compiling() and param.data_ptr() != merged.data_ptr() + offset * row_bytes:
+            return None
+        offset += param.shape[0]
+    return merged
+
+
+def _hook_free_forward(module: nn.Module) -> bool:
+    installed = module.__dict__.get("forward")
+    return installed is None or getattr(getattr(installed, "__func__", None), _TAG, None) is not None
+
+
+def _hook_free(module: nn.Module) -> bool:
+    """No hooks and no foreign forward: calling its pieces directly skips nothing."""
+    return _hook_free_forward(module) and not module._forward_hooks and not module._forward_pre_hooks
 
 
 # ------------------------------------------------------------------ patched forwards
@@ -260,7 +316,7 @@ def _make_norm_forward(ops: types.ModuleType) -> Callable:
 
 def _mlp_activation(ops: types.ModuleType, mlp: nn.Module, x: torch.Tensor) -> torch.Tensor:
     """A patched Qwen3MLP's down_proj input: swiglu(gate_proj(x), up_proj(x))."""
-    merged = mlp._buffers.get(_FUSED_GATE_UP)
+    merged = _merged_weight(mlp, _FUSED_GATE_UP, (mlp.gate_proj, mlp.up_proj))
     if merged is not None:
         gate_up = F.linear(x, merged)
         # Two views with row stride 2*intermediate: no copy before the kernel.
@@ -287,6 +343,10 @@ def _make_decoder_forward(ops: types.ModuleType, down_residual: bool) -> Callabl
         position_embeddings: tuple[torch.Tensor, torch.Tensor] | None = None,
         **kwargs: Any,
     ) -> torch.Tensor:
+        if _records_grad(self, hidden_states):
+            return type(self).forward(self, hidden_states, attention_mask=attention_mask, position_ids=position_ids,
+                                      past_key_values=past_key_values, use_cache=use_cache,
+                                      position_embeddings=position_embeddings, **kwargs)
         residual = hidden_states
         hidden_states = self.input_layernorm(hidden_states)
         hidden_states, _ = self.self_attn(
@@ -303,7 +363,7 @@ def _make_decoder_forward(ops: types.ModuleType, down_residual: bool) -> Callabl
             # (rms_norm(attn + residual), attn + residual) in one pass; the sum is
             # rounded to the activation dtype before normalising, as transformers does.
             hidden_states, residual = ops.fused_add_rms_norm(hidden_states, residual, norm.weight, norm.variance_epsilon)
-            if down_residual and not torch.is_grad_enabled():
+            if down_residual and not torch.is_grad_enabled() and _hook_free(self.mlp):
                 # `residual` is a new tensor nobody else holds, so the down projection can
                 # accumulate into it: one matmul with beta = 1 reads the 2-byte sum while
                 # it writes, instead of a separate add that reads two tensors and writes a
@@ -327,6 +387,8 @@ def _make_decoder_forward(ops: types.ModuleType, down_residual: bool) -> Callabl
 def _make_mlp_forward(ops: types.ModuleType, fused: bool) -> Callable:
     # Two functions with one body: the tag tells patched_roles whether gate/up were merged.
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if _records_grad(self, x):
+            return type(self).forward(self, x)
         return self.down_proj(_mlp_activation(ops, self, x))
 
     return _tag(forward, "swiglu+fused_gate_up" if fused else "swiglu")
@@ -362,9 +424,12 @@ def _make_attention_forward(ops: types.ModuleType, family_module: str) -> Callab
         past_key_values: Any = None,
         **kwargs: Any,
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        if _records_grad(self, hidden_states):
+            return type(self).forward(self, hidden_states, position_embeddings, attention_mask,
+                                      past_key_values=past_key_values, **kwargs)
         input_shape = hidden_states.shape[:-1]
         hidden_shape = (*input_shape, -1, self.head_dim)
-        merged = self._buffers.get(_FUSED_QKV)
+        merged = _merged_weight(self, _FUSED_QKV, (self.q_proj, self.k_proj, self.v_proj))
         if merged is not None:
             # One matmul; q, k, v are column slices of its output (row stride (Hq + 2 Hk) D),
             # viewed as heads without a copy.
@@ -461,6 +526,8 @@ def _merge_qkv(module: nn.Module) -> bool:
         for proj, part, old in zip((q, k, v), parts, w):
             proj.weight = nn.Parameter(part, requires_grad=old.requires_grad)
     module.register_buffer(_FUSED_QKV, merged, persistent=False)
+    # Plain attribute (not a submodule or parameter): what _merged_weight checks against.
+    module.__dict__["_kernel_merged_params"] = (q.weight, k.weight, v.weight)
     return True
 
 
@@ -637,6 +704,7 @@ def patch_qwen3(
                     gate.weight = nn.Parameter(merged[:size], requires_grad=gate.weight.requires_grad)
                     up.weight = nn.Parameter(merged[size:], requires_grad=up.weight.requires_grad)
                 module.register_buffer(_FUSED_GATE_UP, merged, persistent=False)
+                module.__dict__["_kernel_merged_params"] = (gate.weight, up.weight)
                 module.forward = types.MethodType(mlp_fused_fwd, module)
                 report.fused_gate_up.append(name)
             else:
@@ -708,13 +776,20 @@ def unpatch_qwen3(model: nn.Module) -> None:
     state: _PatchState | None = getattr(model, _STATE_ATTR, None)
     if state is None:
         raise RuntimeError("model is not patched by patch_qwen3")
+    # A forward wrapped after patching (accelerate / diffusers hooks keep the patched one
+    # inside their wrapper) cannot be unwrapped from here: refuse before changing anything,
+    # rather than leave the kernels running in a model that reports itself unpatched.
+    wrapped = [type(m).__name__ for m, _role in state.modules if not _hook_free_forward(m)]
+    if wrapped:
+        raise RuntimeError(f"{len(wrapped)} patched module(s) ({', '.join(sorted(set(wrapped)))}) had their forward "
+                           "replaced after patching (a hook wrapper?); remove those wrappers, then unpatch")
     for module, _role in state.modules:
-        installed = module.__dict__.get("forward")
-        if installed is not None and getattr(getattr(installed, "__func__", None), _TAG, None) is not None:
+        if "forward" in module.__dict__:
             del module.forward
         for buffer in (_FUSED_GATE_UP, _FUSED_QKV):
             if buffer in module._buffers:
                 del module._buffers[buffer]
+        module.__dict__.pop("_kernel_merged_params", None)
     for module_name in state.rope_modules:
         _release_rope(module_name)
     delattr(model, _STATE_ATTR)
