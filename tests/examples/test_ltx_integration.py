@@ -299,6 +299,37 @@ def test_restore_puts_back_the_original_forwards_and_processors(ltx_kernels):
     P.patch_ltx_transformer(model, ltx_kernels).restore()
 
 
+def test_restore_refuses_while_a_hook_wraps_a_patched_forward_and_changes_nothing(ltx_kernels):
+    # diffusers' HookRegistry (and accelerate) wrap the forward they find, the kernel one if
+    # the model was patched first. Restoring must neither drop the hook nor leave kernel
+    # code running in a model that reports itself restored.
+    from diffusers.hooks import HookRegistry, ModelHook
+
+    class Count(ModelHook):
+        calls = 0
+
+        def pre_forward(self, module, *args, **kwargs):
+            Count.calls += 1
+            return args, kwargs
+
+    model = tiny(torch.float32)
+    inputs = S.make_inputs(model, 1, S.TINY_SHAPE)
+    expected = forward(model, inputs)
+    report = P.patch_ltx_transformer(model, ltx_kernels)
+    block = model.transformer_blocks[0]
+    registry = HookRegistry.check_if_exists_or_initialize(block)
+    registry.register_hook(Count(), "count")
+    with pytest.raises(P.PatchError, match="remove those hooks first"):
+        report.restore()
+    assert report.active and "forward" in model.transformer_blocks[1].norm1.__dict__  # nothing was restored
+    forward(model, inputs)
+    assert Count.calls == 1
+    registry.remove_hook("count")
+    report.restore()
+    assert not report.active
+    assert torch.equal(forward(model, inputs), expected)
+
+
 def test_patching_keeps_parameters_and_state_dict(ltx_kernels):
     model = tiny()
     before = {k: v.clone() for k, v in model.state_dict().items()}

@@ -157,7 +157,19 @@ class PatchReport:
         }
 
     def restore(self) -> None:
-        """Put back every original forward and processor (idempotent)."""
+        """Put back every original forward and processor (idempotent).
+
+        A forward wrapped after patching (diffusers' HookRegistry, accelerate) holds the
+        kernel forward inside its wrapper; removing the wrapper from here would drop the
+        hook, and leaving it would keep kernel code running. Both are wrong, so restore
+        refuses, before changing anything, until those hooks are removed.
+        """
+        wrapped = [blocked for undo in self._undo if (blocked := getattr(undo, "blocked", _nothing)()) is not None]
+        if wrapped:
+            raise PatchError(
+                f"cannot restore: {len(wrapped)} patched module(s) ({', '.join(sorted(set(wrapped)))}) had their "
+                "forward replaced after patching (a hook?); remove those hooks first, then call restore()"
+            )
         while self._undo:
             self._undo.pop()()
         owner = self._owner() if self._owner is not None else None
@@ -220,12 +232,23 @@ def _is_compiled(module: nn.Module) -> bool:
     return any(getattr(m, "_compiled_call_impl", None) is not None for m in module.modules())
 
 
+def _nothing() -> None:
+    return None
+
+
 def _bind_forward(module: nn.Module, layer: type[nn.Module], undo: list[Callable[[], None]]) -> None:
     module.forward = types.MethodType(layer.forward, module)
 
-    def _restore(module: nn.Module = module) -> None:
-        module.__dict__.pop("forward", None)
+    def _ours() -> bool:
+        installed = module.__dict__.get("forward")
+        return installed is None or getattr(installed, "__func__", None) is layer.forward
 
+    def _restore(module: nn.Module = module) -> None:
+        if _ours():
+            module.__dict__.pop("forward", None)
+
+    # For restore(): the class name of this module if its forward is no longer the one bound here.
+    _restore.blocked = lambda: None if _ours() else type(module).__name__  # type: ignore[attr-defined]
     undo.append(_restore)
 
 
