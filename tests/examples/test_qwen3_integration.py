@@ -390,6 +390,29 @@ def test_a_monkeypatched_norm_class_is_refused(qwen3_kernels, monkeypatch):
         pq.unpatch_qwen3(model)
 
 
+@pytest.mark.slow  # builds the CUDA extension (once per session)
+def test_a_decoder_or_mlp_forward_of_another_transformers_version_is_left_alone(qwen3_kernels, monkeypatch):
+    # The patched decoder and MLP forwards are copies of transformers 5.17.0's; a class
+    # forward that still carries transformers' name but uses other names was changed.
+    def mlp_forward(self, x):
+        return self.dropout(self.down_proj(self.act_fn(self.gate_proj(x)) * self.up_proj(x)))
+
+    def layer_forward(self, hidden_states, **kwargs):
+        return self.input_layernorm(hidden_states) + self.layer_scale
+
+    for cls, fn in ((mq.Qwen3MLP, mlp_forward), (mq.Qwen3DecoderLayer, layer_forward)):
+        fn.__module__, fn.__qualname__ = cls.__module__, f"{cls.__qualname__}.forward"
+        monkeypatch.setattr(cls, "forward", fn)
+    model = tiny()
+    report = pq.patch_qwen3(model, qwen3_kernels)
+    pq.unpatch_qwen3(model)
+    assert report.swiglu == [] and report.fused_add_rms_norm == [] and report.down_residual == []
+    reasons = [why for _, why in report.skipped]
+    layers = len(model.model.layers)
+    assert sum("Qwen3MLP.forward differs from the copy patched in (uses dropout" in w for w in reasons) == layers
+    assert sum("Qwen3DecoderLayer.forward differs" in w and "no longer uses mlp" in w for w in reasons) == layers
+
+
 def test_the_norm_probe_rejects_a_wrong_formula_even_with_transformers_names(monkeypatch):
     def forward(self, hidden_states):  # eps outside the square root
         x = hidden_states.float()

@@ -193,6 +193,22 @@ def _has_own_forward(cls: type, family: _Family) -> bool:
     )
 
 
+# The global and attribute names of the decoder layer's and the MLP's forward in transformers
+# 5.17.0 (Qwen3 and Llama alike). The patched copies reproduce those bodies; a forward that
+# uses any other set of names was changed (another transformers version) and is left alone.
+_DECODER_NAMES = frozenset({"input_layernorm", "self_attn", "post_attention_layernorm", "mlp"})
+_MLP_NAMES = frozenset({"gate_proj", "up_proj", "down_proj", "act_fn"})
+
+
+def _changed_forward(cls: type, names: frozenset[str]) -> str | None:
+    used = frozenset(cls.forward.__code__.co_names)
+    if used == names:
+        return None
+    extra, missing = sorted(used - names), sorted(names - used)
+    what = "; ".join(part for part in (extra and f"uses {', '.join(extra)}", missing and f"no longer uses {', '.join(missing)}") if part)
+    return f"{cls.__name__}.forward differs from the copy patched in ({what}; another transformers version?)"
+
+
 # Keyed by (class, its forward function): a class whose forward is later replaced is probed again.
 _NORM_VERDICTS: dict[tuple[type, Any], str | None] = {}
 
@@ -655,6 +671,7 @@ def patch_qwen3(
                 continue
             post = getattr(module, "post_attention_layernorm", None)
             problem = None if _has_own_forward(cls, fam) else f"{cls_name}.forward is not transformers' own"
+            problem = problem or _changed_forward(cls, _DECODER_NAMES)
             if problem is None and "forward" in module.__dict__:
                 problem = "forward already replaced on this instance"
             if problem is None:
@@ -678,6 +695,7 @@ def patch_qwen3(
             if not swiglu:
                 continue
             problem = None if _has_own_forward(cls, fam) else f"{cls_name}.forward is not transformers' own"
+            problem = problem or _changed_forward(cls, _MLP_NAMES)
             if problem is None and "forward" in module.__dict__:
                 problem = "forward already replaced on this instance"
             if problem is None and not _is_silu(getattr(module, "act_fn", None)):
