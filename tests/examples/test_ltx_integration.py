@@ -42,6 +42,11 @@ from diffusers.models.transformers import transformer_ltx  # noqa: E402
 # rounds after every elementwise op and the fused kernels round once, so both sit about one
 # rounding step (2^-8 for bf16) from the exact value, compounded over the blocks.
 REL_TOL = {torch.float32: 1e-5, torch.bfloat16: 3e-2, torch.float16: 5e-3}
+# On CPU the patched block runs diffusers' own expressions except its gated residual adds,
+# one torch.addcmul (one rounding where diffusers rounds the product first): measured 3.3e-3
+# (bf16) and 4.3e-4 (fp16) on the tiny transformer, so these bounds leave a 3x margin and
+# still fail on any real formula change (the GPU bounds above also cover the kernels' fp32 math).
+CPU_REL_TOL = {torch.float32: 1e-5, torch.bfloat16: 1e-2, torch.float16: 1.5e-3}
 
 EXPECTED_DEFAULT_COUNTS = {
     P.KIND_RMSNORM_DIFFUSERS: 56,  # norm1 + norm2 of 28 blocks, no weight, eps 1e-6
@@ -193,7 +198,7 @@ def test_patched_tiny_transformer_matches_diffusers(ltx_kernels, dtype, per_toke
     finally:
         report.restore()
     assert actual.dtype == expected.dtype and actual.shape == expected.shape
-    assert S.relative_error(actual, expected) <= REL_TOL[dtype]
+    assert S.relative_error(actual, expected) <= CPU_REL_TOL[dtype]
 
 
 def test_on_fake_cuda_tensors_every_site_calls_a_cuda_op_not_the_fallback(ltx_kernels):

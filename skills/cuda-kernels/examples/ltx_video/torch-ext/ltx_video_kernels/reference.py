@@ -1,8 +1,10 @@
 """PyTorch reference implementations: what diffusers 0.42.1's LTX-Video transformer computes.
 
 Each function is the diffusers (or torch) expression itself, operation for operation and
-dtype for dtype, so a model patched to call this package produces bit-identical results on
-CPU (where the package routes every call here). The CUDA kernels compute the same math in
+dtype for dtype, so every call on CPU (where the package routes every call here) returns
+what the diffusers expression it replaces returns, bit for bit. The patched transformer
+block as a whole is not bit-identical in bf16/fp16: its gated residual adds are one
+``torch.addcmul``, which rounds once where diffusers rounds ``y * gate`` before adding. The CUDA kernels compute the same math in
 fp32 with a single rounding at the end; tests compare both against a float64 evaluation.
 
 Sources (diffusers 0.42.1):
