@@ -8,10 +8,13 @@ and their `forward` uses only attributes the transformers module already has
 `down_proj` and `act_fn` on `Qwen3MLP`). Each forward has the same parameters as the
 forward it replaces, which kernels also checks.
 
-Mapping names used by the example (`integration/kernel_hub.py`):
+Mapping names used by the example (`integration/kernel_hub.py`, HUB_LAYERS):
     "RMSNorm"        -> RMSNorm          (Qwen3RMSNorm / LlamaRMSNorm)
     "SwiGLUMLP"      -> SwiGLUMLP        (Qwen3MLP / LlamaMLP without bias)
-    "rotary_pos_emb" -> ApplyRotaryPosEmb (transformers' apply_rotary_pos_emb, unsqueeze_dim=1)
+and, for transformers' own `@use_kernel_forward_from_hub("rotary_pos_emb")` on
+`apply_rotary_pos_emb`, which only acts while transformers accepts the installed kernels
+(0.16.x; not with the 0.17.2 this project pins, so HUB_LAYERS leaves it out):
+    "rotary_pos_emb" -> ApplyRotaryPosEmb (unsqueeze_dim=1)
 
 The kernels are inference kernels (no autograd formula), hence `has_backward = False`;
 they have fake (meta) registrations, hence `can_torch_compile = True`.
