@@ -335,6 +335,23 @@ def test_restore_refuses_while_a_hook_wraps_a_patched_forward_and_changes_nothin
     assert torch.equal(forward(model, inputs), expected)
 
 
+def test_a_hook_added_to_a_q_or_k_norm_after_patching_still_fires(ltx_kernels):
+    # The fused norm + RoPE reads the norms' weights instead of calling them; a norm that
+    # gets a hook later is called as a module again, so the hook sees every call.
+    model = tiny(torch.float32)
+    inputs = S.make_inputs(model, 1, S.TINY_SHAPE)
+    expected = forward(model, inputs)
+    report = P.patch_ltx_transformer(model, ltx_kernels)
+    seen: list[tuple[int, ...]] = []
+    model.transformer_blocks[0].attn1.norm_q.register_forward_hook(lambda mod, args, out: seen.append(tuple(out.shape)))
+    try:
+        actual = forward(model, inputs)
+    finally:
+        report.restore()
+    assert len(seen) == 1
+    assert S.relative_error(actual, expected) <= CPU_REL_TOL[torch.float32]
+
+
 def test_patching_keeps_parameters_and_state_dict(ltx_kernels):
     model = tiny()
     before = {k: v.clone() for k, v in model.state_dict().items()}

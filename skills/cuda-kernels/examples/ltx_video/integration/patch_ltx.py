@@ -226,6 +226,11 @@ def _has_hooks(module: nn.Module) -> bool:
     )
 
 
+def _user_hooks(module: nn.Module) -> bool:
+    """Hooks someone registered (the kernel forward bound by this module is not one)."""
+    return bool(module._forward_hooks or module._forward_pre_hooks or hasattr(module, "_diffusers_hook"))
+
+
 def _is_compiled(module: nn.Module) -> bool:
     if hasattr(module, "_orig_mod"):  # torch.compile(module) wrapper
         return True
@@ -304,7 +309,8 @@ class LTXKernelAttnProcessor(LTXVideoAttnProcessor):
         if rotary is None:
             return attn.norm_q(query), attn.norm_k(key)
         cos, sin = rotary
-        if self._norm_rope is None:
+        if self._norm_rope is None or _user_hooks(attn.norm_q) or _user_hooks(attn.norm_k):
+            # A hook added to a norm after patching must still see its call: run the modules.
             return self._rope(attn.norm_q(query), cos, sin), self._rope(attn.norm_k(key), cos, sin)
         eps_q, eps_k = self._eps(attn.norm_q, query), self._eps(attn.norm_k, key)
         if self._norm_rope_qk is not None and query.shape == key.shape and eps_q == eps_k:
