@@ -87,9 +87,10 @@ def test_scaffold_writes_the_whole_project(tmp_path: Path, op: str) -> None:
                 ast.parse(text, filename=str(path))
 
 
-def test_generated_kernel_follows_the_hard_rules(tmp_path: Path) -> None:
-    run_script(NEW_PROJECT, "rules", "--op", "rmsnorm", "--out", tmp_path)
-    cu = (tmp_path / "rules" / "kernel_src" / "rmsnorm.cu").read_text()
+@pytest.mark.parametrize("op", sorted(new_kernel_project.OPS))
+def test_generated_kernel_follows_the_hard_rules(tmp_path: Path, op: str) -> None:
+    run_script(NEW_PROJECT, "rules", "--op", op, "--out", tmp_path)
+    cu = (tmp_path / "rules" / "kernel_src" / f"{op}.cu").read_text()
     launches = [m.end() for m in re.finditer(r"<<<", cu)]
     assert launches, "no kernel launches found"
     for at in launches:  # every launch is checked before the launcher can return

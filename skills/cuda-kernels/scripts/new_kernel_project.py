@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Create a complete kernel-builder project for a CUDA op: kernel, binding, tests, benchmark.
 
-    python new_kernel_project.py NAME --op rmsnorm [--capabilities 8.0,9.0] [--out DIR] [--force]
+    python new_kernel_project.py NAME --op rmsnorm|glu [--capabilities 8.0,9.0] [--out DIR] [--force]
 
 writes DIR/NAME/ (DIR defaults to the current directory):
 
@@ -13,7 +13,9 @@ writes DIR/NAME/ (DIR defaults to the current directory):
     torch-ext/<pkg>/__init__.py   Python API over `from ._ops import ops`, fake kernel for torch.compile
     torch-ext/<pkg>/reference.py  PyTorch reference: CPU path and ground truth
     tests/test_<op>.py            correctness against float64 (GPU tests marked `gpu`)
-    benchmarks/benchmark_<op>.py  time, GB/s, % of copy bandwidth, vs eager and torch.compile
+    benchmarks/benchmark_<op>.py  time, GB/s, % of copy bandwidth, vs eager, torch.compile and Triton
+    benchmarks/triton_peer.py     the plain Triton kernel the benchmark measures against
+    tests/test_triton_peer.py     that peer against float64 (CPU: Triton's interpreter)
     README.md                     how to build (Nix and local), test and benchmark
 
 NAME is the kernel name, lowercase words joined by '-' (the Python package is NAME with
@@ -42,6 +44,7 @@ TEMPLATE_DIR = SCRIPTS_DIR.parent / "assets" / "template"
 # op -> one-line description; each has a directory TEMPLATE_DIR/<op>.
 OPS = {
     "rmsnorm": "RMSNorm over the last dimension (float32/float16/bfloat16, optional weight)",
+    "glu": "gated activation act(gate) * up over the halves of the last dimension (SwiGLU, GEGLU)",
 }
 DEFAULT_CAPABILITIES = ("8.0", "9.0", "10.0", "12.0")
 

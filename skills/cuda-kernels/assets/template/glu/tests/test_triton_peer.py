@@ -1,0 +1,54 @@
+"""The benchmark's Triton peer (benchmarks/triton_peer.py) computes the same gated activation.
+
+A peer that is wrong makes every speedup meaningless, so it is checked like the kernel:
+against float64, on awkward inputs. Without a GPU this runs the peer under Triton's
+interpreter (TRITON_INTERPRET=1, CPU tensors), in a fresh process because the variable
+is read when the kernel is defined. Needs triton; skipped without it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+
+CHECK = """
+import json, torch, torch.nn.functional as F, triton_peer
+acts = {"silu": F.silu, "gelu": F.gelu, "gelu_tanh": lambda v: F.gelu(v, approximate="tanh")}
+gen = torch.Generator().manual_seed(3)
+out = {}
+for dtype, shape in [(torch.bfloat16, (5, 2 * 1100)), (torch.float16, (2, 3, 2 * 7)), (torch.float32, (1, 2))]:
+    x = (torch.randn(shape, generator=gen, dtype=torch.float64) * 3).to(dtype)
+    strided = torch.cat([x, x], dim=-1)[..., : shape[-1]]  # same values, row stride 2x
+    for act in acts:
+        for gate_first in (True, False):
+            a, b = x.double().chunk(2, dim=-1)
+            gate, up = (a, b) if gate_first else (b, a)
+            ref = acts[act](gate) * up
+            for tag, inp in (("", x), (" strided", strided)):
+                y = triton_peer.glu(inp, act, gate_first)
+                key = f"{dtype} {shape} {act} gate_first={gate_first}{tag}"
+                out[key] = [str(y.dtype), list(y.shape), ((y.double() - ref).abs().max() / ref.abs().max()).item()]
+out["empty"] = [None, list(triton_peer.glu(torch.empty(0, 64), "silu", True).shape), 0.0]
+print(json.dumps(out))
+"""
+
+BOUND = {"torch.bfloat16": 8e-3, "torch.float16": 1e-3, "torch.float32": 2e-6}
+
+
+def test_triton_peer_matches_float64_on_awkward_inputs() -> None:
+    pytest.importorskip("triton")
+    env = dict(os.environ, TRITON_INTERPRET="1", PYTHONPATH=os.pathsep.join([str(BENCHMARKS), os.environ.get("PYTHONPATH", "")]))
+    proc = subprocess.run([sys.executable, "-c", CHECK], capture_output=True, text=True, env=env, timeout=900, check=False)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    results = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert results.pop("empty")[1] == [0, 32]
+    assert len(results) == 3 * 3 * 2 * 2
+    for case, (dtype, shape, rel) in results.items():
+        assert rel <= BOUND[dtype], f"{case}: relative error {rel:.3g}"
