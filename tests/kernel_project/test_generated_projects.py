@@ -105,6 +105,43 @@ def test_rebuild_without_changes_compiles_nothing(kernel_project_root: Path, op:
     assert time.monotonic() - start < 60
 
 
+_LOAD_BOTH = r"""
+import importlib, pathlib, sys, torch, kernels
+package = importlib.import_module(sys.argv[1])               # the build, from PYTHONPATH
+hub = kernels.get_local_kernel(pathlib.Path(sys.argv[2]))   # the same build through the Hub loader
+x = torch.randn(3, 16)
+fn = {"ci_rmsnorm": lambda m: m.rms_norm(x, None), "ci_glu": lambda m: m.glu(x, "silu", True)}[sys.argv[1]]
+torch.testing.assert_close(fn(hub), fn(package))
+print(hub.__name__, hub.ops is package.ops or str(hub.ops) == str(package.ops))
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("op", OPS)
+def test_hub_layout_loads_through_kernels_beside_the_direct_import(kernel_project_root: Path, op: str,
+                                                                   tmp_path: Path) -> None:
+    # --hub-layout links the build into build/<variant>/ with metadata.json, so the Hub
+    # loader imports the very library the direct import loaded: both work in one process
+    # (a copied build would register its op namespace twice and abort).
+    pytest.importorskip("kernels")
+    built = build(kernel_project_root, op, CI_ARCHS)
+    repo = tmp_path / "repo"
+    args = [built.project, "--build-dir", built.build_dir, "--hub-layout", repo]
+    for arch in CI_ARCHS:
+        args += ["--arch", arch]
+    result = run_script(BUILD_LOCAL, *args)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().splitlines()[-1] == str(built.build_dir)  # stdout stays the PYTHONPATH entry
+    (variant,) = (repo / "build").iterdir()
+    assert (variant / f"ci_{op}").is_symlink() and json.loads((variant / "metadata.json").read_text())["name"] == f"ci-{op}"
+    env = dict(os.environ, PYTHONPATH=str(built.build_dir), HF_HUB_OFFLINE="1")
+    loaded = subprocess.run([sys.executable, "-c", _LOAD_BOTH, f"ci_{op}", str(repo)], capture_output=True, text=True,
+                            env=env, timeout=300, check=False)
+    assert loaded.returncode == 0, loaded.stderr[-3000:]
+    assert loaded.stdout.split()[0].startswith(f"_ci_{op}_")
+    assert run_script(BUILD_LOCAL, *args).returncode == 0  # again: idempotent
+
+
 _CHECK_SCRIPT = r"""
 import dataclasses, sys
 sys.path.insert(0, sys.argv[1])

@@ -6,7 +6,7 @@ builds Hub kernels in a Nix sandbox for every supported torch/CUDA variant. Whil
 iterate on a kernel you want one build, for the torch and nvcc you have, in seconds.
 This script gives you that from the same project files:
 
-    python build_local.py PROJECT [--arch 9.0 ...] [--build-dir DIR] [--check]
+    python build_local.py PROJECT [--arch 9.0 ...] [--build-dir DIR] [--check] [--hub-layout DIR]
 
 It reads PROJECT/build.toml, generates the two files kernel-builder would generate
 (`registration.h` with TORCH_LIBRARY_EXPAND / REGISTER_EXTENSION, and `_ops.py` with
@@ -22,6 +22,10 @@ sys.path (or PYTHONPATH) and `import <package>` works.
 `ops.def("...")` in the binding's TORCH_LIBRARY_EXPAND block is registered with exactly
 the declared schema and has a CUDA (or composite) implementation. It runs on machines
 without a GPU: importing only loads the library, it does not initialise CUDA.
+
+`--hub-layout DIR` also writes DIR/build/<variant>/ (the package as a symlink to the build,
+and metadata.json): the layout kernel-builder produces, so `kernels.get_local_kernel(DIR)`
+loads this build as it would load the Hub's copy.
 
 The project itself is never written to. The default build directory lives in the user
 cache ($KERNEL_SKILLS_CACHE, else $XDG_CACHE_HOME/kernel-skills, else
@@ -45,6 +49,7 @@ import argparse
 import dataclasses
 import hashlib
 import importlib
+import json
 import logging
 import os
 import re
@@ -1090,6 +1095,52 @@ def build_project(
 # --------------------------------------------------------------------------- checking
 
 
+def hub_variant_name() -> str:
+    """The build/ variant folder kernel-builder would use for this torch and CUDA
+    (torch214-cxx11-cu130-x86_64-linux): what `kernels.get_local_kernel` looks for."""
+    import platform
+
+    import torch
+
+    major, minor = (int(p) for p in torch.__version__.split("+")[0].split(".")[:2])
+    cu_major, cu_minor = (int(p) for p in str(torch.version.cuda).split(".")[:2])
+    return f"torch{major}{minor}-cxx11-cu{cu_major}{cu_minor}-{platform.machine()}-{platform.system().lower()}"
+
+
+def write_hub_layout(result: BuildResult, project: Path | str, dest: Path | str) -> Path:
+    """Lay the build out as a kernel repository: DEST/build/<variant>/<package> and its
+    metadata.json, so `kernels.get_local_kernel(Path(DEST))` loads it as it would load the
+    Hub's copy. The package is a symlink to the build, never a copy: a copy is a second
+    library to the dynamic loader, and loading both in one process registers the op
+    namespace twice, which aborts. Idempotent; returns DEST.
+    """
+    general = _load_toml(Path(project).expanduser().resolve() / "build.toml").get("general", {})
+    dest = Path(dest).expanduser().resolve()
+    variant = dest / "build" / hub_variant_name()
+    link, target = variant / result.package, (result.path / result.package).resolve()
+    try:
+        variant.mkdir(parents=True, exist_ok=True)
+        if link.is_symlink() and link.resolve() != target:
+            link.unlink()  # an older build of this project: point at the new one
+        if not link.is_symlink():
+            if link.exists():
+                raise BuildError(f"{link} exists and is not a link to a build; remove it or pick another --hub-layout")
+            os.symlink(target, link, target_is_directory=True)
+    except OSError as exc:
+        raise BuildError(f"cannot write the kernel repository layout in {dest}: {exc.strerror or exc}") from exc
+    metadata = {
+        # kernels imports the package under this module name: the build's unique namespace.
+        "id": result.namespace,
+        "name": general.get("name", result.package.replace("_", "-")),
+        "version": general.get("version", 1),
+        "license": general.get("license", "apache-2.0"),
+        "python-depends": list(general.get("python-depends", [])),
+        "backend": {"type": "cuda", "archs": [a.split("+")[0] for a in result.archs]},
+    }
+    write_if_changed(variant / "metadata.json", json.dumps(metadata, indent=2) + "\n")
+    return dest
+
+
 def check_build(result: BuildResult) -> list[str]:
     """Import the built package in this process and verify its ops; return the op names.
 
@@ -1186,6 +1237,11 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--check", action="store_true", help="import the result and verify every ops.def schema is registered"
     )
+    parser.add_argument(
+        "--hub-layout", metavar="DIR",
+        help="also lay the build out as a kernel repository in DIR (build/<variant>/<package> linked to the "
+        "build, plus metadata.json): kernels.get_local_kernel(Path(DIR)) then loads it like the Hub's copy",
+    )
     parser.add_argument("-j", "--jobs", type=int, metavar="N", help="parallel compile jobs (default: $MAX_JOBS or ninja's)")
     parser.add_argument("-v", "--verbose", action="store_true", help="show the full compiler command lines")
     return parser
@@ -1201,6 +1257,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             checked = check_build(result)
             print(f"build_local: check passed: {', '.join(checked)} registered in torch.ops.{result.namespace} "
                   "with the declared schemas", file=sys.stderr)
+        if args.hub_layout:
+            repo = write_hub_layout(result, args.project, args.hub_layout)
+            print(f"build_local: kernel repository layout in {repo} (kernels.get_local_kernel(Path({str(repo)!r})))",
+                  file=sys.stderr)
     except BuildError as exc:
         print(f"build_local: error: {exc}", file=sys.stderr)
         return exc.exit_code

@@ -42,8 +42,6 @@ from __future__ import annotations
 import argparse
 import inspect
 import json
-import platform
-import shutil
 import statistics
 import sys
 import tempfile
@@ -108,16 +106,6 @@ def _require(module: str) -> Any:
         raise ExampleError(f"this needs the '{module}' package: pip install {module}") from None
 
 
-def _variant_name(torch: Any, cuda: bool) -> str:
-    major, minor = (int(p) for p in torch.__version__.split("+")[0].split(".")[:2])
-    cpu = platform.machine()
-    system = platform.system().lower()
-    if not cuda:
-        return "torch-universal"
-    cu_major, cu_minor = (int(p) for p in torch.version.cuda.split(".")[:2])
-    return f"torch{major}{minor}-cxx11-cu{cu_major}{cu_minor}-{cpu}-{system}"
-
-
 def _write_metadata(variant: Path, name: str, backend: dict[str, Any]) -> None:
     meta = {"id": f"_{name.replace('-', '_')}_{variant.name.replace('-', '_')}", "name": name, "version": 1,
             "license": "apache-2.0", "python-depends": [], "backend": backend}
@@ -137,26 +125,22 @@ def write_demo_kernel(root: Path) -> Path:
 
 
 def build_example_kernel(example: str, root: Path, archs: list[str] | None) -> Path:
-    """Build examples/<example> with build_local.py and lay it out as a CUDA Hub variant."""
-    torch = _require("torch")
+    """Build examples/<example> with build_local.py and lay it out as a CUDA Hub variant
+    (build_local's --hub-layout: the variant links to the build, it is not a copy)."""
+    _require("torch")
     project = SKILL / "examples" / example
     if not (project / "build.toml").is_file():
         raise ExampleError(f"no worked example '{example}' (expected {project}/build.toml)", 2)
     sys.path.insert(0, str(SKILL / "scripts"))
     try:
-        from build_local import BuildError, build_project  # noqa: PLC0415
+        from build_local import BuildError, build_project, write_hub_layout  # noqa: PLC0415
     except ImportError as exc:
         raise ExampleError(f"scripts/build_local.py is missing or broken: {exc}") from exc
     try:
         result = build_project(project, archs=archs)
+        return write_hub_layout(result, project, root)
     except BuildError as exc:
         raise ExampleError(str(exc)) from exc
-    variant = root / "build" / _variant_name(torch, cuda=True)
-    shutil.copytree(result.path / result.package, variant / result.package,
-                    ignore=shutil.ignore_patterns("__pycache__"))
-    name = result.package.replace("_", "-")
-    _write_metadata(variant, name, {"type": "cuda", "archs": [a.split("+")[0] for a in result.archs]})
-    return root
 
 
 def tiny_qwen3(torch: Any, transformers: Any, real_size: bool, device: str, dtype: Any) -> Any:
