@@ -529,9 +529,12 @@ def test_merged_weights_are_used_only_while_the_projections_still_hold_them(qwen
         source = tiny(seed=10)
         model.load_state_dict(source.state_dict())
         reloaded = logits(model, IDS)
+        # The stale merged copies are dropped at their first call, not kept as dead weight.
+        stale = [m for m in model.modules() if pq._FUSED_GATE_UP in m._buffers or pq._FUSED_QKV in m._buffers]
     finally:
         pq.unpatch_qwen3(model)
     assert qm.compare_logits(reloaded, logits(source, IDS))["rel_l2"] < 1e-5
+    assert stale == []
 
 
 @pytest.mark.slow  # builds the CUDA extension (once per session)
@@ -547,6 +550,28 @@ def test_a_hook_on_the_mlp_still_fires_under_the_down_residual_fusion(qwen3_kern
         pq.unpatch_qwen3(model)
     assert calls == ["hook", "hook"] and "model.layers.0" in report.down_residual
     assert qm.compare_logits(got, ref)["rel_l2"] < 1e-5
+
+
+@pytest.mark.slow  # builds the CUDA extension (once per session)
+def test_a_down_proj_hooked_after_patching_is_called_as_a_module(qwen3_kernels):
+    # The residual-into-matmul shortcut reads down_proj.weight; a hook (or a LoRA wrapper)
+    # added later must see the call and change the result as it does unpatched.
+    model = tiny(seed=13)
+    report = pq.patch_qwen3(model, qwen3_kernels)
+    assert "model.layers.0" in report.down_residual
+    calls: list[str] = []
+
+    def double(mod, args, out):
+        calls.append("hook")
+        return out * 2
+
+    try:
+        model.model.layers[0].mlp.down_proj.register_forward_hook(double)
+        got = logits(model, IDS)
+    finally:
+        pq.unpatch_qwen3(model)
+    assert calls == ["hook"]
+    assert qm.compare_logits(got, logits(model, IDS))["rel_l2"] < 1e-5  # unpatched, same hook
 
 
 @pytest.mark.slow  # builds the CUDA extension (once per session)

@@ -54,11 +54,12 @@ input is outside what the kernel handles (e.g. a norm weight whose dtype differs
 the activation, which makes transformers promote the result), they run the original
 code. The fusions are for inference: while autograd records (grad enabled and a weight
 or input that requires grad), each patched decoder layer, MLP and attention runs
-transformers' forward, so training and gradient checkpointing see transformers' graph.
+transformers' forward, so training and (non-reentrant) gradient checkpointing see
+transformers' graph.
 The merged gate/up and q/k/v weights are used only while the projections are still the
 plain Linears whose weights view them (a swapped, hooked or re-stored projection runs
-through its module), and the down projection takes the residual only while the MLP has
-no hooks. The ops fall back to PyTorch for CPU tensors inside the package itself, which is
+through its module, and the stale merged copy is dropped), and the down projection takes
+the residual only while neither the MLP nor down_proj has hooks. The ops fall back to PyTorch for CPU tensors inside the package itself, which is
 what CI exercises.
 """
 
@@ -287,19 +288,27 @@ def _merged_weight(module: nn.Module, buffer: str, projections: tuple[Any, ...])
     if merged is None:
         return None
     params = module.__dict__.get("_kernel_merged_params")
-    if params is None or len(params) != len(projections):
-        return None
     row_bytes = merged.stride(0) * merged.element_size()
     offset = 0
-    for proj, param in zip(projections, params):
-        if not _plain_linear(proj) or proj.weight is not param or proj.bias is not None:
-            return None
+    current = params is not None and len(params) == len(projections)
+    for proj, param in zip(projections, params or ()):
+        if not current:
+            break
+        current = _plain_linear(proj) and proj.weight is param and proj.bias is None
         # Storage identity is checked in eager mode only: compiled code cannot read data
         # pointers, and there the check above (guarded by dynamo) must do.
-        if not torch.compiler.is_compiling() and param.data_ptr() != merged.data_ptr() + offset * row_bytes:
-            return None
+        if current and not torch.compiler.is_compiling():
+            current = param.data_ptr() == merged.data_ptr() + offset * row_bytes
         offset += param.shape[0]
-    return merged
+    if current:
+        return merged
+    if not torch.compiler.is_compiling():
+        # The merge is over for good (a swapped or hooked projection, or `model.to(...)`
+        # moving weights and buffer apart): drop the buffer, which would otherwise stay a
+        # dead full copy of the weights (gigabytes at 8B).
+        del module._buffers[buffer]
+        module.__dict__.pop("_kernel_merged_params", None)
+    return None
 
 
 def _hook_free_forward(module: nn.Module) -> bool:
@@ -379,13 +388,15 @@ def _make_decoder_forward(ops: types.ModuleType, down_residual: bool) -> Callabl
             # (rms_norm(attn + residual), attn + residual) in one pass; the sum is
             # rounded to the activation dtype before normalising, as transformers does.
             hidden_states, residual = ops.fused_add_rms_norm(hidden_states, residual, norm.weight, norm.variance_epsilon)
-            if down_residual and not torch.is_grad_enabled() and _hook_free(self.mlp):
+            down = self.mlp.down_proj
+            if (down_residual and not torch.is_grad_enabled() and _hook_free(self.mlp) and _plain_linear(down)
+                    and down.bias is None):
                 # `residual` is a new tensor nobody else holds, so the down projection can
                 # accumulate into it: one matmul with beta = 1 reads the 2-byte sum while
                 # it writes, instead of a separate add that reads two tensors and writes a
                 # third. Without grad only: autograd would need the overwritten value.
                 act = _mlp_activation(ops, self.mlp, hidden_states)
-                weight = self.mlp.down_proj.weight
+                weight = down.weight
                 if act.dtype == residual.dtype == weight.dtype and residual.is_contiguous():
                     residual.view(-1, residual.shape[-1]).addmm_(act.reshape(-1, act.shape[-1]), weight.t())
                     return residual
