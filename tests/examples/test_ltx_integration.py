@@ -352,6 +352,46 @@ def test_a_hook_added_to_a_q_or_k_norm_after_patching_still_fires(ltx_kernels):
     assert S.relative_error(actual, expected) <= CPU_REL_TOL[torch.float32]
 
 
+@pytest.mark.parametrize("wrapper", ["accelerate_style_forward", "diffusers_registry"])
+def test_a_q_norm_wrapped_after_patching_is_called_through_its_wrapper(ltx_kernels, wrapper):
+    # accelerate replaces `forward` (and sets _hf_hook); diffusers' HookRegistry wraps it too.
+    # Offloading hooks load the weight inside the wrapper, so the fused path must not read
+    # the weight behind their back. Once diffusers' registry is empty, fusion resumes.
+    from diffusers.hooks import HookRegistry, ModelHook
+
+    model = tiny(torch.float32)
+    inputs = S.make_inputs(model, 1, S.TINY_SHAPE)
+    expected = forward(model, inputs)
+    report = P.patch_ltx_transformer(model, ltx_kernels)
+    norm = model.transformer_blocks[0].attn1.norm_q
+    calls: list[str] = []
+
+    class Count(ModelHook):
+        def pre_forward(self, module, *args, **kwargs):
+            calls.append("hook")
+            return args, kwargs
+
+    try:
+        if wrapper == "accelerate_style_forward":
+            inner = norm.forward
+            norm.forward = lambda *a, **k: (calls.append("hook"), inner(*a, **k))[1]
+            norm._hf_hook = object()
+        else:
+            HookRegistry.check_if_exists_or_initialize(norm).register_hook(Count(), "count")
+        actual = forward(model, inputs)
+        assert calls == ["hook"]
+        if wrapper == "diffusers_registry":
+            HookRegistry.check_if_exists_or_initialize(norm).remove_hook("count")
+            forward(model, inputs)
+            assert calls == ["hook"]  # the empty registry no longer blocks the fused path
+        else:
+            norm.forward = inner
+            del norm._hf_hook
+    finally:
+        report.restore()
+    assert S.relative_error(actual, expected) <= CPU_REL_TOL[torch.float32]
+
+
 def test_patching_keeps_parameters_and_state_dict(ltx_kernels):
     model = tiny()
     before = {k: v.clone() for k, v in model.state_dict().items()}

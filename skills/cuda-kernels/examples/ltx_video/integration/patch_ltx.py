@@ -226,9 +226,17 @@ def _has_hooks(module: nn.Module) -> bool:
     )
 
 
-def _user_hooks(module: nn.Module) -> bool:
-    """Hooks someone registered (the kernel forward bound by this module is not one)."""
-    return bool(module._forward_hooks or module._forward_pre_hooks or hasattr(module, "_diffusers_hook"))
+def _user_hooks(module: nn.Module, own_forwards: tuple[Callable[..., Any], ...]) -> bool:
+    """Hooks someone registered after patching: torch hooks, diffusers' HookRegistry (while it
+    holds a hook), or a forward replaced by a wrapper such as accelerate's (`_hf_hook`); the
+    kernel forwards this module binds (`own_forwards`) are not hooks."""
+    if module._forward_hooks or module._forward_pre_hooks or hasattr(module, "_hf_hook"):
+        return True
+    registry = getattr(module, "_diffusers_hook", None)
+    if registry is not None and getattr(registry, "hooks", True):
+        return True
+    installed = module.__dict__.get("forward")
+    return installed is not None and getattr(installed, "__func__", None) not in own_forwards
 
 
 def _is_compiled(module: nn.Module) -> bool:
@@ -294,7 +302,10 @@ class LTXKernelAttnProcessor(LTXVideoAttnProcessor):
         self._rope = kernels_module.rope_interleaved
         self._norm_rope = getattr(kernels_module, "rms_norm_rope", None) if fuse_norm_rope else None
         self._norm_rope_qk = getattr(kernels_module, "rms_norm_rope_qk", None) if fuse_norm_rope else None
-        self._default_eps = _load_layers(kernels_module).torch_rms_norm_default_eps
+        layers = _load_layers(kernels_module)
+        self._default_eps = layers.torch_rms_norm_default_eps
+        # The forwards patch_ltx_transformer binds to norms: not hooks (see _user_hooks).
+        self._own_forwards = (layers.TorchRMSNorm.forward, layers.DiffusersRMSNorm.forward)
 
     def _eps(self, norm: nn.Module, x: torch.Tensor) -> float:
         return norm.eps if norm.eps is not None else self._default_eps(x.dtype)
@@ -309,7 +320,8 @@ class LTXKernelAttnProcessor(LTXVideoAttnProcessor):
         if rotary is None:
             return attn.norm_q(query), attn.norm_k(key)
         cos, sin = rotary
-        if self._norm_rope is None or _user_hooks(attn.norm_q) or _user_hooks(attn.norm_k):
+        if (self._norm_rope is None or _user_hooks(attn.norm_q, self._own_forwards)
+                or _user_hooks(attn.norm_k, self._own_forwards)):
             # A hook added to a norm after patching must still see its call: run the modules.
             return self._rope(attn.norm_q(query), cos, sin), self._rope(attn.norm_k(key), cos, sin)
         eps_q, eps_k = self._eps(attn.norm_q, query), self._eps(attn.norm_k, key)
