@@ -323,41 +323,58 @@ def _references(text: str) -> Iterator[tuple[int, str, bool]]:
             if stripped.startswith(fence):
                 fence = None
             continue
-        indented = not blank and (line.startswith("    ") or line.startswith("\t"))
-        # An indented block after a blank line is code, unless it continues a list item.
-        indented_code = indented and not in_list and (previous_blank or indented_code)
-        if not blank and not indented:
-            in_list = bool(_LIST_ITEM.match(line)) or (in_list and not previous_blank)
-        previous_blank = blank
-        if indented_code:
-            continue
-        visible, comment = _outside_comments(line, comment)
-        for match in _LINK.finditer(visible):
+        if comment:
+            # Inside an HTML comment nothing is code or a list: only its end matters.
+            line, comment = _outside_comments(line, True)
+            previous_blank = blank
+            stripped = line.lstrip()
+            if comment or not stripped:
+                continue
+        else:
+            indented = not blank and (line.startswith("    ") or line.startswith("\t"))
+            # An indented block after a blank line is code, unless it continues a list item.
+            indented_code = indented and not in_list and (previous_blank or indented_code)
+            if not blank and not indented:
+                if _LIST_ITEM.match(line):
+                    in_list = True
+                elif previous_blank and not line.startswith(" "):
+                    in_list = False  # a paragraph at the margin ends the list; 1-3 spaces continue the item
+            previous_blank = blank
+            if indented_code:
+                continue
+            line, comment = _outside_comments(line, False)
+        for match in _LINK.finditer(line):
             yield number, match.group(1), True
-        match = _REF_DEF.match(visible)
+        match = _REF_DEF.match(line)
         if match:
             yield number, match.group(1), True
-        for match in _CODE_SPAN.finditer(visible):
+        for match in _CODE_SPAN.finditer(line):
             for token in match.group(1).split():
                 yield number, _LINE_SUFFIX.sub("", token.strip(".,;:'\"")), False
 
 
 def _outside_comments(line: str, inside: bool) -> tuple[str, bool]:
-    """The parts of ``line`` outside ``<!-- ... -->``, and whether a comment is still open."""
+    """The parts of ``line`` outside ``<!-- ... -->``, and whether a comment is still open.
+    A ``<!--`` inside a code span is text, as CommonMark reads it."""
+    spans = [m.span() for m in _CODE_SPAN.finditer(line)] if not inside else []
     kept = []
-    while line:
+    pos = 0
+    while pos < len(line):
         if inside:
-            end = line.find("-->")
+            end = line.find("-->", pos)
             if end < 0:
                 return "".join(kept), True
-            line, inside = line[end + 3:], False
+            pos, inside = end + 3, False
+            spans = [m.span() for m in _CODE_SPAN.finditer(line, pos)]
         else:
-            start = line.find("<!--")
+            start = line.find("<!--", pos)
+            while start >= 0 and any(a <= start < b for a, b in spans):
+                start = line.find("<!--", start + 4)
             if start < 0:
-                kept.append(line)
+                kept.append(line[pos:])
                 break
-            kept.append(line[:start])
-            line, inside = line[start + 4:], True
+            kept.append(line[pos:start])
+            pos, inside = start + 4, True
     return "".join(kept), inside
 
 

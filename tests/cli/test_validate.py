@@ -170,6 +170,23 @@ def test_what_a_reader_does_not_see_as_a_link_is_not_checked(tmp_path):
     assert len(report.errors) == 2
 
 
+@pytest.mark.parametrize(
+    "body, missing",
+    [
+        # A list item continued at two spaces, then an indented paragraph: still the item's text.
+        ("- Step\n\n  Details.\n\n    See [g](references/missing.md)\n", "references/missing.md"),
+        # A comment whose closing line is indented after a blank line still closes.
+        ("<!--\nTODO:\n\n    old -->\n[broken](references/nope.md)\n", "references/nope.md"),
+        # `<!--` in a code span is text, not the start of a comment.
+        ("Write `<!--` to start a comment. [x](references/gone.md)\n", "references/gone.md"),
+    ],
+)
+def test_links_after_tricky_markdown_are_still_checked(tmp_path, body, missing):
+    make_skill(tmp_path, "x", skill_md=skill_md("name: x\ndescription: ok\n", body))
+    text = messages(validate(tmp_path / "x"))
+    assert f"'{missing}', which does not exist" in text
+
+
 def test_links_in_other_markdown_files_resolve_from_their_folder(tmp_path):
     make_skill(tmp_path, "x", extra={"references/more.md": "[back](../SKILL.md) [bad](guide.md#x) [worse](../../elsewhere.md)\n"})
     text = messages(validate(tmp_path / "x"))
