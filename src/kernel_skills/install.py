@@ -671,6 +671,7 @@ class _Run:
     def run(self) -> None:
         actions = self.plan.actions
         folders = list(dict.fromkeys(a.target.path for a in actions))
+        committed = False
         with ExitStack() as stack:
             try:
                 for folder in folders:
@@ -685,16 +686,19 @@ class _Run:
                     self.stage(action)
                 for action in actions:
                     self.commit(action)
-            except BaseException:
-                self.abort(actions)
-                raise
-            # Every path now holds its new tree: from here on nothing is rolled back, and
-            # whatever an interrupt leaves behind is garbage that recover() deletes. The
-            # change is complete, so an interrupt here ends the cleanup, not the command:
-            # reporting it as a rollback would hide the backup of what was replaced.
-            try:
+                # Every path now holds its new tree: from here on nothing is rolled back,
+                # and whatever an interrupt leaves behind is garbage that recover() deletes.
+                # (A signal held during the last commit arrives before this line: rollback.)
+                committed = True
                 self.finish(actions)
-            except KeyboardInterrupt:
+            except BaseException as exc:
+                if not committed:
+                    self.abort(actions)
+                    raise
+                if not isinstance(exc, KeyboardInterrupt):
+                    raise
+                # The change is complete, so an interrupt here ends the cleanup, not the
+                # command: reporting it as a rollback would hide the backup of what was replaced.
                 self.plan.notes.append("interrupted while removing the replaced copies; the change is complete "
                                        "and the next run deletes what was left")
 

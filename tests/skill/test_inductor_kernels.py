@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -29,8 +30,9 @@ def _load():
 ik = _load()
 
 
-def _run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True, timeout=600)
+def _run(*args: str, env_extra: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, **(env_extra or {})}
+    return subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True, timeout=600, env=env)
 
 
 def test_tensor_specs_default_to_bf16_and_accept_a_dtype() -> None:
@@ -182,3 +184,16 @@ def test_an_unwritable_json_path_fails_with_one_line(tmp_path: Path) -> None:
     assert proc.returncode == 1
     assert proc.stderr.strip().splitlines()[-1] == f"error: cannot write --json {out}: No such file or directory"
     assert "Traceback" not in proc.stderr
+
+
+def test_a_module_whose_own_import_fails_gets_no_pythonpath_hint(tmp_path: Path) -> None:
+    # The module was found (it is on PYTHONPATH); what is missing is a dependency of it.
+    pytest.importorskip("torch")
+    (tmp_path / "myref_dep.py").write_text("import not_installed_anywhere_xyz\n")
+    proc = _run("--device", "cpu", "--import", "ref=myref_dep", "--expr", "x", "--tensor", "x=4",
+                env_extra={"PYTHONPATH": str(tmp_path)})
+    assert proc.returncode == 1
+    last = proc.stderr.strip().splitlines()[-1]
+    assert "No module named 'not_installed_anywhere_xyz'" in last and "PYTHONPATH" not in last
+    missing = _run("--device", "cpu", "--import", "ref=no_such_module_xyz", "--expr", "x", "--tensor", "x=4")
+    assert "(is its directory on PYTHONPATH?)" in missing.stderr.strip().splitlines()[-1]

@@ -1102,6 +1102,8 @@ def hub_variant_name() -> str:
 
     import torch
 
+    if torch.version.cuda is None:
+        raise BuildError("--hub-layout needs a CUDA build of torch (torch.version.cuda is None)", exit_code=2)
     major, minor = (int(p) for p in torch.__version__.split("+")[0].split(".")[:2])
     cu_major, cu_minor = (int(p) for p in str(torch.version.cuda).split(".")[:2])
     return f"torch{major}{minor}-cxx11-cu{cu_major}{cu_minor}-{platform.machine()}-{platform.system().lower()}"

@@ -317,8 +317,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 1
         except Exception as exc:  # noqa: BLE001 - the user's module failed to import: say which, one line
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+            # The hint only when the module itself was not found, not a module it imports.
+            missing = getattr(exc, "name", None)
             hint = (" (is its directory on PYTHONPATH?)"
-                    if isinstance(exc, ModuleNotFoundError) and not module.endswith(".py") else "")
+                    if isinstance(exc, ModuleNotFoundError) and not module.endswith(".py")
+                    and missing is not None and module.split(".")[0] == missing.split(".")[0] else "")
             print(f"error: --import {name}={module}: {type(exc).__name__}: {first}{hint}", file=sys.stderr)
             return 1
     try:

@@ -188,7 +188,7 @@ def test_empty_input_launches_nothing(shape: tuple[int, ...]) -> None:
 
 @pytest.mark.gpu
 def test_large_activations_saturate_without_nan() -> None:
-    # silu(-100) underflows exp to inf in naive forms: v / (1 + exp(-v)) must give -0, not NaN.
+    # exp(100) overflows fp32 to inf: v / (1 + exp(-v)) must give -0 at v = -100, not NaN.
     x = torch.tensor([[-100.0, 50.0, 100.0, -3.0, 2.0, 2.0, 2.0, 2.0]], device="cuda")
     for activation in ACTIVATIONS:
         check(ops.glu(x, activation, True), x, activation, True)
