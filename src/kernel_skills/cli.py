@@ -581,7 +581,10 @@ def remove_cmd(
     from . import install
 
     targets = _named_or_every(agent_flags, agent, dest, roots.location, global_=global_, every=("project",))
-    plan = install.plan_remove(skills, targets, force=force)
+    # The other scope, only to say where a skill is when it is not where the command looked.
+    elsewhere = [] if dest else _named_or_every(agent_flags, agent, None, roots.location, global_=not global_,
+                                                every=("project",))
+    plan = install.plan_remove(skills, targets, force=force, elsewhere=elsewhere)
     if not dry_run:
         install.apply(plan, state_dir=roots.get_state_dir, force=force)
         removed = [a.dest for a in plan.actions if a.existing.kind == "dir"]

@@ -23,6 +23,7 @@ missing; everything else in the temp folder is deleted.
 
 from __future__ import annotations
 
+import difflib
 import os
 import shutil
 import signal
@@ -423,6 +424,22 @@ def plan_update(
     return plan
 
 
+def _not_installed(name: str, targets: Sequence[Target], elsewhere: Sequence[Target]) -> KernelsError:
+    """The error for a skill that is not in ``targets``, with where it is, or the closest name."""
+    what = f"'{name}' is not installed in {_where(targets)}"
+    there = [item.path for item in find_installs(elsewhere, [name])]
+    if there:
+        scope = "user" if any(t.scope == "global" for t in elsewhere) else "project"
+        flag = "add -g / --global" if scope == "user" else "drop -g / --global"
+        return KernelsError(f"{what}; it is installed in {', '.join(str(p) for p in there[:3])}",
+                            f"To remove it there, {flag}.")
+    installed = sorted({item.name for item in find_installs(targets)})
+    close = difflib.get_close_matches(name, installed, n=1, cutoff=0.6)
+    if close:
+        return KernelsError(what, f"Did you mean '{close[0]}'? Run `kernels skills list` to see what is installed.")
+    return KernelsError(what, "Run `kernels skills list` to see where it is.")
+
+
 def links_into(removed: Sequence[Path], targets: Sequence[Target]) -> list[Path]:
     """Symlinked installs in ``targets`` that point at one of the ``removed`` folders."""
     real = {os.path.realpath(p) for p in removed}
@@ -441,8 +458,14 @@ def _where(targets: Sequence[Target]) -> str:
 # ----------------------------------------------------------------------------- remove
 
 
-def plan_remove(names: Sequence[str], targets: Sequence[Target], *, force: bool = False) -> Plan:
-    """Preflight removing ``names`` from ``targets``: only what kernels installed, unless --force."""
+def plan_remove(
+    names: Sequence[str], targets: Sequence[Target], *, force: bool = False, elsewhere: Sequence[Target] = ()
+) -> Plan:
+    """Preflight removing ``names`` from ``targets``: only what kernels installed, unless --force.
+
+    ``elsewhere``: the folders of the other scope (user folders for a project-scope remove,
+    and the reverse), searched only to say where a skill that is not in ``targets`` is.
+    """
     plan = Plan()
     errors: list[KernelsError] = []
     for name in names:
@@ -473,7 +496,7 @@ def plan_remove(names: Sequence[str], targets: Sequence[Target], *, force: bool 
                 continue
             plan.actions.append(action)
         if not found:
-            errors.append(KernelsError(f"'{name}' is not installed in {_where(targets)}", "Run `kernels skills list` to see where it is."))
+            errors.append(_not_installed(name, targets, elsewhere))
     if errors:
         raise _combine(errors)
     return plan

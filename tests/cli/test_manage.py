@@ -255,6 +255,24 @@ def test_remove_something_not_installed_fails(sandbox):
     assert cli("skills", "remove", "Bad/Name").exit_code == 2
 
 
+def test_remove_says_where_a_skill_is_when_it_is_only_in_the_other_scope(sandbox):
+    assert cli("skills", "add", "demo", "--claude", "-g").exit_code == 0
+    project = cli("skills", "remove", "demo", "--claude")
+    assert project.exit_code == 1
+    assert f"it is installed in {sandbox.home / '.claude/skills/demo'}" in project.stderr
+    assert "add -g / --global" in project.stderr
+    assert cli("skills", "add", "demo", "--kiro").exit_code == 0
+    user = cli("skills", "remove", "demo", "--kiro", "-g")
+    assert user.exit_code == 1 and "drop -g / --global" in user.stderr
+
+
+def test_remove_of_a_misspelt_skill_suggests_the_installed_name(sandbox):
+    assert cli("skills", "add", "demo", "--claude").exit_code == 0
+    result = cli("skills", "remove", "dmeo")
+    assert result.exit_code == 1 and "Did you mean 'demo'?" in result.stderr
+    assert (sandbox.project / ".claude/skills/demo").is_dir()
+
+
 def test_remove_dry_run(sandbox):
     assert cli("skills", "add", "demo", "--claude").exit_code == 0
     before = snapshot(sandbox.root)
