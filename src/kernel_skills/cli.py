@@ -915,6 +915,9 @@ def config_cmd(
 ) -> None:
     """Show or change settings (stored in config.yaml in your user config folder).
 
+    A change rewrites the file: unknown keys are kept, YAML comments are not. A config.yaml
+    that is a symlink (dotfiles) is written through the link.
+
     \b
     Examples:
       kernels skills config                                  # show everything
