@@ -31,6 +31,8 @@ EXPECTED_FILES = {
     "tests/test_{op}.py",
     "benchmarks/benchmark_{op}.py",
     "benchmarks/triton_peer.py",
+    "benchmarks/benchmarking.py",
+    "torch-ext/{pkg}/_fake.py",
     "tests/test_triton_peer.py",
 }
 
@@ -76,8 +78,10 @@ def test_scaffold_writes_the_whole_project(tmp_path: Path, op: str) -> None:
     assert build_local.parse_binding_ops(binding), "the binding declares no ops"
 
     init = (project / "torch-ext" / "my_kernel" / "__init__.py").read_text()
-    assert "from ._ops import add_op_namespace_prefix, ops" in init
-    assert "register_fake(add_op_namespace_prefix(" in init
+    assert "from ._ops import ops" in init and f'register_fake("' in init
+    fake = (project / "torch-ext" / "my_kernel" / "_fake.py").read_text()  # the namespace prefix is added there
+    assert "from ._ops import add_op_namespace_prefix" in fake
+    assert "torch.library.register_fake(qualname, fake, allow_override=True)" in fake
 
     for path in project.rglob("*"):
         if path.is_file():

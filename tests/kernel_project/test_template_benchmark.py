@@ -72,3 +72,30 @@ def test_benchmark_times_every_peer_of_rule_10(project: Path, tmp_path: Path) ->
     assert data["peers"] == EXPECTED_PEERS[op]
     assert data["compile_off"]
     assert data["main"] == 1 and "needs a CUDA GPU" in result.stderr
+
+
+PEER_LOOP = textwrap.dedent("""
+    import json, torch, benchmarking
+    x = torch.randn(4, 8)
+    peers = {"eager": lambda t: t * 2, "wrong": lambda t: t * 3, "raises": lambda t: t[99], "absent": None}
+    timer = lambda call: 0.004  # ms: every timed call "takes" 4 us
+    rel = lambda out: ((out - x * 2).abs().max() / (x * 2).abs().max()).item()
+    peer_us, skipped = benchmarking.time_peers(peers, lambda fn: fn(x), rel, 1e-6, timer)
+    r = benchmarking.result(0.002, 2_000_000, 1000.0, peer_us, skipped)
+    print(json.dumps({"peer_us": peer_us, "skipped": sorted(skipped), "wrong": skipped["wrong"], "r": r}))
+""")
+
+
+def test_the_shared_peer_loop_validates_times_and_ranks_the_peers(project: Path) -> None:
+    # benchmarking.py (common to every scaffold): a wrong or failing peer is left out with the
+    # reason, an absent one is None, and the speedups are against what was timed.
+    env = dict(os.environ, PYTHONPATH=str(project / "benchmarks"))
+    result = subprocess.run([sys.executable, "-c", PEER_LOOP], capture_output=True, text=True, env=env, timeout=300,
+                            check=False)
+    assert result.returncode == 0, result.stderr[-3000:]
+    data = json.loads(result.stdout.strip().splitlines()[-1])
+    assert data["peer_us"] == {"eager": 4.0, "wrong": None, "raises": None, "absent": None}
+    assert data["skipped"] == ["raises", "wrong"] and data["wrong"].startswith("wrong result (relative error 0.5")
+    r = data["r"]
+    assert r["kernel_us"] == 2.0 and r["kernel_GBps"] == 1000.0 and r["pct_of_copy_bandwidth"] == 100.0
+    assert r["best_peer"] == "eager" and r["speedup"] == {"eager": 2.0} and r["speedup_vs_best"] == 2.0

@@ -19,15 +19,13 @@ same run, the practical ceiling for a memory-bound op.
 from __future__ import annotations
 
 import argparse
-import json
-import platform
-import statistics
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import torch
 import torch.nn.functional as F
+from benchmarking import Timer, copy_bandwidth_gbps, print_header, print_row, result, time_peers, triton_peer, write_json
 
 import __PKG__
 from __PKG__ import reference
@@ -62,44 +60,6 @@ def parse_shape(text: str) -> tuple[int, int]:
     return rows, hidden
 
 
-class Timer:
-    """Median milliseconds of fn(), cold L2."""
-
-    def __init__(self) -> None:
-        try:
-            from triton.testing import do_bench
-
-            self.name = "triton.testing.do_bench(median)"
-            self._do_bench: Callable[..., float] | None = do_bench
-        except ImportError:
-            self.name = "cuda-events(median)"
-            self._do_bench = None
-            self._flush = torch.empty(256 * 1024 * 1024, dtype=torch.int8, device="cuda")
-
-    def __call__(self, fn: Callable[[], object]) -> float:
-        if self._do_bench is not None:
-            return float(self._do_bench(fn, warmup=25, rep=200, return_mode="median"))
-        for _ in range(10):
-            fn()
-        times = []
-        for _ in range(100):
-            self._flush.zero_()
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record()
-            fn()
-            end.record()
-            end.synchronize()
-            times.append(start.elapsed_time(end))
-        return statistics.median(times)
-
-
-def copy_bandwidth_gbps(timer: Timer, nbytes: int = 1 << 30) -> float:
-    src = torch.empty(nbytes, dtype=torch.uint8, device="cuda").random_()
-    dst = torch.empty_like(src)
-    ms = timer(lambda: dst.copy_(src))
-    return 2 * nbytes / (ms * 1e-3) / 1e9
-
-
 def rel_err(out: torch.Tensor, x: torch.Tensor, w: torch.Tensor) -> float:
     xd = x.double()
     ref = xd * torch.rsqrt(xd.square().mean(dim=-1, keepdim=True) + EPS) * w.double()
@@ -113,13 +73,8 @@ def make_peers(compile_too: bool) -> dict[str, Norm | None]:
     """name -> a callable building its peer for one shape (None: not available here)."""
     peers: dict[str, Norm | None] = {"eager": reference.rms_norm}
     peers["F.rms_norm"] = (lambda x, w, eps: F.rms_norm(x, (x.shape[-1],), w, eps)) if hasattr(F, "rms_norm") else None
-    peers["compile"] = reference.rms_norm if compile_too else None  # compiled per shape in bench_shape
-    try:
-        import triton_peer  # benchmarks/triton_peer.py, beside this file
-
-        peers["triton"] = triton_peer.rms_norm
-    except ImportError:  # no triton: the peer is left out and the JSON says so
-        peers["triton"] = None
+    peers["compile"] = reference.rms_norm if compile_too else None  # compiled per shape by time_peers
+    peers["triton"] = triton_peer("rms_norm")  # benchmarks/triton_peer.py; None without triton
     return peers
 
 
@@ -135,41 +90,13 @@ def bench_shape(rows: int, hidden: int, dtype: torch.dtype, timer: Timer, copy_g
 
     nbytes = 2 * x.numel() * x.element_size() + w.numel() * w.element_size()
     kernel_ms = timer(lambda: ops.rms_norm(x, w, EPS))
-    peer_us: dict[str, float | None] = {}
-    skipped: dict[str, str] = {}
-    for name, fn in peers.items():
-        if fn is None:
-            peer_us[name] = None
-            continue
-        if name == "compile":
-            torch._dynamo.reset()  # a fresh graph per shape: no recompilation limits, no dynamic shapes
-            fn = torch.compile(fn, dynamic=False)
-        try:
-            peer_err = rel_err(fn(x, w, EPS), x, w)
-        except Exception as exc:  # noqa: BLE001 - a peer that cannot run this shape is left out, with the reason
-            peer_us[name], skipped[name] = None, f"{type(exc).__name__}: {exc}".splitlines()[0]
-            continue
-        if not peer_err <= TOLERANCE[dtype]:
-            peer_us[name], skipped[name] = None, f"wrong result (relative error {peer_err:.3g})"
-            continue
-        peer_us[name] = timer(lambda fn=fn: fn(x, w, EPS)) * 1e3
-    gbps = nbytes / (kernel_ms * 1e-3) / 1e9
-    timed = {name: us for name, us in peer_us.items() if us is not None}
-    best = min(timed, key=timed.__getitem__) if timed else None
+    peer_us, skipped = time_peers(peers, lambda fn: fn(x, w, EPS), lambda out: rel_err(out, x, w), TOLERANCE[dtype], timer)
     return {
         "rows": rows,
         "hidden": hidden,
         "dtype": str(dtype).removeprefix("torch."),
-        "bytes": nbytes,
         "max_rel_err": err,
-        "kernel_us": kernel_ms * 1e3,
-        "kernel_GBps": gbps,
-        "pct_of_copy_bandwidth": 100.0 * gbps / copy_gbps,
-        "peers_us": peer_us,
-        "peers_skipped": skipped,
-        "speedup": {name: us / (kernel_ms * 1e3) for name, us in timed.items()},
-        "best_peer": best,
-        "speedup_vs_best": timed[best] / (kernel_ms * 1e3) if best else None,
+        **result(kernel_ms, nbytes, copy_gbps, peer_us, skipped),
     }
 
 
@@ -186,52 +113,17 @@ def main(argv: list[str] | None = None) -> int:
 
     timer = Timer()
     copy_gbps = copy_bandwidth_gbps(timer)
-    device = torch.cuda.get_device_properties(0)
-    print(f"{device.name} (sm_{device.major}{device.minor}), torch {torch.__version__}, timer {timer.name}")
-    print(f"device copy bandwidth (same run): {copy_gbps:.0f} GB/s\n")
     peers = make_peers(compile_too=not args.no_compile)
-    missing = [name for name, fn in peers.items() if fn is None]
-    if missing:
-        print(f"peers not measured here: {', '.join(missing)}")
-    print(f"{'shape':>14} {'dtype':>9} {'kernel us':>10} {'GB/s':>7} {'% copy':>7} "
-          + " ".join(f"{name + ' us':>14}" for name in peers) + f" {'best peer':>11} {'vs best':>8}")
+    missing = print_header(timer, copy_gbps, peers)
     results = []
     for dtype_name in args.dtype:
         for rows, hidden in args.shapes or DEFAULT_SHAPES:
             r = bench_shape(rows, hidden, DTYPES[dtype_name], timer, copy_gbps, peers)
             results.append(r)
-            cells = " ".join(f"{us:14.1f}" if us is not None else f"{'-':>14}" for us in r["peers_us"].values())
-            vs_best = f"{r['speedup_vs_best']:7.2f}x" if r["best_peer"] else f"{'-':>8}"
-            print(f"{rows:>7}x{hidden:<6} {r['dtype']:>9} {r['kernel_us']:10.1f} {r['kernel_GBps']:7.0f} "
-                  f"{r['pct_of_copy_bandwidth']:6.1f}% {cells} {r['best_peer'] or '-':>11} {vs_best}")
-            for name, why in r["peers_skipped"].items():
-                print(f"    {name} left out at this shape: {why}")
+            print_row(rows, hidden, r)
     if args.out:
-        try:
-            import triton
-
-            triton_version = triton.__version__
-        except ImportError:
-            triton_version = None
-        payload = {
-            "op": "rms_norm",
-            "project": "__NAME__",
-            "package_file": __PKG__.__file__,
-            "device": device.name,
-            "capability": f"{device.major}.{device.minor}",
-            "torch": torch.__version__,
-            "cuda": torch.version.cuda,
-            "triton": triton_version,
-            "python": platform.python_version(),
-            "timer": timer.name,
-            "eps": EPS,
-            "copy_bandwidth_GBps": copy_gbps,
-            "peers_not_available": missing,
-            "results": results,
-        }
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(payload, indent=2) + "\n")
-        print(f"\nwrote {args.out}")
+        op = {"op": "rms_norm", "project": "__NAME__", "package_file": __PKG__.__file__, "eps": EPS}
+        write_json(args.out, op, timer, copy_gbps, missing, results)
     return 0
 
 

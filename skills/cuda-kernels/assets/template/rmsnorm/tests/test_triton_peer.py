@@ -2,21 +2,14 @@
 
 A peer that is wrong makes every speedup meaningless, so it is checked like the kernel:
 against float64, on awkward inputs. Without a GPU this runs the peer under Triton's
-interpreter (TRITON_INTERPRET=1, CPU tensors), in a fresh process because the variable
-is read when the kernel is defined. Needs triton; skipped without it.
+interpreter (the `triton_interpreter` fixture in conftest.py). Needs triton; skipped
+without it.
 """
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-from pathlib import Path
-
-import pytest
-
-BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+from collections.abc import Callable
+from typing import Any
 
 CHECK = """
 import json, torch, triton_peer
@@ -40,12 +33,8 @@ print(json.dumps(out))
 BOUND = {"torch.bfloat16": 8e-3, "torch.float16": 1e-3, "torch.float32": 2e-5}
 
 
-def test_triton_peer_matches_float64_on_awkward_inputs() -> None:
-    pytest.importorskip("triton")
-    env = dict(os.environ, TRITON_INTERPRET="1", PYTHONPATH=os.pathsep.join([str(BENCHMARKS), os.environ.get("PYTHONPATH", "")]))
-    proc = subprocess.run([sys.executable, "-c", CHECK], capture_output=True, text=True, env=env, timeout=600, check=False)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    results = json.loads(proc.stdout.strip().splitlines()[-1])
+def test_triton_peer_matches_float64_on_awkward_inputs(triton_interpreter: Callable[[str], Any]) -> None:
+    results = triton_interpreter(CHECK)
     assert results.pop("empty")[1] == [0, 64]
     assert len(results) == 6
     for case, (dtype, shape, rel) in results.items():

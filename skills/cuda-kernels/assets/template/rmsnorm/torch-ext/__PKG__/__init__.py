@@ -12,7 +12,8 @@ from __future__ import annotations
 import torch
 
 from . import reference
-from ._ops import add_op_namespace_prefix, ops
+from ._fake import register_fake
+from ._ops import ops
 
 __all__ = ["rms_norm", "reference"]
 
@@ -46,25 +47,9 @@ def rms_norm(x: torch.Tensor, weight: torch.Tensor | None = None, eps: float = 1
 
 
 # torch.compile traces with fake tensors: tell it what the op returns without running it.
-# The op name must carry this build's namespace, hence add_op_namespace_prefix.
+# register_fake (in _fake.py) adds this build's namespace to the op name.
 def _rms_norm_fake(input: torch.Tensor, weight: torch.Tensor | None, epsilon: float) -> torch.Tensor:
     return input.new_empty(input.shape)  # contiguous, like the kernel's output
 
 
-# One build's files can be imported twice in a process (say, from build_local's output and
-# again through kernels.get_local_kernel on a Hub layout that links to them): the loader
-# recognises the file and loads the library once, but this module runs twice. Both runs
-# register the same function for the same build-unique namespace, so replacing the first is
-# harmless; torch 2.8-2.11 need allow_override=True for that, and older torch (no such flag)
-# keeps the first registration. A *copy* of the build at another path is a second library:
-# its ops register the namespace again and the process aborts ("Only a single TORCH_LIBRARY
-# can be used to register the namespace"), so link a build into a Hub layout, never copy it
-# into a process that has already imported it.
-try:
-    torch.library.register_fake(add_op_namespace_prefix("rms_norm"), _rms_norm_fake, allow_override=True)
-except TypeError:  # torch < 2.8
-    try:
-        torch.library.register_fake(add_op_namespace_prefix("rms_norm"), _rms_norm_fake)
-    except RuntimeError as exc:
-        if "already has" not in str(exc):
-            raise
+register_fake("rms_norm", _rms_norm_fake)
