@@ -218,12 +218,9 @@ def _forward_taken(module: nn.Module) -> str | None:
 
 
 def _has_hooks(module: nn.Module) -> bool:
-    return bool(
-        module._forward_hooks
-        or module._forward_pre_hooks
-        or "forward" in module.__dict__
-        or hasattr(module, "_diffusers_hook")
-    )
+    """Anything that would see or change the module's call, before patching: a diffusers
+    registry counts even when empty (patching under it is refused, not guessed at)."""
+    return _user_hooks(module, ()) or hasattr(module, "_diffusers_hook")
 
 
 def _user_hooks(module: nn.Module, own_forwards: tuple[Callable[..., Any], ...]) -> bool:

@@ -311,9 +311,13 @@ def _merged_weight(module: nn.Module, buffer: str, projections: tuple[Any, ...])
     return None
 
 
+def _installed_role(module: nn.Module) -> str | None:
+    """The role of the forward this module installed on `module`, or None (none, or someone else's)."""
+    return getattr(getattr(module.__dict__.get("forward"), "__func__", None), _TAG, None)
+
+
 def _hook_free_forward(module: nn.Module) -> bool:
-    installed = module.__dict__.get("forward")
-    return installed is None or getattr(getattr(installed, "__func__", None), _TAG, None) is not None
+    return "forward" not in module.__dict__ or _installed_role(module) is not None
 
 
 def _hook_free(module: nn.Module) -> bool:
@@ -832,8 +836,7 @@ def patched_roles(model: nn.Module) -> Counter[str]:
     """Count the forwards of this module installed on `model`'s submodules, by role."""
     roles: Counter[str] = Counter()
     for module in model.modules():
-        fn = getattr(module.__dict__.get("forward"), "__func__", None)
-        role = getattr(fn, _TAG, None)
+        role = _installed_role(module)
         if role is not None:
             roles[role] += 1
     return roles
