@@ -33,11 +33,15 @@ class _Terminated(KeyboardInterrupt):
     """SIGTERM, raised like Ctrl-C so an install in progress rolls back and cleans up."""
 
 
+def _click_class(name: str) -> tuple[type[BaseException], ...]:
+    # typer re-exports (or vendors) click's exception types under its own names: find the
+    # class by name among BadParameter's bases instead of importing click.
+    return tuple(cls for cls in typer.BadParameter.__mro__ if cls.__name__ == name)
+
+
 def _click_exceptions() -> tuple[type[BaseException], ...]:
-    # typer re-exports click's exception types under its own names; these must pass
-    # through the handler untouched so click prints usage errors and honours Exit.
-    bases = [cls for cls in typer.BadParameter.__mro__ if cls.__name__ == "ClickException"]
-    return (typer.Exit, typer.Abort, *bases)
+    # These must pass through the handler untouched so click prints usage errors and honours Exit.
+    return (typer.Exit, typer.Abort, *_click_class("ClickException"))
 
 
 def _report(what: str, fix: str, code: int, exc: BaseException | None = None) -> int:
@@ -60,8 +64,7 @@ def _usage_error_as_json(exc: BaseException) -> None:
     still prints the usage text on stderr and exits 2), so scripts parse every outcome."""
     argv = _state.get("argv") or []
     argv = argv[: argv.index("--")] if "--" in argv else argv
-    usage = tuple(cls for cls in typer.BadParameter.__mro__ if cls.__name__ == "UsageError")
-    if "--json" not in argv or not isinstance(exc, usage):
+    if "--json" not in argv or not isinstance(exc, _click_class("UsageError")):
         return
     what = exc.format_message() if hasattr(exc, "format_message") else str(exc)
     fix = "Run the command with --help for its usage."
