@@ -166,11 +166,27 @@ def _has_token() -> bool:
 _LOGIN = "set HF_TOKEN to a token from https://huggingface.co/settings/tokens or run `hf auth login`"
 
 
+def _transport_error() -> type[Exception]:
+    """The HTTP library's base error (connection refused, timeouts, bad status).
+
+    huggingface_hub 1.x talks through httpx and 2.x through httpx2, and only the one it
+    uses is installed, so the class is taken from huggingface_hub's own error hierarchy
+    instead of importing either library by name.
+    """
+    from huggingface_hub import errors
+
+    for cls in errors.HfHubHTTPError.__mro__[1:]:
+        if cls.__name__ == "HTTPError" and cls.__module__.split(".")[0].startswith("httpx"):
+            return cls
+    return OSError  # neither: HfHubHTTPError is an OSError and the handler below still gives one line
+
+
 @contextmanager
 def _hub_errors(ref: HubRef, label: str, *, offline: bool = False, writing: bool = False) -> Iterator[None]:
     """Turn whatever huggingface_hub raises into one line saying what happened and what to do."""
-    import httpx
     from huggingface_hub import errors
+
+    transport_error = _transport_error()
 
     try:
         yield
@@ -223,7 +239,7 @@ def _hub_errors(ref: HubRef, label: str, *, offline: bool = False, writing: bool
             f"{label}: cannot reach the Hub at {_endpoint()} and the skill is not in the local cache",
             "Check your connection (and HF_ENDPOINT, if set) and re-run.",
         ) from None
-    except (httpx.HTTPError, errors.FileMetadataError) as exc:
+    except (transport_error, errors.FileMetadataError) as exc:
         raise KernelsError(
             f"{label}: talking to the Hub failed ({type(exc).__name__}: {exc})",
             "Check your connection and re-run" + ("." if writing else "; nothing was installed."),
