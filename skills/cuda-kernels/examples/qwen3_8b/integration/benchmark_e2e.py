@@ -318,16 +318,19 @@ class Workloads:
     def decode(self, runner, *, graphed: bool = False) -> dict[str, Any]:
         torch = self.torch
         args = self.args
+        from qwen3_models import cache_keyword
+
         cache = self._new_cache()
+        with_cache = {cache_keyword(self.model): cache}
         tok = torch.zeros((1, 1), dtype=torch.long, device=self.device)
 
         def prefill():
             cache.reset()
-            logits = self.model(input_ids=self.decode_ids, past_key_values=cache, use_cache=True, logits_to_keep=1).logits
+            logits = self.model(input_ids=self.decode_ids, use_cache=True, logits_to_keep=1, **with_cache).logits
             tok.copy_(logits[:, -1:].argmax(-1))
 
         def step():
-            logits = runner(input_ids=tok, past_key_values=cache, use_cache=True).logits
+            logits = runner(input_ids=tok, use_cache=True, **with_cache).logits
             tok.copy_(logits[:, -1:].argmax(-1))
 
         prefill()

@@ -4,7 +4,7 @@
     print(report.summary())
     unpatch_qwen3(model)                              # back to transformers' code
 
-What is replaced, per model instance (transformers 5.17.0):
+What is replaced, per model instance (transformers 5.17.0 to 5.25.0):
 - every `Qwen3RMSNorm` (input_layernorm, post_attention_layernorm, q_norm, k_norm in each
   decoder layer, and the final norm: 145 modules in Qwen3-8B) -> `rms_norm`;
 - `Qwen3DecoderLayer.forward` -> the same forward with "residual + attention output,
@@ -28,10 +28,11 @@ What is replaced, per model instance (transformers 5.17.0):
 - RoPE (rope=True) of every attention module not fused above (Llama, or
   fuse_qk_norm_rope=False): the module-level `apply_rotary_pos_emb` of the model's
   modeling file, which `Qwen3Attention.forward` / `LlamaAttention.forward` look up as a
-  module global on every call (checked below through `forward.__code__.co_names`); no
-  attribute of the attention module holds it (the `_kernel_funcs` hook of
-  `use_kernelized_func` exists only while transformers accepts the installed `kernels`
-  version, which 0.17.x is not). The global is process-wide: while it is installed,
+  module global on every call (checked below through `forward.__code__.co_names`). The
+  per-instance copies kernels' `use_kernelized_func` keeps in `_kernel_funcs` exist only
+  while the installed `kernels` is inside transformers' version window (e.g. 0.19.x for
+  transformers 5.25, not 0.17.2 for 5.17), and even then the forward reaches them through
+  that same global, which dispatches to them. The global is process-wide: while it is installed,
   every caller of that modeling file, unpatched models included, gets the kernel's RoPE,
   which is identical in fp32 but in bf16/fp16 rounds once where transformers rounds
   after each operation (logits then differ at bf16 rounding level, as the patched
@@ -67,6 +68,8 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import inspect
+import sys
 import threading
 import types
 from collections import Counter
@@ -184,30 +187,82 @@ def _family_classes(family: _Family) -> dict[str, type] | None:
     return classes
 
 
-def _has_own_forward(cls: type, family: _Family) -> bool:
-    """The class's forward is still the one transformers defined for it."""
+# Wrappers transformers itself puts around a layer's forward. Each renames keywords, adds
+# gradient checkpointing or sets a context before calling the forward it wraps:
+# `deprecate_kwarg` (transformers >= 5.24 renames past_key_values -> cache), the checkpointing
+# wrapper GradientCheckpointingLayer.__init_subclass__ installs (>= 5.23; 5.17 checkpoints in
+# __call__), and kernels' `use_kernelized_func`, which transformers applies to the attention
+# classes when the installed kernels is inside its version window (it routes the module-level
+# apply_rotary_pos_emb to the instance's kernelized copy; see _attention_problem).
+_TRANSFORMERS_WRAPPERS = ("transformers.utils.deprecation", "transformers.modeling_layers",
+                          "kernels.layer.layer", "kernels._internals.layer.layer")
+
+
+def _source_file(module_name: str) -> str | None:
+    module = sys.modules.get(module_name)
+    return getattr(module, "__file__", None)
+
+
+def _own_forward(cls: type, family: _Family) -> types.FunctionType | None:
+    """transformers' own forward of `cls`, under transformers' own wrappers; None if replaced.
+
+    Code objects are compared by file, not by `__module__`/`__qualname__` alone: a wrapper made
+    with functools.wraps copies those names, and would otherwise pass for transformers' code.
+    """
     fwd = cls.__dict__.get("forward")
-    return (
+    wrapper_files = {f for f in map(_source_file, _TRANSFORMERS_WRAPPERS) if f}
+    while isinstance(fwd, types.FunctionType) and fwd.__code__.co_filename in wrapper_files:
+        fwd = getattr(fwd, "__wrapped__", None)
+    if (
         isinstance(fwd, types.FunctionType)
         and fwd.__module__ == family.module
         and fwd.__qualname__ == f"{cls.__qualname__}.forward"
-    )
+        and fwd.__code__.co_filename == _source_file(family.module)
+    ):
+        return fwd
+    return None
+
+
+def _has_own_forward(cls: type, family: _Family) -> bool:
+    """The class's forward is still the one transformers defined for it."""
+    return _own_forward(cls, family) is not None
 
 
 # The global and attribute names of the decoder layer's and the MLP's forward in transformers
-# 5.17.0 (Qwen3 and Llama alike). The patched copies reproduce those bodies; a forward that
-# uses any other set of names was changed (another transformers version) and is left alone.
+# 5.17.0 to 5.25.0 (Qwen3 and Llama alike). The patched copies reproduce those bodies; a forward
+# that uses any other set of names was changed (another transformers version) and is left alone.
 _DECODER_NAMES = frozenset({"input_layernorm", "self_attn", "post_attention_layernorm", "mlp"})
 _MLP_NAMES = frozenset({"gate_proj", "up_proj", "down_proj", "act_fn"})
 
 
-def _changed_forward(cls: type, names: frozenset[str]) -> str | None:
-    used = frozenset(cls.forward.__code__.co_names)
+def _changed_forward(cls: type, family: _Family, names: frozenset[str]) -> str | None:
+    fwd = _own_forward(cls, family)
+    if fwd is None:
+        return f"{cls.__name__}.forward is not transformers' own"
+    used = frozenset(fwd.__code__.co_names)
     if used == names:
         return None
     extra, missing = sorted(used - names), sorted(names - used)
     what = "; ".join(part for part in (extra and f"uses {', '.join(extra)}", missing and f"no longer uses {', '.join(missing)}") if part)
     return f"{cls.__name__}.forward differs from the copy patched in ({what}; another transformers version?)"
+
+
+# Parameters of the decoder layer's and the attention's forward around the KV cache, which
+# transformers 5.17.0-5.23 calls `past_key_values` and 5.24+ `cache`. The patched forwards are
+# made with the installed name, so callers passing it by keyword (as the model does) still bind.
+_DECODER_PARAMS = (("self", "hidden_states", "attention_mask", "position_ids"), ("use_cache", "position_embeddings", "kwargs"))
+_ATTENTION_PARAMS = (("self", "hidden_states", "position_embeddings", "attention_mask"), ("kwargs",))
+_CACHE_PARAMS = ("past_key_values", "cache")
+
+
+def _cache_param(cls: type, family: _Family, params: tuple[tuple[str, ...], tuple[str, ...]]) -> str | None:
+    """The name `cls`'s own forward gives its cache parameter, or None for another signature."""
+    fwd = _own_forward(cls, family)
+    if fwd is None:
+        return None
+    names = tuple(inspect.signature(fwd, follow_wrapped=False).parameters)
+    before, after = params
+    return next((cache for cache in _CACHE_PARAMS if names == (*before, cache, *after)), None)
 
 
 # Keyed by (class, its forward function): a class whose forward is later replaced is probed again.
@@ -358,33 +413,26 @@ def _mlp_activation(ops: types.ModuleType, mlp: nn.Module, x: torch.Tensor) -> t
     return ops.swiglu(gate, up)
 
 
-def _make_decoder_forward(ops: types.ModuleType, down_residual: bool) -> Callable:
+def _make_decoder_forward(ops: types.ModuleType, down_residual: bool, cache_param: str = "past_key_values") -> Callable:
     # Same parameters and order of operations as Qwen3DecoderLayer.forward /
-    # LlamaDecoderLayer.forward (transformers 5.17.0); only the add + norm is fused, and
-    # with down_residual the last residual add is done by the down_proj matmul.
-    def forward(
-        self,
-        hidden_states: torch.Tensor,
-        attention_mask: torch.Tensor | None = None,
-        position_ids: torch.LongTensor | None = None,
-        past_key_values: Any = None,
-        use_cache: bool | None = False,
-        position_embeddings: tuple[torch.Tensor, torch.Tensor] | None = None,
-        **kwargs: Any,
-    ) -> torch.Tensor:
+    # LlamaDecoderLayer.forward (transformers 5.17.0-5.25.0); only the add + norm is fused,
+    # and with down_residual the last residual add is done by the down_proj matmul.
+    # `cache` holds the KV cache keyword under the name the installed transformers uses.
+    def run(self, hidden_states: torch.Tensor, attention_mask: torch.Tensor | None, position_ids: torch.LongTensor | None,
+            cache: dict[str, Any], use_cache: bool | None, position_embeddings: tuple[torch.Tensor, torch.Tensor] | None,
+            kwargs: dict[str, Any]) -> torch.Tensor:
         if _records_grad(self, hidden_states):
             return type(self).forward(self, hidden_states, attention_mask=attention_mask, position_ids=position_ids,
-                                      past_key_values=past_key_values, use_cache=use_cache,
-                                      position_embeddings=position_embeddings, **kwargs)
+                                      use_cache=use_cache, position_embeddings=position_embeddings, **cache, **kwargs)
         residual = hidden_states
         hidden_states = self.input_layernorm(hidden_states)
         hidden_states, _ = self.self_attn(
             hidden_states=hidden_states,
             attention_mask=attention_mask,
             position_ids=position_ids,
-            past_key_values=past_key_values,
             use_cache=use_cache,
             position_embeddings=position_embeddings,
+            **cache,
             **kwargs,
         )
         norm = self.post_attention_layernorm
@@ -412,6 +460,33 @@ def _make_decoder_forward(ops: types.ModuleType, down_residual: bool) -> Callabl
         hidden_states = self.mlp(hidden_states)
         return residual + hidden_states
 
+    # Two signatures, one body: Python cannot name a parameter from a variable.
+    if cache_param == "cache":
+        def forward(
+            self,
+            hidden_states: torch.Tensor,
+            attention_mask: torch.Tensor | None = None,
+            position_ids: torch.LongTensor | None = None,
+            cache: Any = None,
+            use_cache: bool | None = False,
+            position_embeddings: tuple[torch.Tensor, torch.Tensor] | None = None,
+            **kwargs: Any,
+        ) -> torch.Tensor:
+            return run(self, hidden_states, attention_mask, position_ids, {"cache": cache}, use_cache, position_embeddings, kwargs)
+    else:
+        def forward(
+            self,
+            hidden_states: torch.Tensor,
+            attention_mask: torch.Tensor | None = None,
+            position_ids: torch.LongTensor | None = None,
+            past_key_values: Any = None,
+            use_cache: bool | None = False,
+            position_embeddings: tuple[torch.Tensor, torch.Tensor] | None = None,
+            **kwargs: Any,
+        ) -> torch.Tensor:
+            return run(self, hidden_states, attention_mask, position_ids, {"past_key_values": past_key_values}, use_cache,
+                       position_embeddings, kwargs)
+
     return _tag(forward, "fused_add_rms_norm+down_residual" if down_residual else "fused_add_rms_norm")
 
 
@@ -437,27 +512,25 @@ def _make_rope(original: Callable, ops: types.ModuleType) -> Callable:
     return _tag(apply_rotary_pos_emb, "rope")
 
 
-# Names Qwen3Attention.forward (transformers 5.17.0) uses; the fused forward reproduces
+# Names Qwen3Attention.forward (transformers 5.17.0-5.25.0) uses; the fused forward reproduces
 # that sequence, so a forward that no longer mentions one of them is not patched.
 _ATTENTION_NAMES = ("q_proj", "k_proj", "v_proj", "o_proj", "q_norm", "k_norm", "apply_rotary_pos_emb",
                     "ALL_ATTENTION_FUNCTIONS", "get_interface", "eager_attention_forward", "sliding_window",
                     "scaling", "layer_idx", "update")
 
 
-def _make_attention_forward(ops: types.ModuleType, family_module: str) -> Callable:
+def _make_attention_forward(ops: types.ModuleType, family_module: str, cache_param: str = "past_key_values") -> Callable:
     mod = importlib.import_module(family_module)
+    # transformers 5.24 renamed the cache parameter and, in the same change, started handing
+    # the forward's kwargs to cache.update (kwargs=kwargs); both are reproduced together.
+    new_cache_api = cache_param == "cache"
 
-    def forward(
-        self,
-        hidden_states: torch.Tensor,
-        position_embeddings: tuple[torch.Tensor, torch.Tensor],
-        attention_mask: torch.Tensor | None,
-        past_key_values: Any = None,
-        **kwargs: Any,
-    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+    def run(self, hidden_states: torch.Tensor, position_embeddings: tuple[torch.Tensor, torch.Tensor],
+            attention_mask: torch.Tensor | None, past_key_values: Any, kwargs: dict[str, Any]
+            ) -> tuple[torch.Tensor, torch.Tensor | None]:
         if _records_grad(self, hidden_states):
             return type(self).forward(self, hidden_states, position_embeddings, attention_mask,
-                                      past_key_values=past_key_values, **kwargs)
+                                      **{cache_param: past_key_values}, **kwargs)
         input_shape = hidden_states.shape[:-1]
         hidden_shape = (*input_shape, -1, self.head_dim)
         merged = _merged_weight(self, _FUSED_QKV, (self.q_proj, self.k_proj, self.v_proj))
@@ -492,7 +565,10 @@ def _make_attention_forward(ops: types.ModuleType, family_module: str) -> Callab
             query_states, key_states = mod.apply_rotary_pos_emb(query_states, key_states, cos, sin)
 
         if past_key_values is not None:
-            key_states, value_states = past_key_values.update(key_states, value_states, self.layer_idx)
+            if new_cache_api:
+                key_states, value_states = past_key_values.update(key_states, value_states, self.layer_idx, kwargs=kwargs)
+            else:
+                key_states, value_states = past_key_values.update(key_states, value_states, self.layer_idx)
 
         attention_interface: Callable = mod.ALL_ATTENTION_FUNCTIONS.get_interface(
             self.config._attn_implementation, mod.eager_attention_forward
@@ -512,20 +588,61 @@ def _make_attention_forward(ops: types.ModuleType, family_module: str) -> Callab
         attn_output = self.o_proj(attn_output)
         return attn_output, attn_weights
 
+    if new_cache_api:
+        def forward(
+            self,
+            hidden_states: torch.Tensor,
+            position_embeddings: tuple[torch.Tensor, torch.Tensor],
+            attention_mask: torch.Tensor | None,
+            cache: Any = None,
+            **kwargs: Any,
+        ) -> tuple[torch.Tensor, torch.Tensor | None]:
+            return run(self, hidden_states, position_embeddings, attention_mask, cache, kwargs)
+    else:
+        def forward(
+            self,
+            hidden_states: torch.Tensor,
+            position_embeddings: tuple[torch.Tensor, torch.Tensor],
+            attention_mask: torch.Tensor | None,
+            past_key_values: Any = None,
+            **kwargs: Any,
+        ) -> tuple[torch.Tensor, torch.Tensor | None]:
+            return run(self, hidden_states, position_embeddings, attention_mask, past_key_values, kwargs)
+
     return _tag(forward, "qk_norm_rope")
+
+
+def _kernelized_funcs(module: nn.Module) -> list[str]:
+    """Names of the module's use_kernelized_func copies that kernels.kernelize gave a kernel's forward.
+
+    kernelize binds the chosen layer's forward on the instance; when it falls back, kernels
+    0.19 removes that binding but 0.17 binds the class's own forward, which is no kernel.
+    """
+    kernelized = []
+    for name, func in (module.__dict__.get("_kernel_funcs") or {}).items():
+        bound = getattr(func, "__dict__", {}).get("forward")
+        if bound is not None and getattr(bound, "__func__", bound) is not getattr(type(func), "forward", None):
+            kernelized.append(name)
+    return sorted(kernelized)
 
 
 def _attention_problem(module: nn.Module, cls: type, family: _Family, families_norm: Callable) -> str | None:
     """Why the fused attention forward must not replace `module`'s, or None."""
     if family.name != "qwen3":
         return f"{family.attention} has no q_norm/k_norm"
-    if not _has_own_forward(cls, family):
+    fwd = _own_forward(cls, family)
+    if fwd is None:
         return f"{family.attention}.forward is not transformers' own"
     if "forward" in module.__dict__:
         return "forward already replaced on this instance"
-    names = set(cls.forward.__code__.co_names)
+    # The fused forward would silently drop a kernel kernelize bound to the instance's RoPE copy.
+    if kernelized := _kernelized_funcs(module):
+        return f"{', '.join(kernelized)} already kernelized on this instance (kernels.kernelize)"
+    names = set(fwd.__code__.co_names)
     if missing := [n for n in _ATTENTION_NAMES if n not in names]:
         return f"{family.attention}.forward no longer uses {', '.join(missing)} (another transformers version?)"
+    if _cache_param(cls, family, _ATTENTION_PARAMS) is None:
+        return f"{family.attention}.forward has parameters the copy does not reproduce (another transformers version?)"
     for role in ("q_norm", "k_norm"):
         norm = getattr(module, role, None)
         hit = families_norm(norm) if isinstance(norm, nn.Module) else None
@@ -569,15 +686,19 @@ _ROPE_PATCHES: dict[str, list[Any]] = {}  # module name -> [original, replacemen
 
 
 def _rope_target_problem(mod: types.ModuleType, family: _Family, attention_cls: type) -> str | None:
-    if "apply_rotary_pos_emb" not in attention_cls.forward.__code__.co_names:
+    fwd = _own_forward(attention_cls, family)
+    if fwd is None or "apply_rotary_pos_emb" not in fwd.__code__.co_names:
         return f"{family.attention}.forward does not call the module-level apply_rotary_pos_emb"
     current = getattr(mod, "apply_rotary_pos_emb", None)
     if getattr(current, _TAG, None) == "rope":
         return None  # ours, installed for another model
     if isinstance(current, types.FunctionType) and current.__module__ == family.module:
         return None  # transformers' function
-    if isinstance(current, nn.Module) and type(current).__module__ == "kernels.layer.layer":
-        return None  # transformers wrapped it with kernels' use_kernel_forward_from_hub (kernels 0.16.x)
+    if isinstance(current, nn.Module) and getattr(type(current).forward, "__module__", "").split(".")[0] == "kernels":
+        # transformers wrapped it in a module made by kernels' use_kernel_forward_from_hub
+        # (when the installed kernels is inside transformers' version window): kernels.layer.layer
+        # in 0.16.x, kernels._internals.layer.layer in 0.19.x.
+        return None
     return f"{family.module}.apply_rotary_pos_emb was replaced by {current!r}; not patching over it"
 
 
@@ -648,14 +769,21 @@ def patch_qwen3(
     report = PatchReport()
     patched: list[tuple[nn.Module, str]] = []
     norm_fwd = _make_norm_forward(kernels_module)
-    decoder_fwd = _make_decoder_forward(kernels_module, down_residual=False)
-    decoder_down_fwd = _make_decoder_forward(kernels_module, down_residual=True)
+    decoder_fwds: dict[tuple[str, bool], Callable] = {}  # by (cache parameter name, down_residual)
     mlp_fwd = _make_mlp_forward(kernels_module, fused=False)
     mlp_fused_fwd = _make_mlp_forward(kernels_module, fused=True)
     attention_fwds: dict[str, Callable] = {}
     fuse_attention = fuse_qk_norm_rope and norms and rope and callable(getattr(kernels_module, "qk_norm_rope_", None))
     rope_families: dict[str, tuple[_Family, type]] = {}
-    fused_layers: list[tuple[str, nn.Module]] = []  # decoder layers given decoder_fwd
+    rope_counts: Counter[str] = Counter()  # attention modules per family module that would call the global
+    rope_kernelized: dict[str, str] = {}  # family module -> an attention module whose RoPE copy kernelize replaced
+    fused_layers: list[tuple[str, nn.Module, str]] = []  # decoder layers given the fused forward, cache name
+
+    def decoder_forward(cache_param: str, down_residual: bool) -> Callable:
+        key = (cache_param, down_residual)
+        if key not in decoder_fwds:
+            decoder_fwds[key] = _make_decoder_forward(kernels_module, down_residual, cache_param)
+        return decoder_fwds[key]
 
     def family_of(module: nn.Module, role: str) -> tuple[_Family, type] | None:
         for fam, classes in families:
@@ -685,8 +813,10 @@ def patch_qwen3(
             if not fuse_residual:
                 continue
             post = getattr(module, "post_attention_layernorm", None)
-            problem = None if _has_own_forward(cls, fam) else f"{cls_name}.forward is not transformers' own"
-            problem = problem or _changed_forward(cls, _DECODER_NAMES)
+            problem = _changed_forward(cls, fam, _DECODER_NAMES)
+            cache_param = _cache_param(cls, fam, _DECODER_PARAMS)
+            if problem is None and cache_param is None:
+                problem = f"{cls_name}.forward has parameters the copy does not reproduce (another transformers version?)"
             if problem is None and "forward" in module.__dict__:
                 problem = "forward already replaced on this instance"
             if problem is None:
@@ -699,18 +829,17 @@ def patch_qwen3(
             if problem:
                 report.skipped.append((name, f"residual fusion: {problem}"))
             else:
-                module.forward = types.MethodType(decoder_fwd, module)
+                module.forward = types.MethodType(decoder_forward(cache_param, False), module)
                 patched.append((module, "fused_add_rms_norm"))
                 report.fused_add_rms_norm.append(name)
-                fused_layers.append((name, module))
+                fused_layers.append((name, module, cache_param))
             continue
 
         if (hit := family_of(module, "mlp")) is not None:
             fam, cls = hit
             if not swiglu:
                 continue
-            problem = None if _has_own_forward(cls, fam) else f"{cls_name}.forward is not transformers' own"
-            problem = problem or _changed_forward(cls, _MLP_NAMES)
+            problem = _changed_forward(cls, fam, _MLP_NAMES)
             if problem is None and "forward" in module.__dict__:
                 problem = "forward already replaced on this instance"
             if problem is None and not _is_silu(getattr(module, "act_fn", None)):
@@ -754,7 +883,8 @@ def patch_qwen3(
                 problem = _attention_problem(module, cls, fam, lambda m: family_of(m, "norm"))
                 if problem is None:
                     if fam.module not in attention_fwds:
-                        attention_fwds[fam.module] = _make_attention_forward(kernels_module, fam.module)
+                        cache_param = _cache_param(cls, fam, _ATTENTION_PARAMS)
+                        attention_fwds[fam.module] = _make_attention_forward(kernels_module, fam.module, cache_param)
                     if fuse_qkv and _merge_qkv(module):
                         report.fused_qkv.append(name)
                     elif fuse_qkv:
@@ -772,7 +902,9 @@ def patch_qwen3(
                     report.skipped.append((name, f"rope: {problem}"))
                 else:
                     rope_families[fam.module] = (fam, cls)
-                    report.rope_attention_modules += 1
+                    rope_counts[fam.module] += 1
+                    if _kernelized_funcs(module):
+                        rope_kernelized.setdefault(fam.module, name)
             continue
 
         if cls_name.endswith("Norm") and not isinstance(module, (nn.LayerNorm, nn.GroupNorm)):
@@ -782,7 +914,7 @@ def patch_qwen3(
     if fuse_down_residual:
         # After the walk: a decoder layer is visited before the MLP it holds.
         swiglu_mlps = {id(m) for m, role in patched if role == "swiglu"}
-        for name, module in fused_layers:
+        for name, module, cache_param in fused_layers:
             mlp = getattr(module, "mlp", None)
             down = getattr(mlp, "down_proj", None)
             if id(mlp) not in swiglu_mlps:
@@ -790,9 +922,16 @@ def patch_qwen3(
             elif not (_plain_linear(down) and down.bias is None):
                 report.skipped.append((name, "down_proj residual: down_proj is not a plain bias-free nn.Linear"))
             else:
-                module.forward = types.MethodType(decoder_down_fwd, module)
+                module.forward = types.MethodType(decoder_forward(cache_param, True), module)
                 report.down_residual.append(name)
 
+    for module_name, name in rope_kernelized.items():
+        # The global is process-wide: replacing it would bypass that module's kernel too.
+        del rope_families[module_name]
+        report.skipped.append((name, f"rope: its apply_rotary_pos_emb copy is kernelized (kernels.kernelize), so "
+                                     f"{module_name}.apply_rotary_pos_emb is left alone for all "
+                                     f"{rope_counts[module_name]} attention modules that call it"))
+    report.rope_attention_modules = sum(rope_counts[m] for m in rope_families)
     for module_name, (fam, _cls) in rope_families.items():
         report.rope.append(_install_rope(fam, kernels_module))
 

@@ -205,3 +205,15 @@ def random_input_ids(batch: int, seq_len: int, vocab_size: int, *, device, seed:
     generator = torch.Generator(device="cpu").manual_seed(seed)
     ids = torch.randint(0, vocab_size, (batch, seq_len), generator=generator)
     return ids.to(device)
+
+
+def cache_keyword(model: nn.Module) -> str:
+    """The keyword `model`'s forward takes the KV cache under.
+
+    transformers 5.24 renamed `past_key_values` to `cache`; the old name still works until
+    5.40 but warns on every call, which a timed decode loop should not pay for.
+    """
+    import inspect
+
+    return "cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values"
+
