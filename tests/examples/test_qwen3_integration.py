@@ -12,8 +12,11 @@ import importlib
 import inspect
 import json
 import os
+import functools
 import subprocess
 import sys
+import textwrap
+import types
 from collections import Counter
 from pathlib import Path
 from types import ModuleType
@@ -93,35 +96,67 @@ def test_the_patched_forwards_have_the_signatures_of_what_they_replace():
         return [(p.name, p.kind, p.default) for p in inspect.signature(fn).parameters.values()]
 
     ops = ModuleType("ops")
+    qwen3, llama = pq._FAMILIES
+    cache = pq._cache_param(mq.Qwen3DecoderLayer, qwen3, pq._DECODER_PARAMS)
+    assert cache == pq._cache_param(ml.LlamaDecoderLayer, llama, pq._DECODER_PARAMS) is not None
     for down_residual in (False, True):
-        assert params(pq._make_decoder_forward(ops, down_residual)) == params(mq.Qwen3DecoderLayer.forward)
-        assert params(pq._make_decoder_forward(ops, down_residual)) == params(ml.LlamaDecoderLayer.forward)
+        assert params(pq._make_decoder_forward(ops, down_residual, cache)) == params(mq.Qwen3DecoderLayer.forward)
+        assert params(pq._make_decoder_forward(ops, down_residual, cache)) == params(ml.LlamaDecoderLayer.forward)
     assert params(pq._make_norm_forward(ops)) == params(mq.Qwen3RMSNorm.forward)
     assert params(pq._make_mlp_forward(ops, fused=True)) == params(mq.Qwen3MLP.forward)
     assert params(pq._make_rope(ORIGINAL_ROPE, ops)) == params(ORIGINAL_ROPE)
-    assert params(pq._make_attention_forward(ops, mq.__name__)) == params(mq.Qwen3Attention.forward)
-    # The fused attention reproduces a forward that uses exactly these names.
-    assert set(pq._ATTENTION_NAMES) <= set(mq.Qwen3Attention.forward.__code__.co_names)
+    assert params(pq._make_attention_forward(ops, mq.__name__, cache)) == params(mq.Qwen3Attention.forward)
+    # The fused attention reproduces a forward that uses exactly these names (the code under
+    # transformers' own wrappers: deprecate_kwarg from 5.24).
+    assert set(pq._ATTENTION_NAMES) <= set(pq._own_forward(mq.Qwen3Attention, qwen3).__code__.co_names)
     # The RoPE patch point works only because the attention forward reads the global.
-    assert "apply_rotary_pos_emb" in mq.Qwen3Attention.forward.__code__.co_names
-    assert "apply_rotary_pos_emb" in ml.LlamaAttention.forward.__code__.co_names
+    assert "apply_rotary_pos_emb" in pq._own_forward(mq.Qwen3Attention, qwen3).__code__.co_names
+    assert "apply_rotary_pos_emb" in pq._own_forward(ml.LlamaAttention, llama).__code__.co_names
 
 
-def test_transformers_hub_decorators_are_inert_with_kernels_0_17():
-    """transformers 5.17 enables its kernels integration only for 0.16.0 <= kernels < 0.17.0."""
+def test_transformers_hub_decorators_are_active_only_inside_the_kernels_window():
+    """transformers enables its kernels integration only for KERNELS_MIN_VERSION <= kernels <
+    KERNELS_MAX_VERSION (5.17.0: [0.16.0, 0.17.0), 5.25.0: [0.19.1, 0.20.0)); kernel_hub.py and
+    huggingface_kernels_example.py must work on both sides of it."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    from packaging.version import Version
     from transformers.utils import import_utils
 
-    assert (import_utils.KERNELS_MIN_VERSION, import_utils.KERNELS_MAX_VERSION) == ("0.16.0", "0.17.0")
+    window = (import_utils.KERNELS_MIN_VERSION, import_utils.KERNELS_MAX_VERSION)
+    measured = {"5.17.0": ("0.16.0", "0.17.0"), "5.25.0": ("0.19.1", "0.20.0")}  # quoted in the references
+    if transformers.__version__ in measured:
+        assert window == measured[transformers.__version__]
     try:
-        from importlib.metadata import version
-
-        installed = version("kernels")
-    except Exception:
+        installed = Version(version("kernels"))
+    except PackageNotFoundError:
         installed = None
-    if installed is None or not installed.startswith("0.16."):
-        assert not import_utils.is_kernels_available()
+    inside = installed is not None and Version(window[0]) <= installed < Version(window[1])
+    assert import_utils.is_kernels_available() == inside
+    if inside:
+        assert mq.Qwen3RMSNorm.__dict__["kernel_layer_name"] == "RMSNorm"
+        # transformers' condition takes subclasses too: why kernel_hub installs its own.
+        assert mq.Qwen3RMSNorm.kernel_condition(GemmaStyleNorm(8))
+        assert isinstance(mq.apply_rotary_pos_emb, nn.Module)
+        assert type(mq.apply_rotary_pos_emb).kernel_layer_name == "rotary_pos_emb"
+    else:
         assert "kernel_layer_name" not in mq.Qwen3RMSNorm.__dict__
         assert isinstance(mq.apply_rotary_pos_emb, type(lambda: 0))
+    if installed is None:
+        return
+    from kernels import KernelizeFallback, Mode, kernelize, use_kernel_mapping
+
+    # The consequence for kernelize: inside the window, decorated layers the mapping does not
+    # name (rotary_pos_emb, SiLU) make use_fallback=False raise; NO_LAYER lets them keep their
+    # forward. Outside it nothing is decorated, so there is nothing to refuse or to swap.
+    model = tiny()
+    with use_kernel_mapping({}, inherit_mapping=False):
+        if inside:
+            with pytest.raises(ValueError, match="No layer mapping for"):
+                kernelize(model, mode=Mode.INFERENCE, device="cpu", use_fallback=False)
+        else:
+            kernelize(model, mode=Mode.INFERENCE, device="cpu", use_fallback=False)
+        kernelize(model, mode=Mode.INFERENCE, device="cpu", use_fallback=KernelizeFallback.NO_LAYER)
 
 
 def test_every_kernels_call_binds_to_the_installed_signatures(tmp_path):
@@ -392,15 +427,19 @@ def test_a_monkeypatched_norm_class_is_refused(qwen3_kernels, monkeypatch):
 
 @pytest.mark.slow  # builds the CUDA extension (once per session)
 def test_a_decoder_or_mlp_forward_of_another_transformers_version_is_left_alone(qwen3_kernels, monkeypatch):
-    # The patched decoder and MLP forwards are copies of transformers 5.17.0's; a class
-    # forward that still carries transformers' name but uses other names was changed.
-    def mlp_forward(self, x):
-        return self.dropout(self.down_proj(self.act_fn(self.gate_proj(x)) * self.up_proj(x)))
+    # The patched decoder and MLP forwards are copies of transformers 5.17.0-5.25.0's; a class
+    # forward from transformers' modeling file that uses other names was changed. The stand-ins
+    # are compiled under that file's name, as another version of it would be.
+    source = textwrap.dedent("""
+        def mlp_forward(self, x):
+            return self.dropout(self.down_proj(self.act_fn(self.gate_proj(x)) * self.up_proj(x)))
 
-    def layer_forward(self, hidden_states, **kwargs):
-        return self.input_layernorm(hidden_states) + self.layer_scale
-
-    for cls, fn in ((mq.Qwen3MLP, mlp_forward), (mq.Qwen3DecoderLayer, layer_forward)):
+        def layer_forward(self, hidden_states, **kwargs):
+            return self.input_layernorm(hidden_states) + self.layer_scale
+    """)
+    namespace: dict = {}
+    exec(compile(source, mq.__file__, "exec"), namespace)
+    for cls, fn in ((mq.Qwen3MLP, namespace["mlp_forward"]), (mq.Qwen3DecoderLayer, namespace["layer_forward"])):
         fn.__module__, fn.__qualname__ = cls.__module__, f"{cls.__qualname__}.forward"
         monkeypatch.setattr(cls, "forward", fn)
     model = tiny()
@@ -411,6 +450,54 @@ def test_a_decoder_or_mlp_forward_of_another_transformers_version_is_left_alone(
     layers = len(model.model.layers)
     assert sum("Qwen3MLP.forward differs from the copy patched in (uses dropout" in w for w in reasons) == layers
     assert sum("Qwen3DecoderLayer.forward differs" in w and "no longer uses mlp" in w for w in reasons) == layers
+
+
+@pytest.mark.slow  # builds the CUDA extension (once per session)
+def test_a_forward_wrapped_by_another_library_is_not_transformers_own(qwen3_kernels, monkeypatch):
+    # functools.wraps copies __module__ and __qualname__, so names alone would take a wrapper
+    # (a profiler, a LoRA library) for transformers' code, and the patch would bypass it.
+    calls: Counter[str] = Counter()
+
+    def wrap(cls: type) -> None:
+        inner = cls.forward
+
+        @functools.wraps(inner)
+        def forward(self, *args, **kwargs):
+            calls[cls.__name__] += 1
+            return inner(self, *args, **kwargs)
+
+        monkeypatch.setattr(cls, "forward", forward)
+
+    for cls in (mq.Qwen3MLP, mq.Qwen3DecoderLayer, mq.Qwen3Attention):
+        wrap(cls)
+    model = tiny()
+    report = pq.patch_qwen3(model, qwen3_kernels)
+    try:
+        assert report.swiglu == report.fused_add_rms_norm == report.qk_norm_rope == []
+        layers = len(model.model.layers)
+        reasons = [why for _, why in report.skipped]
+        for cls_name in ("Qwen3MLP", "Qwen3DecoderLayer", "Qwen3Attention"):
+            assert sum(f"{cls_name}.forward is not transformers' own" in w for w in reasons) == layers, cls_name
+        with torch.no_grad():
+            model(input_ids=IDS[:1, :8])
+        assert calls == {"Qwen3MLP": layers, "Qwen3DecoderLayer": layers, "Qwen3Attention": layers}
+    finally:
+        pq.unpatch_qwen3(model)
+
+
+def test_the_patched_forwards_bind_the_cache_keyword_the_installed_transformers_passes():
+    # transformers 5.17-5.23 calls the KV cache `past_key_values`, 5.24+ `cache` (behind a
+    # deprecate_kwarg wrapper); the copies must take whichever the installed classes take.
+    installed = inspect.signature(mq.Qwen3DecoderLayer.forward).parameters
+    cache = "cache" if "cache" in installed else "past_key_values"
+    qwen3 = pq._FAMILIES[0]
+    assert pq._cache_param(mq.Qwen3DecoderLayer, qwen3, pq._DECODER_PARAMS) == cache
+    assert pq._cache_param(mq.Qwen3Attention, qwen3, pq._ATTENTION_PARAMS) == cache
+    ops = ModuleType("ops")
+    assert cache in inspect.signature(pq._make_decoder_forward(ops, False, cache)).parameters
+    assert cache in inspect.signature(pq._make_attention_forward(ops, qwen3.module, cache)).parameters
+    other = "past_key_values" if cache == "cache" else "cache"
+    assert other not in inspect.signature(pq._make_decoder_forward(ops, True, cache)).parameters
 
 
 def test_the_norm_probe_rejects_a_wrong_formula_even_with_transformers_names(monkeypatch):
@@ -494,7 +581,11 @@ def test_with_grad_recorded_the_patched_model_runs_transformers_code_and_trains_
 @pytest.mark.slow  # builds the CUDA extension (once per session)
 def test_gradient_checkpointing_runs_through_the_patched_model(qwen3_kernels):
     model = tiny(seed=6)
-    model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+    # transformers 5.25 renamed gradient_checkpointing_enable (the old name warns until v6).
+    if hasattr(model, "activation_checkpointing_enable"):
+        model.activation_checkpointing_enable(activation_checkpointing_kwargs={"use_reentrant": False})
+    else:
+        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
     model.train()
     pq.patch_qwen3(model, qwen3_kernels)
     try:
@@ -718,9 +809,62 @@ def test_attention_fusion_is_refused_for_a_changed_forward_or_instance(qwen3_ker
 
 
 @pytest.mark.slow  # builds the CUDA extension (once per session)
+def test_attention_whose_rope_function_was_kernelized_is_not_fused_over(qwen3_kernels):
+    # With a kernels version inside transformers' window, each attention instance holds its own
+    # copy of apply_rotary_pos_emb in _kernel_funcs, and kernelize gives that copy a forward.
+    # Fusing q/k norm + RoPE there would silently drop the user's kernel. Stand-ins for both:
+    class RotaryFunc(nn.Module):
+        pass
+
+    model = tiny()
+    attn = model.model.layers[2].self_attn
+    kernelized, plain = RotaryFunc(), RotaryFunc()
+    kernelized.forward = lambda *args: args  # what kernels.kernelize installs: another function
+    # kernels 0.17 binds the class's own forward when kernelize falls back: no kernel.
+    plain.forward = types.MethodType(RotaryFunc.forward, plain)
+    attn.__dict__["_kernel_funcs"] = {"apply_rotary_pos_emb": kernelized}
+    model.model.layers[0].self_attn.__dict__["_kernel_funcs"] = {"apply_rotary_pos_emb": plain}
+    report = pq.patch_qwen3(model, qwen3_kernels)
+    try:
+        assert report.qk_norm_rope == [f"model.layers.{i}.self_attn" for i in range(len(model.model.layers)) if i != 2]
+        assert ("model.layers.2.self_attn",
+                "qk_norm_rope: apply_rotary_pos_emb already kernelized on this instance (kernels.kernelize)") in report.skipped
+    finally:
+        pq.unpatch_qwen3(model)
+
+
+@pytest.mark.slow  # builds the CUDA extension (once per session)
+def test_the_rope_global_is_left_alone_when_one_caller_has_a_kernelized_copy(qwen3_kernels):
+    # Llama's attention is not fused; it reaches RoPE through the process-wide global, which
+    # would bypass the kernel kernelize bound to one instance's copy. Nothing may replace it.
+    class RotaryFunc(nn.Module):
+        pass
+
+    model = qm.build_random_model(qm.tiny_llama_config(), dtype=torch.float32)
+    original_rope = ml.apply_rotary_pos_emb
+    kernelized = RotaryFunc()
+    kernelized.forward = lambda *args: args  # what kernels.kernelize installs: another function
+    model.model.layers[1].self_attn.__dict__["_kernel_funcs"] = {"rotary_pos_emb": kernelized}
+    report = pq.patch_qwen3(model, qwen3_kernels)
+    try:
+        assert ml.apply_rotary_pos_emb is original_rope
+        assert report.rope == [] and report.rope_attention_modules == 0
+        assert [why for name, why in report.skipped if name == "model.layers.1.self_attn"] == [
+            "rope: its apply_rotary_pos_emb copy is kernelized (kernels.kernelize), so "
+            "transformers.models.llama.modeling_llama.apply_rotary_pos_emb is left alone for all 3 attention "
+            "modules that call it"
+        ]
+        assert len(report.rms_norm) == 2 * 3 + 1  # the rest of the patch is unaffected
+    finally:
+        pq.unpatch_qwen3(model)
+    assert ml.apply_rotary_pos_emb is original_rope
+
+
+@pytest.mark.slow  # builds the CUDA extension (once per session)
 def test_llama_blocks_are_patched_by_the_same_code(qwen3_kernels):
     model = qm.build_random_model(qm.tiny_llama_config(), dtype=torch.float32)
     ref = logits(model, IDS)
+    original_rope = ml.apply_rotary_pos_emb  # a function, or kernels' module around it inside its window
     report = pq.patch_qwen3(model, qwen3_kernels)
     try:
         c = report.counts()
@@ -729,7 +873,7 @@ def test_llama_blocks_are_patched_by_the_same_code(qwen3_kernels):
         assert qm.compare_logits(logits(model, IDS), ref)["rel_l2"] < 1e-5
     finally:
         pq.unpatch_qwen3(model)
-    assert ml.apply_rotary_pos_emb.__module__ == ml.__name__
+    assert ml.apply_rotary_pos_emb is original_rope
 
 
 @pytest.mark.slow  # builds the CUDA extension (once per session)
@@ -739,13 +883,13 @@ def test_patched_model_decodes_the_same_tokens_with_a_static_cache(qwen3_kernels
     model = tiny()
 
     def greedy():
-        cache = StaticCache(config=model.config, max_cache_len=40)
+        cache = {qm.cache_keyword(model): StaticCache(config=model.config, max_cache_len=40)}
         with torch.no_grad():
-            out = model(input_ids=IDS[:1, :16], past_key_values=cache, use_cache=True, logits_to_keep=1)
+            out = model(input_ids=IDS[:1, :16], use_cache=True, logits_to_keep=1, **cache)
             tokens = [int(out.logits[0, -1].argmax())]
             for _ in range(6):
                 tok = torch.tensor([[tokens[-1]]])
-                out = model(input_ids=tok, past_key_values=cache, use_cache=True)
+                out = model(input_ids=tok, use_cache=True, **cache)
                 tokens.append(int(out.logits[0, -1].argmax()))
         return tokens
 
@@ -763,6 +907,9 @@ def test_patched_model_decodes_the_same_tokens_with_a_static_cache(qwen3_kernels
 @pytest.mark.slow  # builds the CUDA extension (once per session)
 def test_kernelize_swaps_exactly_the_verified_classes_on_cpu(qwen3_kernels, tmp_path):
     pytest.importorskip("kernels")
+    # Inside transformers' kernels window the class already carries its own marking (see
+    # test_transformers_hub_decorators_are_active_only_inside_the_kernels_window).
+    marking = {k: mq.Qwen3RMSNorm.__dict__.get(k) for k in ("kernel_layer_name", "kernel_condition")}
     model = tiny()
     odd = GemmaStyleNorm(model.model.layers[2].input_layernorm.weight.shape[0])
     model.model.layers[2].input_layernorm = odd
@@ -771,9 +918,17 @@ def test_kernelize_swaps_exactly_the_verified_classes_on_cpu(qwen3_kernels, tmp_
     counts = kernel_hub.kernelize_qwen3(model, repo, device="cpu")
     assert counts == {"RMSNorm": 12, "SwiGLUMLP": 3}
     assert "forward" not in odd.__dict__  # the subclass inherits the class attribute, not the swap
-    assert "kernel_layer_name" not in mq.Qwen3RMSNorm.__dict__  # classes restored after kernelize
+    assert {k: mq.Qwen3RMSNorm.__dict__.get(k) for k in marking} == marking  # classes restored after kernelize
     assert qm.compare_logits(logits(model, IDS), ref)["rel_l2"] < 1e-5
-    assert kernel_hub.unkernelize(model) == 15
+    bound = {id(m): m for m in model.modules() if "forward" in m.__dict__}
+    swapped = {i for i, m in bound.items() if m.__dict__["forward"].__func__.__module__.endswith(".layers")}
+    assert len(swapped) == 15
+    # kernels 0.17 binds a class's own forward where it falls back (e.g. SiLU, which transformers
+    # 5.20-5.22 marks while kernels 0.17.2 is inside their window); 0.19 binds nothing there.
+    assert all(m.__dict__["forward"].__func__ is type(m).forward for i, m in bound.items() if i not in swapped)
+    assert kernel_hub.unkernelize(model) == len(bound)
+    assert not any("forward" in m.__dict__ for m in model.modules())
+    assert not any("_kernel_repo" in m.__dict__ for m in model.modules())  # kernels 0.19's record of a swap
     assert torch.equal(logits(model, IDS), ref)
 
 
@@ -829,10 +984,17 @@ def test_the_imported_build_loads_again_through_kernels_with_torch_2_11_rules(qw
 @pytest.mark.slow  # builds the CUDA extension (once per session)
 def test_rotary_layer_replaces_a_hub_decorated_apply_rotary_pos_emb(qwen3_kernels, tmp_path):
     kernels = pytest.importorskip("kernels")
-    from kernels import LocalLayerRepository, Mode
+    from kernels import KernelizeFallback, LocalLayerRepository, Mode
 
-    # What transformers does when its kernels integration is active (kernels 0.16.x):
-    func_module = kernels.use_kernel_forward_from_hub("rotary_pos_emb")(ORIGINAL_ROPE)
+    decorated = isinstance(ORIGINAL_ROPE, nn.Module)  # transformers' decorator is active (kernels in its window)
+    if decorated:
+        # transformers already made the function a module; kernelize a fresh instance of its
+        # class, never the shared global.
+        assert type(ORIGINAL_ROPE).kernel_layer_name == "rotary_pos_emb"
+        func_module = type(ORIGINAL_ROPE)()
+    else:
+        # What transformers does when its kernels integration is active:
+        func_module = kernels.use_kernel_forward_from_hub("rotary_pos_emb")(ORIGINAL_ROPE)
     repo = kernel_hub.local_repository(qwen3_kernels, tmp_path / "repo")
     kernel_hub.load_local_kernel(repo)
     mapping = {"rotary_pos_emb": {"cpu": LocalLayerRepository(repo_path=repo, layer_name="ApplyRotaryPosEmb")}}
@@ -844,6 +1006,19 @@ def test_rotary_layer_replaces_a_hub_decorated_apply_rotary_pos_emb(qwen3_kernel
     cos, sin = torch.randn(1, 6, 16, generator=gen), torch.randn(1, 6, 16, generator=gen)
     for got, want in zip(func_module(q, k, cos, sin), ORIGINAL_ROPE(q, k, cos, sin)):
         torch.testing.assert_close(got, want)
+    if not decorated:
+        return
+    # Inside the window the model itself is kernelize-able: every attention module holds a private
+    # copy of the function (kernels' use_kernelized_func), which the mapping swaps per model.
+    model = tiny()
+    ref = logits(model, IDS)
+    with kernels.use_kernel_mapping(mapping, inherit_mapping=False):
+        # RMSNorm and SiLU are decorated too and not mapped here: NO_LAYER keeps their forward.
+        kernels.kernelize(model, mode=Mode.INFERENCE, device="cpu", use_fallback=KernelizeFallback.NO_LAYER)
+    private = [m._kernel_funcs["rotary_pos_emb"] for m in model.modules() if "_kernel_funcs" in m.__dict__]
+    assert len(private) == model.config.num_hidden_layers
+    assert all(f.forward.__func__.__qualname__ == "ApplyRotaryPosEmb.forward" for f in private)
+    assert qm.compare_logits(logits(model, IDS), ref)["rel_l2"] < 1e-5
 
 
 # ------------------------------------------------------------- benchmarks and scripts

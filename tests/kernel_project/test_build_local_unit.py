@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
+import json
 from pathlib import Path
 
 import pytest
@@ -225,6 +228,38 @@ def test_default_build_dir_is_outside_the_project(tmp_path: Path, monkeypatch: p
     assert build_dir.parent == tmp_path / "cache" / "build_local"
     assert build_dir.name.startswith("mini-")
     assert spec.root not in build_dir.parents
+
+
+def test_hub_layout_metadata_keeps_the_arch_suffixes_kernels_checks(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    # kernels 0.19 checks a local build's archs against the GPU in get_local_kernel too (0.17.2:
+    # get_kernel only): "12.0+PTX" written as "12.0" would refuse a 13.x GPU that JITs the PTX.
+    project = _mini_project(tmp_path / "p")
+    package = tmp_path / "build" / "mini"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    archs = ("8.0", "9.0a", "12.0+PTX")
+    result = build_local.BuildResult(path=tmp_path / "build", package="mini", namespace="_mini_0123456789",
+                                     extension=package / "_mini_0123456789.so", archs=archs, ops=(), recompiled=False)
+    monkeypatch.setattr(build_local, "hub_variant_name", lambda: "torch214-cxx11-cu130-x86_64-linux")
+    repo = build_local.write_hub_layout(result, project, tmp_path / "repo")
+    variant = repo / "build" / "torch214-cxx11-cu130-x86_64-linux"
+    assert (variant / "mini").is_symlink() and (variant / "mini").resolve() == package.resolve()
+    metadata = json.loads((variant / "metadata.json").read_text())
+    assert metadata["id"] == "_mini_0123456789" and metadata["backend"] == {"type": "cuda", "archs": list(archs)}
+    if importlib.util.find_spec("kernels") is None:
+        return
+    import kernels
+
+    assert kernels.Metadata.read_from_file(variant / "metadata.json").backend.archs == list(archs)
+    try:
+        kernels_archs = importlib.import_module("kernels._internals.archs")
+    except ModuleNotFoundError:
+        kernels_archs = importlib.import_module("kernels.archs")
+    assert kernels_archs._supports_cuda_capability(list(archs), (13, 0))  # through the PTX
+    assert not kernels_archs._supports_cuda_capability([a.split("+")[0] for a in archs], (13, 0))
+    assert kernels_archs._supports_cuda_capability(list(archs), (9, 0))
+    assert not kernels_archs._supports_cuda_capability(list(archs), (10, 0))
 
 
 # ---------------------------------------------------------------------------------- CLI

@@ -1137,7 +1137,10 @@ def write_hub_layout(result: BuildResult, project: Path | str, dest: Path | str)
         "version": general.get("version", 1),
         "license": general.get("license", "apache-2.0"),
         "python-depends": list(general.get("python-depends", [])),
-        "backend": {"type": "cuda", "archs": [a.split("+")[0] for a in result.archs]},
+        # The archs as built, suffixes kept: kernels' arch check (also in get_local_kernel from
+        # 0.19) runs "9.0a" only on 9.0 and "12.0+PTX" on 12.0 and newer; "12.0" alone would
+        # refuse a newer GPU that can JIT the PTX.
+        "backend": {"type": "cuda", "archs": list(result.archs)},
     }
     write_if_changed(variant / "metadata.json", json.dumps(metadata, indent=2) + "\n")
     return dest

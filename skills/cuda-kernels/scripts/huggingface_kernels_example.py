@@ -106,14 +106,39 @@ def _require(module: str) -> Any:
         raise ExampleError(f"this needs the '{module}' package: pip install {module}") from None
 
 
+def variant_digest(variant: Path) -> dict[str, Any] | None:
+    """metadata.json's `digest` for the files now in `variant`, hashed by kernels itself.
+
+    kernels 0.19 verifies a variant's files against this digest on every get_local_kernel
+    (a mismatch raises) and only warns, then loads, when the metadata has none; 0.17.2 parses
+    it and does not check. kernels' own `Digest.hash_variant` is what the loader compares
+    with, so nothing here can drift from its rules (top-level metadata.json and bytecode are
+    skipped, file symlinks are followed, symlinked directories are not descended into).
+    None when the installed kernels has no digest support.
+    """
+    try:
+        from kernels._rust import Digest, DigestAlgorithm  # noqa: PLC0415
+    except ImportError:
+        return None
+    digest = Digest.hash_variant(DigestAlgorithm.SHA256, variant)
+    # "sha256" is DigestAlgorithm.SHA256's name in metadata.json; the files map is
+    # relative path -> base64 of the file's SHA-256.
+    return {"algorithm": "sha256", "files": dict(digest.files)}
+
+
 def _write_metadata(variant: Path, name: str, backend: dict[str, Any]) -> None:
-    meta = {"id": f"_{name.replace('-', '_')}_{variant.name.replace('-', '_')}", "name": name, "version": 1,
-            "license": "apache-2.0", "python-depends": [], "backend": backend}
+    """Write metadata.json last: its digest covers the files already in `variant`."""
+    meta: dict[str, Any] = {"id": f"_{name.replace('-', '_')}_{variant.name.replace('-', '_')}", "name": name,
+                            "version": 1, "license": "apache-2.0", "python-depends": [], "backend": backend}
+    digest = variant_digest(variant)
+    if digest is not None:
+        meta["digest"] = digest
     (variant / "metadata.json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
 
 
 def write_demo_kernel(root: Path) -> Path:
-    """A Hub-layout tree `root/build/torch-universal/demo_rmsnorm/`; returns root."""
+    """A Hub-layout tree `root/build/torch-universal/demo_rmsnorm/` whose metadata.json records
+    the digest kernels 0.19 verifies on load; returns root."""
     variant = root / "build" / "torch-universal"
     package = variant / DEMO_NAME.replace("-", "_")
     package.mkdir(parents=True)
@@ -282,9 +307,11 @@ def kernelize_and_compare(kernel_root: Path, layer: str, device: str, real_size:
     kernels = _require("kernels")
     from transformers.models.qwen3.modeling_qwen3 import Qwen3RMSNorm  # noqa: PLC0415
 
-    # transformers 5.17 enables its own kernels integration only for 0.16 <= kernels < 0.17; with
-    # other versions its @use_kernel_forward_from_hub is a no-op and kernelize finds no layer.
-    # Marking the class with kernels' own API works with every version.
+    # transformers enables its own kernels integration only while the installed kernels is inside
+    # its window, KERNELS_MIN_VERSION <= kernels < KERNELS_MAX_VERSION (5.17.0: 0.16.0..0.17.0,
+    # 5.25.0: 0.19.1..0.20.0). Outside it, its @use_kernel_forward_from_hub is a no-op and kernelize
+    # finds no layer; inside it, the class is already marked. Marking it with kernels' own API
+    # works with every version.
     if getattr(Qwen3RMSNorm, "kernel_layer_name", None) != "RMSNorm":
         kernels.replace_kernel_forward_from_hub(Qwen3RMSNorm, "RMSNorm", condition=lambda m: type(m) is Qwen3RMSNorm)
     module = kernels.get_local_kernel(kernel_root)
@@ -343,7 +370,15 @@ def kernelize_and_compare(kernel_root: Path, layer: str, device: str, real_size:
     originals = {id(m): m.forward for m in model.modules() if type(m) is Qwen3RMSNorm}
     mapping = {"RMSNorm": {device: kernels.LocalLayerRepository(repo_path=kernel_root, layer_name=layer)}}
     with kernels.use_kernel_mapping(mapping, inherit_mapping=False):
-        kernels.kernelize(model, mode=kernels.Mode.INFERENCE, device=device, use_fallback=False)
+        # Inside transformers' window its decorators mark more than the RMSNorm (in Qwen3 also the
+        # MLP's activation as `SiLU` and apply_rotary_pos_emb as `rotary_pos_emb`, attached to every
+        # attention module), and use_fallback=False raises "No layer mapping for `rotary_pos_emb`"
+        # (kernels 0.19.1 + transformers 5.25.0). NO_LAYER lets exactly the layers this mapping
+        # does not name keep their forward; an RMSNorm without an entry for this device or mode,
+        # or whose layer cannot be loaded, still raises. The count below checks that the RMSNorm
+        # swap itself happened.
+        kernels.kernelize(model, mode=kernels.Mode.INFERENCE, device=device,
+                          use_fallback=kernels.KernelizeFallback.NO_LAYER)
     kernel_layer = getattr(module.layers, layer)
     patched = [m for m in model.modules() if type(m) is Qwen3RMSNorm
                and getattr(m.forward, "__func__", None) is kernel_layer.forward]

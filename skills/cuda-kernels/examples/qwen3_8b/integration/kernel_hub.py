@@ -1,30 +1,42 @@
 """The Kernel Hub route: `kernels.kernelize` with a mapping to this example's `layers`.
 
-How transformers and `kernels` fit together (checked against transformers 5.17.0 and
-kernels 0.17.2, see tests/examples/test_qwen3_integration.py):
+How transformers and `kernels` fit together (checked against transformers 5.17.0 + kernels
+0.17.2 and transformers 5.25.0 + kernels 0.19.1, see tests/examples/test_qwen3_integration.py):
 
 - transformers marks `Qwen3RMSNorm` with `@use_kernel_forward_from_hub("RMSNorm")` and
   `apply_rotary_pos_emb` with `@use_kernel_forward_from_hub("rotary_pos_emb")`. Those
   decorators are transformers' wrappers: they call kernels' decorator only when
-  `transformers.utils.import_utils.is_kernels_available()` is True, i.e. when
-  0.16.0 <= kernels < 0.17.0 (KERNELS_MIN_VERSION / KERNELS_MAX_VERSION). With kernels
-  0.17.2 (what this project pins) or without kernels, they are no-ops: `Qwen3RMSNorm`
-  has no `kernel_layer_name`, and `model.kernelize()` / `use_kernels=True` raise.
-- What the decorator would have done is one line of kernels' public API,
-  `kernels.replace_kernel_forward_from_hub(Qwen3RMSNorm, "RMSNorm")` (it sets
-  `kernel_layer_name` and a `kernel_condition` on the class). `hub_layer_names()` does
-  that for the duration of a `with` block and restores the classes afterwards, with a
-  condition that accepts only instances of exactly that class (a subclass inherits the
-  class attribute, so without the condition a Gemma-style subclass would be swapped).
+  `transformers.utils.import_utils.is_kernels_available()` is True, i.e. when the installed
+  kernels is inside transformers' window KERNELS_MIN_VERSION <= kernels < KERNELS_MAX_VERSION
+  (5.17.0: 0.16.0..0.17.0; 5.25.0: 0.19.1..0.20.0).
+  - Outside the window (kernels 0.17.2 with transformers 5.17.0, or no kernels) they are
+    no-ops: `Qwen3RMSNorm` has no `kernel_layer_name`, `apply_rotary_pos_emb` is a plain
+    function, and `use_kernels=True` raises "Kernels are not available".
+  - Inside it (kernels 0.19.1 with transformers 5.25.0) `Qwen3RMSNorm` carries
+    `kernel_layer_name = "RMSNorm"` with a condition that accepts every instance, subclasses
+    included, and `apply_rotary_pos_emb` is an `nn.Module` instance that every attention
+    module holds a private copy of (kernels' `use_kernelized_func`).
+- `hub_layer_names()` marks the classes with kernels' public API for the duration of a `with`
+  block, `kernels.replace_kernel_forward_from_hub(cls, name, condition=...)` (what the
+  decorator does: it sets `kernel_layer_name` and `kernel_condition` on the class), and
+  restores them afterwards. Its condition accepts only instances of exactly that class: a
+  subclass inherits the class attributes, so without it a Gemma-style subclass with another
+  formula would be swapped. Inside the window it replaces transformers' accept-all condition
+  the same way.
 - `kernels.kernelize(model, mode=Mode.INFERENCE, device=...)` then walks the model and,
   for each module whose class has a `kernel_layer_name` that the active mapping knows,
-  loads the layer class from the repository and binds its `forward` to the module.
+  loads the layer class from the repository and binds its `forward` to the module
+  (kernels 0.19.1 also records the repository in the module's `_kernel_repo`, which
+  `kernels.get_kernelized_layers` reads).
 - A `LocalLayerRepository(repo_path=..., layer_name=...)` loads a kernel-builder style
   build from disk: a directory holding `metadata.json` and the package
   (`<python_name>/__init__.py`), or `build/<variant>/` directories of those.
   `local_repository()` writes that layout around a package built by build_local.py; a
   kernel-builder build or a Hub download (`LayerRepository(repo_id=..., version=...)`)
-  needs nothing extra.
+  needs nothing extra. kernels 0.19.1 logs "the metadata does not record a digest" when it
+  loads this layout, and loads it: the package is a linked directory, which kernels' digest
+  (`kernels._rust.Digest.hash_variant`) does not descend into, so a digest here would list
+  no file of the build and verify nothing.
 
 The layers themselves are in `torch-ext/qwen3_8b_kernels/layers.py`.
 """
@@ -120,7 +132,8 @@ def hub_layer_names(names: dict[str, tuple[str, list[tuple[str, str]]]] = HUB_LA
     """Make transformers' classes kernelize-able under `names` for the `with` block.
 
     Equivalent to what transformers' `use_kernel_forward_from_hub` decorator does when it
-    is active, limited to exact instances of each class, undone on exit.
+    is active, limited to exact instances of each class, undone on exit (a class transformers
+    marked itself gets its own name and condition back).
     """
     import kernels
 
@@ -130,8 +143,8 @@ def hub_layer_names(names: dict[str, tuple[str, list[tuple[str, str]]]] = HUB_LA
             for module_name, class_name in targets:
                 cls = _resolve_class(module_name, class_name)
                 saved.append((cls, {k: cls.__dict__[k] for k in ("kernel_layer_name", "kernel_condition") if k in cls.__dict__}))
-                if "kernel_layer_name" in cls.__dict__:
-                    continue  # transformers' own decorator is active (kernels 0.16.x): keep it
+                # Also when transformers' own decorator is active (kernels inside its window): its
+                # condition accepts subclasses, which may compute another formula.
                 kernels.replace_kernel_forward_from_hub(cls, layer_name, condition=lambda m, cls=cls: type(m) is cls)
         yield
     finally:
@@ -169,8 +182,9 @@ def kernelize_qwen3(
     mode = Mode.INFERENCE | Mode.TORCH_COMPILE if compile_ready else Mode.INFERENCE
     with hub_layer_names(names), kernels.use_kernel_mapping(mapping, inherit_mapping=False):
         # Default fallback: modules whose name the mapping lacks keep transformers' forward
-        # (e.g. the rotary function when transformers' own decorator is active); a layer
-        # that cannot be loaded still raises. The returned counts say what was swapped.
+        # (inside transformers' window: its `SiLU` activation and `rotary_pos_emb` function,
+        # which use_fallback=False would refuse); a layer that cannot be loaded still raises.
+        # The returned counts say what was swapped.
         kernels.kernelize(model, mode=mode, device=device, use_fallback=True)
     return kernelized_counts(model)
 
@@ -196,6 +210,9 @@ def unkernelize(model: nn.Module) -> int:
             continue
         if getattr(fn, "__module__", "").endswith(".layers") or fn is type(module).forward:
             del module.forward
+            # kernels 0.19 records the swap's repository here; get_kernelized_layers would
+            # still report the module as kernelized.
+            module.__dict__.pop("_kernel_repo", None)
             removed += 1
     return removed
 
