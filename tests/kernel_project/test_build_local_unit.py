@@ -61,6 +61,22 @@ def test_older_schema_without_backend_keys_means_cuda() -> None:
     assert [k.name for k in spec.kernels] == ["rmsnorm"]
 
 
+def test_edition_6_language_keys_pick_the_cuda_kernels() -> None:
+    # Current kernel-builder's Nix build requires edition 6 (`kernel-builder update-build`
+    # rewrites an edition 5 file), which names each kernel's language instead of a backend.
+    data = toml()
+    data["general"]["edition"] = 6
+    del data["kernel"]["rmsnorm"]["backend"]
+    data["kernel"]["rmsnorm"]["language"] = "cpp-cuda"
+    data["kernel"]["rmsnorm_rocm"] = {"language": "cpp-rocm", "depends": ["torch"], "src": ["r/rmsnorm.hip"]}
+    spec = build_local.parse_build_toml(data, Path("/p"))
+    assert [k.name for k in spec.kernels] == ["rmsnorm"] and spec.kernels[0].capabilities == ("8.0", "9.0")
+    assert spec.skipped_kernels == ("rmsnorm_rocm (cpp-rocm)",)
+    data["kernel"]["rmsnorm"]["language"] = "cpp-metal"
+    with pytest.raises(BuildError, match='language = "cpp-cuda"'):
+        build_local.parse_build_toml(data, Path("/p"))
+
+
 @pytest.mark.parametrize(
     ("change", "message"),
     [

@@ -47,6 +47,29 @@ def assert_current_build_format(project: Path) -> None:
     assert "legacy" not in result.stdout + result.stderr, result.stdout + result.stderr
 
 
+@pytest.mark.parametrize("op", sorted(new_kernel_project.OPS))
+def test_scaffold_build_toml_upgraded_to_edition_6_reads_the_same(tmp_path: Path, op: str) -> None:
+    # A current kernel-builder's Nix build needs edition 6 (`kernel-builder update-build`: the
+    # edition, and `language = "cpp-cuda"` in place of `backend = "cuda"`). Both kernels'
+    # parser (where it knows edition 6) and build_local must read the upgraded file as is.
+    assert run_script(NEW_PROJECT, "my-kernel", "--op", op, "--out", tmp_path).returncode == 0
+    project = tmp_path / "my-kernel"
+    text = (project / "build.toml").read_text()
+    assert text.count("\nedition = 5\n") == 1 and text.count('\nbackend = "cuda"\n') == 1
+    before = build_local.parse_build_toml(tomllib.loads(text), project)
+    text = text.replace("\nedition = 5\n", "\nedition = 6\n").replace('\nbackend = "cuda"\n', '\nlanguage = "cpp-cuda"\n')
+    (project / "build.toml").write_text(text)
+    assert build_local.parse_build_toml(tomllib.loads(text), project) == before
+    pytest.importorskip("kernels._rust")
+    result = subprocess.run(
+        [sys.executable, "-c", "import sys, kernels._rust as r; r.Build.open(sys.argv[1])", str(project)],
+        capture_output=True, text=True, check=False)
+    if "unsupported build edition 6" in result.stderr:  # kernels 0.17.2: edition 5 is its newest
+        return
+    assert result.returncode == 0, result.stderr
+    assert result.stdout + result.stderr == ""  # no upgrade, no warning
+
+
 def files_under(root: Path) -> set[str]:
     return {str(p.relative_to(root)) for p in root.rglob("*") if p.is_file()}
 

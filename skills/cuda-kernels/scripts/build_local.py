@@ -209,8 +209,9 @@ def _str_list(value: Any, where: str) -> tuple[str, ...]:
 def parse_build_toml(data: dict[str, Any], root: Path) -> ProjectSpec:
     """Validate the parts of a kernel-builder build.toml that a local CUDA build needs.
 
-    Accepts the current schema ([general] backends, [kernel.X] backend = "cuda") and the
-    older one without `backend` keys (kernel sections are then CUDA kernels).
+    Accepts edition 6 ([kernel.X] language = "cpp-cuda", what current kernel-builder's Nix
+    build requires), edition 5 ([kernel.X] backend = "cuda") and the older schema without
+    either key (kernel sections are then CUDA kernels).
     """
     general = data.get("general")
     if not isinstance(general, dict) or not isinstance(general.get("name"), str):
@@ -243,10 +244,16 @@ def parse_build_toml(data: dict[str, Any], root: Path) -> ProjectSpec:
     for kname, section in sections.items():
         if not isinstance(section, dict):
             raise BuildError(f"build.toml: [kernel.{kname}] must be a table")
-        backend = section.get("backend", "cuda")
-        if backend != "cuda":
-            skipped.append(f"{kname} ({backend})")
-            continue
+        if "language" in section:  # edition 6 names the source language, e.g. cpp-cuda, cpp-rocm
+            language = section["language"]
+            if language != "cpp-cuda":
+                skipped.append(f"{kname} ({language})")
+                continue
+        else:
+            backend = section.get("backend", "cuda")
+            if backend != "cuda":
+                skipped.append(f"{kname} ({backend})")
+                continue
         src = _str_list(section.get("src"), f"[kernel.{kname}] src")
         if not src:
             raise BuildError(f"build.toml: [kernel.{kname}] src is empty")
@@ -272,7 +279,7 @@ def parse_build_toml(data: dict[str, Any], root: Path) -> ProjectSpec:
             )
         )
     if not kernels:
-        raise BuildError('build.toml: no [kernel.<name>] section with backend = "cuda"')
+        raise BuildError('build.toml: no [kernel.<name>] section with backend = "cuda" (edition 6: language = "cpp-cuda")')
     return ProjectSpec(
         root=root,
         name=name,
