@@ -12,11 +12,13 @@ import importlib
 import inspect
 import json
 import os
+import contextvars
 import functools
 import subprocess
 import sys
 import textwrap
 import types
+import warnings
 from collections import Counter
 from pathlib import Path
 from types import ModuleType
@@ -858,6 +860,77 @@ def test_the_rope_global_is_left_alone_when_one_caller_has_a_kernelized_copy(qwe
     finally:
         pq.unpatch_qwen3(model)
     assert ml.apply_rotary_pos_emb is original_rope
+
+
+# Stand-in for kernels 0.19's module-level context variable, found the way patch_qwen3 finds it:
+# in the globals of the wrapping module's forward.
+_ACTIVE_KERNEL_FUNCS: contextvars.ContextVar = contextvars.ContextVar("_ACTIVE_KERNEL_FUNCS", default=None)
+
+
+class _KernelsFunc(nn.Module):
+    def forward(self, *args):
+        return args
+
+
+def test_the_rope_replacement_defers_to_a_kernel_kernelize_bound_for_the_calling_model():
+    # The replaced global is process-wide: a model whose own RoPE copy was kernelized (kernels
+    # 0.19 routes the global to it through the context variable) or whose global itself was
+    # (kernels 0.17) must still get that kernel, even while another patched model is running.
+    plain_function = lambda *args: args  # noqa: E731
+    assert not pq._kernels_dispatches(plain_function)
+    original = _KernelsFunc()
+    assert not pq._kernels_dispatches(original)
+    copy = _KernelsFunc()
+    token = _ACTIVE_KERNEL_FUNCS.set({id(original): (copy, _KernelsFunc.forward)})
+    try:
+        assert not pq._kernels_dispatches(original)  # a copy with its class forward is no kernel
+        copy.forward = lambda *args: args
+        assert pq._kernels_dispatches(original)
+    finally:
+        _ACTIVE_KERNEL_FUNCS.reset(token)
+    assert not pq._kernels_dispatches(original)  # outside that model's attention forward
+    original.forward = lambda *args: args
+    assert pq._kernels_dispatches(original)
+
+
+@pytest.mark.slow  # builds the CUDA extension (once per session)
+def test_a_layer_called_directly_with_the_old_cache_keyword_still_updates_the_cache(qwen3_kernels):
+    # transformers 5.24+ renames past_key_values -> cache in a class-level wrapper the patched
+    # instance forward bypasses; code written for 5.17-5.23 calls layers with the old name.
+    from transformers import DynamicCache
+
+    def cache_length(model) -> int:
+        layer = model.model.layers[0]
+        x = torch.randn(1, 5, model.config.hidden_size)
+        positions = torch.arange(5)[None]
+        cache = DynamicCache(config=model.config)
+        with torch.no_grad():
+            layer(x, position_embeddings=model.model.rotary_emb(x, positions), position_ids=positions,
+                  attention_mask=None, past_key_values=cache, use_cache=True)
+        return cache.get_seq_length()
+
+    model = tiny()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)  # transformers' own deprecation notice
+        assert cache_length(model) == 5
+    pq.patch_qwen3(model, qwen3_kernels)
+    try:
+        assert cache_length(model) == 5
+    finally:
+        pq.unpatch_qwen3(model)
+
+
+def test_a_model_using_transformers_hub_kernels_is_refused(monkeypatch):
+    # transformers 5.25's from_pretrained defaults to use_kernels=True and kernelizes again on
+    # every train()/eval(), which would unbind the patched norms behind the report's back.
+    model = tiny()
+    monkeypatch.setattr(type(model), "use_kernels", True, raising=False)
+    ops = ModuleType("ops")
+    for name in pq.REQUIRED_OPS:
+        setattr(ops, name, lambda *args: args)
+    with pytest.raises(ValueError, match="load it with use_kernels=False"):
+        pq.patch_qwen3(model, ops)
+    assert not pq.is_patched(model)
 
 
 @pytest.mark.slow  # builds the CUDA extension (once per session)

@@ -29,10 +29,12 @@ What is replaced, per model instance (transformers 5.17.0 to 5.25.0):
   fuse_qk_norm_rope=False): the module-level `apply_rotary_pos_emb` of the model's
   modeling file, which `Qwen3Attention.forward` / `LlamaAttention.forward` look up as a
   module global on every call (checked below through `forward.__code__.co_names`). The
-  per-instance copies kernels' `use_kernelized_func` keeps in `_kernel_funcs` exist only
+  `_kernel_funcs` that kernels' `use_kernelized_func` gives each attention module exist only
   while the installed `kernels` is inside transformers' version window (e.g. 0.19.x for
-  transformers 5.25, not 0.17.2 for 5.17), and even then the forward reaches them through
-  that same global, which dispatches to them. The global is process-wide: while it is installed,
+  transformers 5.25, 0.17.2 for 5.20-5.22, none for 5.17): kernels 0.17 stores the global
+  itself there, 0.19 a private copy per instance that the global dispatches to. A call for
+  which kernelize bound a kernel to either is passed on to the original global, so a model
+  kernelized through the Hub keeps its RoPE kernel. The global is process-wide: while it is installed,
   every caller of that modeling file, unpatched models included, gets the kernel's RoPE,
   which is identical in fp32 but in bf16/fp16 rounds once where transformers rounds
   after each operation (logits then differ at bf16 rounding level, as the patched
@@ -413,6 +415,17 @@ def _mlp_activation(ops: types.ModuleType, mlp: nn.Module, x: torch.Tensor) -> t
     return ops.swiglu(gate, up)
 
 
+def _old_cache_keyword(cache: Any, kwargs: dict[str, Any]) -> Any:
+    """What transformers' deprecate_kwarg wrapper does for a caller still using `past_key_values`.
+
+    The patched forward sits on the instance, so the class's wrapper never sees the call: a
+    layer called directly with the old name (code written for 5.17-5.23) would otherwise get
+    its cache in **kwargs and silently not update it.
+    """
+    old = kwargs.pop("past_key_values", None)
+    return old if cache is None else cache
+
+
 def _make_decoder_forward(ops: types.ModuleType, down_residual: bool, cache_param: str = "past_key_values") -> Callable:
     # Same parameters and order of operations as Qwen3DecoderLayer.forward /
     # LlamaDecoderLayer.forward (transformers 5.17.0-5.25.0); only the add + norm is fused,
@@ -472,6 +485,7 @@ def _make_decoder_forward(ops: types.ModuleType, down_residual: bool, cache_para
             position_embeddings: tuple[torch.Tensor, torch.Tensor] | None = None,
             **kwargs: Any,
         ) -> torch.Tensor:
+            cache = _old_cache_keyword(cache, kwargs)
             return run(self, hidden_states, attention_mask, position_ids, {"cache": cache}, use_cache, position_embeddings, kwargs)
     else:
         def forward(
@@ -500,11 +514,30 @@ def _make_mlp_forward(ops: types.ModuleType, fused: bool) -> Callable:
     return _tag(forward, "swiglu+fused_gate_up" if fused else "swiglu")
 
 
+def _kernels_dispatches(original: Callable) -> bool:
+    """Whether the global `original` (kernels' module around transformers' function) would now
+    run a kernel that kernels.kernelize bound: to the global itself (kernels 0.17), or to the
+    calling model's private copy, which kernels 0.19 selects through a context variable its
+    use_kernelized_func wrapper sets around each attention forward."""
+    if not isinstance(original, nn.Module):
+        return False
+    if _kernelized_funcs_of({"global": original}):
+        return True
+    active = getattr(type(original).forward, "__globals__", {}).get("_ACTIVE_KERNEL_FUNCS")
+    entry = (active.get() or {}).get(id(original)) if active is not None else None
+    return bool(entry) and bool(_kernelized_funcs_of({"copy": entry[0]}))
+
+
 def _make_rope(original: Callable, ops: types.ModuleType) -> Callable:
+    wrapped_by_kernels = isinstance(original, nn.Module)  # else transformers' plain function: nothing to defer to
+
     def apply_rotary_pos_emb(q, k, cos, sin, unsqueeze_dim=1):
         # Exactly the layout transformers' attention passes (the package's own test, shared
-        # with its Hub layer); everything else goes to the original function.
-        if ops.layers.rope_layout_is_transformers(q, k, cos, sin, unsqueeze_dim):
+        # with its Hub layer); everything else goes to the original function, and so does a
+        # call from a model whose RoPE kernels.kernelize replaced (the global is process-wide).
+        if ops.layers.rope_layout_is_transformers(q, k, cos, sin, unsqueeze_dim) and not (
+            wrapped_by_kernels and _kernels_dispatches(original)
+        ):
             return ops.rope(q, k, cos, sin)
         return original(q, k, cos, sin, unsqueeze_dim)
 
@@ -597,6 +630,7 @@ def _make_attention_forward(ops: types.ModuleType, family_module: str, cache_par
             cache: Any = None,
             **kwargs: Any,
         ) -> tuple[torch.Tensor, torch.Tensor | None]:
+            cache = _old_cache_keyword(cache, kwargs)
             return run(self, hidden_states, position_embeddings, attention_mask, cache, kwargs)
     else:
         def forward(
@@ -618,8 +652,12 @@ def _kernelized_funcs(module: nn.Module) -> list[str]:
     kernelize binds the chosen layer's forward on the instance; when it falls back, kernels
     0.19 removes that binding but 0.17 binds the class's own forward, which is no kernel.
     """
+    return _kernelized_funcs_of(module.__dict__.get("_kernel_funcs") or {})
+
+
+def _kernelized_funcs_of(funcs: dict[str, Any]) -> list[str]:
     kernelized = []
-    for name, func in (module.__dict__.get("_kernel_funcs") or {}).items():
+    for name, func in funcs.items():
         bound = getattr(func, "__dict__", {}).get("forward")
         if bound is not None and getattr(bound, "__func__", bound) is not getattr(type(func), "forward", None):
             kernelized.append(name)
@@ -764,6 +802,11 @@ def patch_qwen3(
         raise ValueError("patch the model before torch.compile (got a compiled wrapper); patch model._orig_mod")
     if getattr(model, _STATE_ATTR, None) is not None:
         raise RuntimeError("model is already patched; call unpatch_qwen3(model) first")
+    if getattr(model, "use_kernels", False) is True:
+        # transformers >= 5.25 loads with use_kernels=True by default and kernelizes again on
+        # every train()/eval(), which would silently unbind the patched norms.
+        raise ValueError("the model uses transformers' Hub kernels (use_kernels=True, the from_pretrained default "
+                         "from transformers 5.25); load it with use_kernels=False before patching")
 
     families = [(fam, cls) for fam in _FAMILIES if (cls := _family_classes(fam)) is not None]
     report = PatchReport()
