@@ -42,7 +42,6 @@ from __future__ import annotations
 import argparse
 import inspect
 import json
-import statistics
 import sys
 import tempfile
 import textwrap
@@ -228,23 +227,7 @@ def measuring() -> Any:
 def median_ms(torch: Any, fn: Callable[[], Any], device: str) -> float:
     """CUDA events on a GPU (median of 10 after 3 warm-ups), wall clock on CPU (median of 3)."""
     warmup, repeats = (3, 10) if device == "cuda" else (3, 3)
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(repeats):
-        if device == "cuda":
-            torch.cuda.synchronize()
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record()
-            fn()
-            end.record()
-            end.synchronize()
-            times.append(start.elapsed_time(end))
-        else:
-            t0 = time.perf_counter()
-            fn()
-            times.append((time.perf_counter() - t0) * 1e3)
-    return statistics.median(times)
+    return measuring().time_forward(torch, fn, device, warmup, repeats)["median_ms"]
 
 
 def performance_report(variants: dict[str, dict[str, Any]], weight_bytes: int, bandwidth: float | None,

@@ -49,7 +49,6 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
-import statistics
 import sys
 import time
 import traceback
@@ -113,23 +112,7 @@ def measuring() -> Any:
 
 def median_ms(torch: Any, fn: Callable[[], Any], device: str, warmup: int, repeats: int) -> float:
     """CUDA events on a GPU (the GPU timeline, launch gaps included), wall clock on CPU."""
-    for _ in range(warmup):
-        fn()
-    samples = []
-    for _ in range(repeats):
-        if device == "cuda":
-            torch.cuda.synchronize()
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record()
-            fn()
-            end.record()
-            end.synchronize()
-            samples.append(start.elapsed_time(end))
-        else:
-            t0 = time.perf_counter()
-            fn()
-            samples.append((time.perf_counter() - t0) * 1e3)
-    return statistics.median(samples)
+    return measuring().time_forward(torch, fn, device, warmup, repeats)["median_ms"]
 
 
 def summarize_performance(variants: dict[str, dict[str, Any]], weight_bytes: int,
