@@ -25,6 +25,7 @@ DEFAULT_SKILL = "cuda-kernels"
 DEBUG_ENV = "KERNELS_DEBUG"
 EXIT_INTERRUPTED = 130
 EXIT_TERMINATED = 143
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE: what a shell reports for a C tool whose reader went away
 
 _state = {"json": False}
 
@@ -44,7 +45,7 @@ def _click_exceptions() -> tuple[type[BaseException], ...]:
     return (typer.Exit, typer.Abort, *_click_class("ClickException"))
 
 
-def _report(what: str, fix: str, code: int, exc: BaseException | None = None) -> int:
+def _report(what: str, fix: str, code: int, exc: BaseException | None = None, *, json_doc: bool = True) -> int:
     if os.environ.get(DEBUG_ENV) == "1" and exc is not None:
         import traceback
 
@@ -54,7 +55,7 @@ def _report(what: str, fix: str, code: int, exc: BaseException | None = None) ->
 
     prefix = typer.style("Error:", fg="red", bold=True) if wants_colour(sys.stderr) else "Error:"
     typer.echo(f"{prefix} {message}", err=True)
-    if _state["json"]:
+    if _state["json"] and json_doc:
         typer.echo(_dumps({"ok": False, "error": {"what": what, "fix": fix, "exit_code": code}}))
     return code
 
@@ -153,6 +154,16 @@ class _Root(_Group):
             return super().invoke(ctx)
         except KernelsError as exc:
             code = _report(exc.what, exc.fix, exc.exit_code, exc)
+        except BrokenPipeError:
+            # The reader of stdout went away (`... | head`). The command itself finished, so
+            # there is nothing to report on stderr; exit as a SIGPIPE'd tool would, and point
+            # stdout at /dev/null so the interpreter's final flush does not fail again.
+            try:
+                devnull = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(devnull, sys.stdout.fileno())
+            except (OSError, ValueError):
+                pass
+            code = EXIT_BROKEN_PIPE
         except KeyboardInterrupt as exc:
             terminated = isinstance(exc, _Terminated)
             code = _report(
@@ -183,6 +194,8 @@ app = typer.Typer(
     cls=_Root,
     name="kernels",
     help="Install agent skills (starting with cuda-kernels) into Claude Code, Codex, OpenCode and other coding agents.",
+    epilog="Start with: kernels skills add cuda-kernels --claude. Exit codes: 0 done; 1 failed (one 'Error:' line on "
+    "stderr); 2 a command-line mistake. With --json, stdout is one JSON document that has \"ok\".",
     no_args_is_help=True,
     add_completion=False,
     rich_markup_mode=None,  # plain click help: rich's help renderer costs ~0.1 s of start-up
@@ -311,6 +324,26 @@ def _bars_wanted(quiet: bool) -> bool:
     return not quiet and isatty(sys.stderr)
 
 
+def _dest_paths(dest: Optional[list[str]]) -> list[Path]:
+    """--dest values as paths; an empty one is a mistake (it would mean the current folder)."""
+    if any(not d.strip() for d in dest or []):
+        raise KernelsError("--dest was given an empty path", "Name a folder, e.g. --dest ./skills (--dest . for this one).", usage=True)
+    return [Path(d).expanduser() for d in dest or []]
+
+
+def _global_needs_agents(global_: bool, picked: list[str], dests: list[Path]) -> None:
+    if global_ and dests and not picked:
+        raise KernelsError("--global picks the agents' user-wide folders, and only --dest folders were given",
+                           "Drop --global, or add the agents whose user folders you mean (--claude, ...).", usage=True)
+
+
+def _refuse_with(flags: dict[str, Any], because: str) -> None:
+    """A usage error naming the options that make no sense in this form of the command."""
+    given = [name for name, value in flags.items() if value]
+    if given:
+        raise KernelsError(f"{because}, so it takes no {', '.join(given)}", f"Drop {' and '.join(given)}.", usage=True)
+
+
 def _split_specs(skills: Optional[list[str]], skill: Optional[list[str]], bundled: Path) -> tuple[list[str], list[str]]:
     """(SKILL arguments, --skill selectors). With only bundled names given, --skill NAME is
     one more name (the `kernel-builder skills add --skill NAME` form) and --skill '*' means
@@ -326,10 +359,12 @@ def _split_specs(skills: Optional[list[str]], skill: Optional[list[str]], bundle
     return list(dict.fromkeys(specs + [check_name(name) for name in names] + every)), []
 
 
-def _source_notes(out: Any, found: Any) -> None:
-    for source in found:
-        if source.origin.get("kind") != "bundled":
-            out.note(f"{source.name}: from {source.display}" + (f" ({source.note})" if source.note else ""))
+def _source_notes(found: Any) -> list[str]:
+    return [
+        f"{source.name}: from {source.display}" + (f" ({source.note})" if source.note else "")
+        for source in found
+        if source.origin.get("kind") != "bundled"
+    ]
 
 
 def _scan_targets(picked: list[str], loc: Location, *, scopes: tuple[str, ...], dests: list[str]) -> list[Target]:
@@ -338,7 +373,7 @@ def _scan_targets(picked: list[str], loc: Location, *, scopes: tuple[str, ...], 
         targets = [t for scope in scopes for t in select_targets(picked, loc, global_=scope == "global")]
     else:
         targets = known_targets(loc, scopes=scopes)
-    return dedupe([*targets, *select_targets([], loc, global_=False, dests=[Path(d).expanduser() for d in dests])])
+    return dedupe([*targets, *select_targets([], loc, global_=False, dests=_dest_paths(dests))])
 
 
 def _named_or_every(
@@ -347,7 +382,8 @@ def _named_or_every(
     """The folders of the agents named (project, or user with -g) and every --dest; with
     none named, every agent's folders in the ``every`` scopes (only user ones with -g)."""
     picked = [*agent_flags, *(agent or [])]
-    dests = [Path(d).expanduser() for d in dest or []]
+    dests = _dest_paths(dest)
+    _global_needs_agents(global_, picked, dests)
     if picked or dests:
         return select_targets(picked, loc, global_=global_, dests=dests)
     return known_targets(loc, scopes=("global",) if global_ else every)
@@ -431,6 +467,8 @@ def add_cmd(
 
     Skills from a folder or the Hub are checked before anything is written: no links or
     paths leading out of the skill, no special files, size limits, a valid SKILL.md.
+    Adding what is already installed, unedited and identical, succeeds and writes nothing;
+    any other existing install needs --force (edited copies are backed up first).
 
     \b
     Examples:
@@ -449,10 +487,14 @@ def add_cmd(
 
     specs, select = _split_specs(skills, skill, roots.bundled)
     if list_:
+        flags = {"agent flags": agent_flags or agent, "--global": global_, "--dest": dest, "--force": force, "--link": link,
+                 "--dry-run": dry_run}
+        _refuse_with(flags, "--list installs nothing")
         _list_offers(out, roots, specs, max_file_mb, max_total_mb, quiet=quiet or json_)
         return
     picked = [*agent_flags, *(agent or [])]
-    dests = [Path(d).expanduser() for d in dest or []]
+    dests = _dest_paths(dest)
+    _global_needs_agents(global_, picked, dests)
     defaults = None if picked or dests else config.load(roots.config_file).default_agents
     targets, note = add_targets(picked, roots.location, global_=global_, dests=dests, default_agents=defaults)
     with _sources(roots, max_file_mb, max_total_mb, quiet=quiet or json_) as ctx:
@@ -460,10 +502,8 @@ def add_cmd(
         plan = install.plan_add(found, targets, force=force, link=link)
         if not dry_run:
             install.apply(plan, state_dir=roots.get_state_dir, force=force)
+    plan.notes += _source_notes(found) + ([note] if note else [])
     _report_plan(out, plan, roots, command="add", dry_run=dry_run)
-    _source_notes(out, found)
-    if note:
-        out.note(note)
 
 
 def _list_offers(out: Any, roots: Any, specs: list[str], max_file_mb: Optional[str], max_total_mb: Optional[str], *, quiet: bool) -> None:
@@ -472,7 +512,7 @@ def _list_offers(out: Any, roots: Any, specs: list[str], max_file_mb: Optional[s
     with _sources(roots, max_file_mb, max_total_mb, quiet=quiet) as ctx:
         rows = [offer for spec in specs or bundled_names(roots.bundled) for offer in offers(spec, ctx)]
     if out.json_mode:
-        out.json({"offers": [row.to_json() for row in rows]})
+        out.json({"ok": True, "offers": [row.to_json() for row in rows]})
         return
     out.table(
         ["Skill", "Version", "Description", "Install with"],
@@ -510,6 +550,8 @@ def list_cmd(
     from .sources import bundled_names
 
     if available:
+        _refuse_with({"agent flags": agent_flags or agent, "--global": global_, "--dest": dest},
+                     "--available lists what this package ships")
         rows = []
         for name in bundled_names(roots.bundled):
             try:
@@ -518,7 +560,7 @@ def list_cmd(
             except KernelsError as exc:
                 rows.append({"name": name, "version": None, "description": f"(unreadable: {exc.what})", "path": str(roots.bundled / name)})
         if out.json_mode:
-            out.json({"available": rows})
+            out.json({"ok": True, "available": rows})
         else:
             out.table(["Skill", "Version", "Description"], [[(r["name"], "bold"), r["version"] or "-", r["description"]] for r in rows])
             if not rows:
@@ -531,7 +573,7 @@ def list_cmd(
     installs = install.find_installs(targets)
     install.source_digests(installs, roots.sources)
     if out.json_mode:
-        out.json({"installed": [i.to_json() for i in installs]})
+        out.json({"ok": True, "installed": [i.to_json() for i in installs]})
         return
     if not installs:
         out.line(f"No skills installed in the agents' folders. Install one with `kernels skills add {DEFAULT_SKILL}`.")
@@ -641,10 +683,11 @@ def update_cmd(
     failed = [s for s in plan.skipped if s.failed]
     if failed:
         # The others were updated; CI must still see that these were not even checked.
-        if not out.json_mode:
-            names = ", ".join(dict.fromkeys(s.skill for s in failed))
-            _report(f"could not check {names} for updates", "Fix the source named above and re-run `kernels skills update`.",
-                    EXIT_FAILURE)
+        # With --json the document above already says ok: false and which failed; stderr
+        # still gets the one-line error, as for every other failure.
+        names = ", ".join(dict.fromkeys(s.skill for s in failed))
+        _report(f"could not update {names}", "Fix the source named above and re-run `kernels skills update`.",
+                EXIT_FAILURE, json_doc=False)
         raise typer.Exit(EXIT_FAILURE)
 
 
@@ -683,6 +726,7 @@ def show_cmd(
     if out.json_mode:
         out.json(
             {
+                "ok": True,
                 "name": info.name,
                 "description": info.description,
                 "version": info.version,
@@ -890,7 +934,7 @@ def agents_cmd(json_: JsonOpt = False) -> None:
         for agent in AGENTS
     ]
     if out.json_mode:
-        out.json({"agents": rows})
+        out.json({"ok": True, "agents": rows})
         return
     out.table(
         ["Flag", "Agent", "Project folder", "Global folder (-g)", "Reads .agents/skills"],
@@ -937,13 +981,15 @@ def config_cmd(
     else:
         config.check_key(key)
         if unset and values:
-            raise KernelsError("give either values or --unset, not both", "", usage=True)
+            raise KernelsError("give either values or --unset, not both",
+                               f"`kernels skills config {key} --unset` removes it; `kernels skills config {key} VALUE...` sets it.",
+                               usage=True)
         if unset or values:
             current = config.set_value(roots.config_file, key, None if unset else values)
         else:
             current = config.load(roots.config_file)
     if out.json_mode:
-        out.json(current.to_json())
+        out.json({"ok": True, **current.to_json()})
         return
     agents = current.default_agents
     shown = " ".join(agents) if agents else f"(not set: `add` uses the shared {SHARED_AGENT} root, .agents/skills)"

@@ -130,7 +130,7 @@ def parse_repo(text: str, repo_type: str) -> HubRef:
             raise KernelsError(f"--repo {text} names a revision or a folder", "Give just the repo; use --revision for a branch.", usage=True)
         return ref
     if repo_type not in URL_PREFIX:
-        raise KernelsError(f"unknown --repo-type '{repo_type}'", "Use model, dataset or space.", usage=True)
+        raise KernelsError(f"unknown --repo-type '{repo_type}'", "Use model or dataset.", usage=True)
     ref = parse_uri(f"hf://{URL_PREFIX[repo_type]}{text}")
     if ref.revision or ref.path:
         raise KernelsError(f"--repo {text} is not ORG/REPO", "Give the repo as ORG/REPO; use --revision for a branch.", usage=True)

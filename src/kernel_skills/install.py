@@ -75,7 +75,7 @@ class Existing:
         if self.kind == "dir" and self.receipt is None:
             return "a folder kernels did not install"
         if self.kind == "dir" and self.changes:
-            return f"an install with local edits ({_few(self.changes)})"
+            return f"an install with local edits to {_few(self.changes)}"
         return "an install" if self.kind == "dir" else self.kind
 
 
@@ -179,12 +179,15 @@ def _check_folder(folder: Path) -> KernelsError | None:
         return KernelsError(f"{probe} is a file, not a folder", "Choose another target, or move the file away.")
     if not os.access(probe, os.W_OK | os.X_OK):
         return KernelsError(f"cannot write to {probe} (permission denied)", "Choose a folder you can write to, or fix its permissions.")
+    tmp = folder / TMP_DIR
+    if os.path.lexists(tmp) and not (os.path.isdir(tmp) and not os.path.islink(tmp)):
+        return KernelsError(f"{tmp} is in the way: kernels stages its copies in a folder of that name", "Move or delete it, then re-run.")
     return None
 
 
-def _check_dest(action: Action, *, force: bool) -> KernelsError | None:
+def _check_dest(action: Action, *, force: bool, existing: Existing | None = None) -> KernelsError | None:
     """Inspect ``action.dest`` and decide install vs replace; an error if neither is allowed."""
-    existing = action.existing = inspect(action.dest)
+    existing = action.existing = existing if existing is not None else inspect(action.dest)
     if existing.kind == "file":
         return KernelsError(f"{action.dest} is a file, not a skill folder", "Move or delete it, then re-run.")
     if existing.kind == "none":
@@ -192,12 +195,33 @@ def _check_dest(action: Action, *, force: bool) -> KernelsError | None:
         return None
     if not force:
         backed = " (your version is backed up first)" if existing.user_owned else ""
-        return KernelsError(
-            f"{action.dest} already exists ({existing.describe()})",
-            f"Re-run with --force to replace it{backed}.",
-        )
+        fix = f"Re-run with --force to replace it{backed}."
+        source = action.source
+        if existing.kind == "dir" and not existing.user_owned and source is not None and existing.receipt is not None \
+                and existing.receipt.skill == action.skill and dict(existing.receipt.source) == dict(source.origin):
+            # A clean install from this very source, now out of date: updating is the usual wish.
+            fix = f"Run `kernels skills update {action.skill}` to bring it up to date, or re-run with --force to replace it."
+        return KernelsError(f"{action.dest} already exists ({existing.describe()})", fix)
     action.op = "replace"
     return None
+
+
+def _identical(action: Action, existing: Existing) -> bool:
+    """Does ``action.dest`` already hold exactly what the action would write?
+
+    A clean install of the same skill from the same source with the same bytes, or (with
+    --link) a symlink that already resolves to the copy it would point at. Adding it again
+    is then a no-op that succeeds, as `pip install` of an installed package does, so a
+    provisioning script can run the same `add` every time.
+    """
+    if existing.kind == "symlink":
+        return action.link_to is not None and os.path.realpath(action.dest) == os.path.realpath(action.link_to)
+    receipt, source = existing.receipt, action.source
+    if existing.kind != "dir" or receipt is None or existing.changes or source is None:
+        return False
+    if receipt.skill != action.skill or dict(receipt.source) != dict(source.origin):
+        return False
+    return receipt.digest == receipts.digest(receipts.manifest(source.path))
 
 
 def _validated(source: SkillSource) -> None:
@@ -236,7 +260,15 @@ def plan_add(
             if link and first is not None:
                 action.link_to = first
             first = first or action.dest
-            if target.path not in folder_errors and (error := _check_dest(action, force=force)):
+            if target.path in folder_errors:
+                plan.actions.append(action)
+                continue
+            existing = inspect(action.dest)
+            if not force and _identical(action, existing):
+                what = f"a link to {action.link_to}" if existing.kind == "symlink" else "unedited and identical to its source"
+                plan.skipped.append(Skipped(source.name, action.dest, f"already installed ({what}); nothing to do, --force reinstalls it"))
+                continue
+            if error := _check_dest(action, force=force, existing=existing):
                 errors.append(error)
             plan.actions.append(action)
     if not errors:
@@ -414,10 +446,15 @@ def plan_update(
             continue
         if item.changes and not force:
             plan.skipped.append(
-                Skipped(item.name, item.path, f"has local edits ({_few(item.changes)}); re-run with --force to back them up and update")
+                Skipped(item.name, item.path, f"has local edits to {_few(item.changes)}; re-run with --force to back them up and update")
             )
             continue
-        _validated(source)
+        try:
+            _validated(source)
+        except KernelsError as exc:
+            # One broken source must not hold back the others: listed as failed, exit 1.
+            plan.skipped.append(Skipped(item.name, item.path, exc.what, failed=True))
+            continue
         action = Action("replace", item.name, item.path, item.target, source)
         action.existing = Existing("dir", item.receipt, item.changes)
         plan.actions.append(action)
@@ -497,6 +534,11 @@ def plan_remove(
             plan.actions.append(action)
         if not found:
             errors.append(_not_installed(name, targets, elsewhere))
+    # Removing renames the skill out of its folder, so that folder must be writable:
+    # say so up front instead of failing on the temp folder the removal would make.
+    for folder in dict.fromkeys(a.target.path for a in plan.actions):
+        if error := _check_folder(folder):
+            errors.append(error)
     if errors:
         raise _combine(errors)
     return plan

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import stat
 from pathlib import Path
 
@@ -211,19 +212,84 @@ def test_symlinks_inside_the_skill_are_kept_as_symlinks(sandbox):
 # ---------------------------------------------------------------------- existing installs
 
 
-def test_existing_install_without_force_fails_naming_the_path(sandbox):
+def test_an_older_install_without_force_fails_naming_the_path_and_both_ways_out(sandbox):
     assert cli("skills", "add", "demo", "--claude").exit_code == 0
+    make_skill(sandbox.bundled, "demo", version="2.0.0")
     before = snapshot(sandbox.project)
     result = cli("skills", "add", "demo", "--claude")
     assert result.exit_code == 1
     assert str(sandbox.project / ".claude/skills/demo") in result.stderr
-    assert "re-run with --force" in result.stderr.lower()
-    assert result.stderr.startswith("Error: ")
+    assert "`kernels skills update demo`" in result.stderr and "re-run with --force" in result.stderr.lower()
+    assert result.stderr.startswith("Error: ") and len(result.stderr.strip().splitlines()) == 1
     assert snapshot(sandbox.project) == before
+
+
+def test_an_edited_install_without_force_fails_and_says_force_backs_it_up(sandbox):
+    assert cli("skills", "add", "demo", "--claude").exit_code == 0
+    (sandbox.project / ".claude/skills/demo/SKILL.md").write_text("mine")
+    result = cli("skills", "add", "demo", "--claude")
+    assert result.exit_code == 1
+    assert "an install with local edits to SKILL.md)" in result.stderr
+    assert "backed up first" in result.stderr and "update" not in result.stderr
+    assert (sandbox.project / ".claude/skills/demo/SKILL.md").read_text() == "mine"
+
+
+def test_adding_what_is_already_installed_is_a_no_op_that_succeeds(sandbox):
+    # Provisioning scripts run the same `add` on every start: like `pip install` of an
+    # installed package, it succeeds, says so, and writes nothing (the receipt included).
+    assert cli("skills", "add", "demo", "--claude").exit_code == 0
+    before = snapshot(sandbox.project)
+    again = cli("skills", "add", "demo", "--claude")
+    assert again.exit_code == 0, again.output
+    assert "Skipped demo" in again.stdout and "already installed" in again.stdout
+    assert snapshot(sandbox.project) == before
+    data = json.loads(cli("skills", "add", "demo", "--claude", "--json").stdout)
+    assert data["ok"] is True and data["actions"] == []
+    assert [(s["skill"], s["failed"]) for s in data["skipped"]] == [("demo", False)]
+    assert "already installed" in data["skipped"][0]["reason"]
+    assert snapshot(sandbox.project) == before
+
+
+def test_targets_that_already_hold_the_skill_are_skipped_and_the_others_installed(sandbox):
+    assert cli("skills", "add", "demo", "--kiro").exit_code == 0
+    before = snapshot(sandbox.project / ".kiro")
+    result = cli("skills", "add", "demo", "--claude", "--kiro", "--json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert [a["path"] for a in data["actions"]] == [str(sandbox.project / ".claude/skills/demo")]
+    assert [s["path"] for s in data["skipped"]] == [str(sandbox.project / ".kiro/skills/demo")]
+    assert snapshot(sandbox.project / ".kiro") == before
+
+
+def test_the_same_bytes_from_another_source_are_not_the_same_install(sandbox, tmp_path):
+    assert cli("skills", "add", "demo", "--claude").exit_code == 0
+    copy = tmp_path / "copies" / "demo"
+    shutil.copytree(sandbox.bundled / "demo", copy)
+    result = cli("skills", "add", str(copy), "--claude")
+    assert result.exit_code == 1 and "already exists" in result.stderr
+
+
+def test_linked_targets_added_again_are_a_no_op(sandbox):
+    assert cli("skills", "add", "demo", "--claude", "--cursor", "--link").exit_code == 0
+    before = snapshot(sandbox.project)
+    again = cli("skills", "add", "demo", "--claude", "--cursor", "--link")
+    assert again.exit_code == 0, again.output
+    assert again.stdout.count("already installed") == 2
+    assert snapshot(sandbox.project) == before
+
+
+def test_force_reinstalls_even_an_identical_install(sandbox):
+    assert cli("skills", "add", "demo", "--claude").exit_code == 0
+    receipt = sandbox.project / ".claude/skills/demo/.kernel-skills.json"
+    receipt.write_text(receipt.read_text().replace('"installed_at": "', '"installed_at": "x'))
+    result = cli("skills", "add", "demo", "--claude", "--force")
+    assert result.exit_code == 0 and "Replaced demo" in result.stdout
+    assert '"installed_at": "x' not in receipt.read_text()
 
 
 def test_one_existing_target_means_no_target_is_written(sandbox):
     assert cli("skills", "add", "demo", "--kiro").exit_code == 0
+    (sandbox.project / ".kiro/skills/demo/SKILL.md").write_text("mine")
     before = snapshot(sandbox.project)
     result = cli("skills", "add", "demo", "--claude", "--kiro", "--cursor")
     assert result.exit_code == 1
@@ -455,6 +521,7 @@ def test_json_result(sandbox):
 
 def test_json_error_goes_to_stdout_as_json_and_stderr_as_text(sandbox):
     cli("skills", "add", "demo", "--claude")
+    make_skill(sandbox.bundled, "demo", version="2.0.0")
     result = cli("skills", "add", "demo", "--claude", "--json")
     assert result.exit_code == 1
     error = json.loads(result.stdout)
@@ -465,6 +532,7 @@ def test_json_error_goes_to_stdout_as_json_and_stderr_as_text(sandbox):
 def test_quiet_prints_nothing_on_success_and_the_error_on_failure(sandbox):
     ok = cli("skills", "add", "demo", "-q")
     assert ok.exit_code == 0 and ok.stdout == "" and ok.stderr == ""
+    make_skill(sandbox.bundled, "demo", version="2.0.0")
     failed = cli("skills", "add", "demo", "-q")
     assert failed.exit_code == 1 and failed.stdout == "" and failed.stderr.startswith("Error: ")
 

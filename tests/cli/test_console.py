@@ -143,3 +143,21 @@ def test_the_error_prefix_is_coloured_on_a_terminal_unless_no_color(monkeypatch,
     assert cli._report("it broke", "Fix it.", 1) == 1
     assert terminal.text.endswith("it broke. Fix it.\n")
     assert ("\x1b[" in terminal.text) is coloured
+
+
+def test_a_reader_that_goes_away_is_not_reported_as_a_failure_of_the_command(sandbox):
+    # `kernels skills add --json | true`: the install is done when the JSON is printed, so a
+    # closed pipe must not become "Error: Broken pipe. Check permissions"; the command exits
+    # 141 (128 + SIGPIPE) and says nothing, as a C tool killed by SIGPIPE would.
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # no reader at all: the first write fails with EPIPE
+    try:
+        result = subprocess.run(
+            [sys.executable, "-m", "kernel_skills", "skills", "add", "demo", "--claude", "--json"],
+            stdout=write_end, stderr=subprocess.PIPE, text=True, timeout=120, cwd=sandbox.project,
+        )
+    finally:
+        os.close(write_end)
+    assert result.returncode == 141
+    assert result.stderr == ""
+    assert (sandbox.project / ".claude/skills/demo/SKILL.md").is_file()

@@ -35,6 +35,14 @@ def test_error_message_has_what_and_fix():
         (["skills", "validate"], 2),
         (["skills", "bogus"], 2),
         (["skills", "config", "nokey"], 2),
+        # Options that make no sense together are mistakes, not something to ignore.
+        (["skills", "add", "demo", "--global", "--dest", "d"], 2),
+        (["skills", "remove", "demo", "--global", "--dest", "d"], 2),
+        (["skills", "update", "--global", "--dest", "d"], 2),
+        (["skills", "add", "--list", "--claude"], 2),
+        (["skills", "add", "--list", "--force"], 2),
+        (["skills", "list", "--available", "--global"], 2),
+        (["skills", "add", "demo", "--dest", ""], 2),
     ],
 )
 def test_exit_codes(sandbox, args, code):
@@ -142,3 +150,41 @@ def test_help_names_arguments_by_metavar_without_python_types(sandbox, command):
     result = cli("skills", command, "--help")
     assert result.exit_code == 0
     assert "list[str]" not in result.stdout and "<str>" not in result.stdout
+
+
+def test_conflicting_options_are_named_in_the_error(sandbox):
+    result = cli("skills", "add", "--list", "--claude", "--dry-run")
+    assert result.stderr.startswith("Error: --list installs nothing, so it takes no agent flags, --dry-run.")
+    result = cli("skills", "add", "demo", "--global", "--dest", "d")
+    assert "--global picks the agents' user-wide folders" in result.stderr and "Drop --global" in result.stderr
+    assert not (sandbox.project / "d").exists()
+    assert "--dest was given an empty path" in cli("skills", "add", "demo", "--dest", " ").stderr
+
+
+def test_global_with_an_agent_and_a_dest_is_still_both(sandbox):
+    result = cli("skills", "add", "demo", "--global", "--claude", "--dest", "d")
+    assert result.exit_code == 0, result.output
+    assert (sandbox.project / "d/demo/SKILL.md").is_file() and (sandbox.home / ".claude/skills/demo/SKILL.md").is_file()
+
+
+@pytest.mark.parametrize(
+    "args, key",
+    [
+        (["skills", "list"], "installed"),
+        (["skills", "list", "--available"], "available"),
+        (["skills", "add", "--list"], "offers"),
+        (["skills", "show", "demo"], "files"),
+        (["skills", "agents"], "agents"),
+        (["skills", "config"], "default_agents"),
+        (["skills", "validate", "SKILLS/demo"], "results"),
+        (["skills", "add", "demo", "--dry-run"], "actions"),
+        (["skills", "update"], "actions"),
+    ],
+)
+def test_every_json_document_says_ok(sandbox, args, key):
+    # Scripts can test `.ok` on whatever they ran; each command's own keys sit beside it.
+    args = [str(sandbox.bundled / "demo") if a == "SKILLS/demo" else a for a in args]
+    result = cli(*args, "--json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["ok"] is True and key in data

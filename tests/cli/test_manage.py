@@ -69,7 +69,7 @@ def test_list_narrowed_by_agent_global_and_dest(sandbox):
 def test_list_with_nothing_installed(sandbox):
     result = cli("skills", "list")
     assert result.exit_code == 0 and "No skills installed" in result.stdout
-    assert json.loads(cli("skills", "list", "--json").stdout) == {"installed": []}
+    assert json.loads(cli("skills", "list", "--json").stdout) == {"ok": True, "installed": []}
 
 
 def test_list_available_shows_bundled_skills_with_descriptions(sandbox):
@@ -110,7 +110,7 @@ def test_update_skips_edited_installs_unless_forced_and_then_backs_them_up(sandb
 
     skipped = cli("skills", "update", "demo")
     assert skipped.exit_code == 0
-    assert "has local edits (notes.md)" in skipped.stdout and "--force" in skipped.stdout
+    assert "has local edits to notes.md" in skipped.stdout and "--force" in skipped.stdout
     assert snapshot(dest) == before
 
     forced = cli("skills", "update", "demo", "--force", "--json")
@@ -174,7 +174,25 @@ def test_update_when_the_source_disappeared_updates_the_rest_and_exits_1(sandbox
 
     human = cli("skills", "update")
     assert human.exit_code == 1
-    assert human.stderr.strip().splitlines()[-1].startswith("Error: could not check temporary for updates.")
+    assert human.stderr.strip().splitlines()[-1].startswith("Error: could not update temporary.")
+
+
+def test_update_with_one_invalid_source_still_updates_the_others_and_exits_1(sandbox, tmp_path):
+    team = tmp_path / "team"
+    make_skill(team, "aaa")
+    make_skill(team, "bbb")
+    assert cli("skills", "add", str(team), "--skill", "*", "--claude").exit_code == 0
+    (team / "aaa/SKILL.md").write_text("---\nname: aaa\n---\nno description\n")
+    make_skill(team, "bbb", version="2.0.0")
+    result = cli("skills", "update", "--json")
+    assert result.exit_code == 1
+    data = json.loads(result.stdout)
+    assert data["ok"] is False and [a["skill"] for a in data["actions"]] == ["bbb"]
+    (skipped,) = data["skipped"]
+    assert skipped["skill"] == "aaa" and skipped["failed"] is True and "is not valid" in skipped["reason"]
+    assert result.stderr.startswith("Error: could not update aaa.")
+    assert 'version: "2.0.0"' in (sandbox.project / ".claude/skills/bbb/SKILL.md").read_text()
+    assert "description" in (sandbox.project / ".claude/skills/aaa/SKILL.md").read_text()
 
 
 def test_update_skips_without_failing_what_it_chose_to_leave(sandbox):
@@ -247,6 +265,28 @@ def test_remove_the_copy_others_link_to_says_which_links_broke(sandbox):
     result = cli("skills", "remove", "demo", "--claude")
     assert result.exit_code == 0, result.output
     assert f"{sandbox.project / '.cursor/skills/demo'} linked to a removed copy" in result.stderr
+
+
+def test_remove_from_a_folder_it_cannot_write_is_refused_before_anything_moves(sandbox, monkeypatch):
+    assert cli("skills", "add", "demo", "--claude", "--kiro").exit_code == 0
+    locked = sandbox.project / ".kiro/skills"
+    real_access = os.access
+    monkeypatch.setattr(os, "access", lambda p, mode, **kw: False if Path(p) == locked else real_access(p, mode, **kw))
+    before = snapshot(sandbox.project)
+    result = cli("skills", "remove", "demo")
+    assert result.exit_code == 1
+    assert f"cannot write to {locked} (permission denied)" in result.stderr and ".kernel-skills-tmp" not in result.stderr
+    assert snapshot(sandbox.project) == before
+
+
+def test_a_file_where_the_staging_folder_goes_is_named_before_anything_is_written(sandbox):
+    skills = sandbox.project / ".claude/skills"
+    skills.mkdir(parents=True)
+    (skills / ".kernel-skills-tmp").write_text("not ours")
+    result = cli("skills", "add", "demo", "--claude")
+    assert result.exit_code == 1
+    assert result.stderr.startswith(f"Error: {skills / '.kernel-skills-tmp'} is in the way")
+    assert not (skills / "demo").exists()
 
 
 def test_remove_something_not_installed_fails(sandbox):
