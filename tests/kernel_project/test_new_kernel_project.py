@@ -180,6 +180,39 @@ def test_bad_names_are_usage_errors(tmp_path: Path, name: str) -> None:
     assert list(tmp_path.iterdir()) == []
 
 
+def test_force_refuses_a_project_of_another_op_and_changes_nothing(tmp_path: Path) -> None:
+    # --force overwrites this template's files only: over a glu project, an rmsnorm scaffold
+    # would leave kernel_src/glu.cu and tests/test_glu.py beside the new files, and the
+    # project's own tests would fail against the new kernel.
+    assert run_script(NEW_PROJECT, "mixed", "--op", "glu", "--out", tmp_path).returncode == 0
+    before = {p: p.read_bytes() for p in (tmp_path / "mixed").rglob("*") if p.is_file()}
+    result = run_script(NEW_PROJECT, "mixed", "--op", "rmsnorm", "--out", tmp_path, "--force")
+    assert result.returncode == 1
+    assert "scaffolded with another --op" in result.stderr and "kernel_src/glu.cu" in result.stderr
+    assert {p: p.read_bytes() for p in (tmp_path / "mixed").rglob("*") if p.is_file()} == before
+
+
+def test_capabilities_older_than_7_5_are_usage_errors(tmp_path: Path) -> None:
+    result = run_script(NEW_PROJECT, "old-gpu", "--op", "glu", "--capabilities", "5.0,9.0", "--out", tmp_path)
+    assert result.returncode == 2 and "5.0 is below 7.5" in result.stderr
+    assert list(tmp_path.iterdir()) == []
+    assert run_script(NEW_PROJECT, "turing", "--op", "glu", "--capabilities", "7.5", "--out", tmp_path).returncode == 0
+
+
+def test_out_that_is_a_file_is_a_usage_error_naming_it(tmp_path: Path) -> None:
+    (tmp_path / "notes.md").write_text("x")
+    result = run_script(NEW_PROJECT, "ok-name", "--op", "glu", "--out", tmp_path / "notes.md")
+    assert result.returncode == 2
+    assert result.stderr.strip() == f"new_kernel_project: error: --out {tmp_path / 'notes.md'} is a file, not a directory; " \
+                                    "give the folder the project goes into"
+
+
+def test_next_steps_say_when_to_pass_arch(tmp_path: Path) -> None:
+    result = run_script(NEW_PROJECT, "hints", "--op", "glu", "--out", tmp_path)
+    assert result.returncode == 0
+    assert "add --arch 9.0 to both build_local.py calls" in result.stdout
+
+
 @pytest.mark.parametrize("caps", ["", "nine", "9", "8.0,x", "9.0b"])
 def test_bad_capabilities_are_usage_errors(tmp_path: Path, caps: str) -> None:
     result = run_script(NEW_PROJECT, "ok-name", "--op", "rmsnorm", "--capabilities", caps, "--out", tmp_path)

@@ -99,3 +99,15 @@ def test_the_shared_peer_loop_validates_times_and_ranks_the_peers(project: Path)
     r = data["r"]
     assert r["kernel_us"] == 2.0 and r["kernel_GBps"] == 1000.0 and r["pct_of_copy_bandwidth"] == 100.0
     assert r["best_peer"] == "eager" and r["speedup"] == {"eager": 2.0} and r["speedup_vs_best"] == 2.0
+
+
+def test_benchmark_help_works_before_the_package_is_built_and_a_run_says_how_to_build_it(project: Path) -> None:
+    (benchmark,) = (project / "benchmarks").glob("benchmark_*.py")
+    env = dict(os.environ, PYTHONPATH="")  # no build of the package on the path
+    helped = subprocess.run([sys.executable, str(benchmark), "--help"], capture_output=True, text=True, env=env,
+                            timeout=300, check=False)
+    assert helped.returncode == 0 and "usage:" in helped.stdout, helped.stderr[-2000:]
+    ran = subprocess.run([sys.executable, str(benchmark)], capture_output=True, text=True, env=env, timeout=300, check=False)
+    assert ran.returncode == 1
+    assert ran.stderr.startswith(f"{benchmark.stem}: cannot import bench_check (ModuleNotFoundError")
+    assert "build_local.py .) python benchmarks/" in ran.stderr and "Traceback" not in ran.stderr

@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import re
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -172,3 +173,16 @@ def test_update_guides_is_idempotent(tmp_path: Path) -> None:
     for guide in {entry["guide"] for entry in SPECS["gpus"].values()}:
         text = (skilldocs.SKILL / guide).read_text(encoding="utf-8")
         assert gpu_specs.render_guide(SPECS, text) == text, guide
+
+
+def test_a_reader_that_stops_early_ends_the_script_quietly() -> None:
+    # `gpu_specs.py --list | head -1`: exit as a SIGPIPE'd tool (141), no traceback.
+    for args in (["--list"], ["--gpu", "t4"]):
+        read_end, write_end = os.pipe()
+        os.close(read_end)
+        try:
+            proc = subprocess.run([sys.executable, str(SCRIPT), *args], stdout=write_end, stderr=subprocess.PIPE,
+                                  text=True, timeout=60)
+        finally:
+            os.close(write_end)
+        assert proc.returncode == 141 and proc.stderr == "", proc.stderr

@@ -122,6 +122,9 @@ def test_kernels_are_found_in_wrapper_code_when_no_autotuner_is_reachable() -> N
         (["--expr", "1", "--tensor", "if=4"], "'if' is a Python keyword"),
         (["--expr", "x", "--tensor", "x=4", "--import", "F=math"], "the name 'F' is taken"),
         (["--expr", "x", "--tensor", "peer=4"], "the name 'peer' is taken"),
+        (["--expr", "F.silu(g) * v", "--tensor", "g=4"], "--expr uses v, which is not defined"),
+        (["--expr", "g.sigmoidd()", "--tensor", "g=4"], "fails when run eagerly: AttributeError"),
+        (["--expr", "g @ h", "--tensor", "g=4x3", "--tensor", "h=4x3"], "fails when run eagerly: RuntimeError"),
     ],
 )
 def test_usage_errors_exit_2_with_one_line(args: list[str], message: str) -> None:
@@ -197,3 +200,8 @@ def test_a_module_whose_own_import_fails_gets_no_pythonpath_hint(tmp_path: Path)
     assert "No module named 'not_installed_anywhere_xyz'" in last and "PYTHONPATH" not in last
     missing = _run("--device", "cpu", "--import", "ref=no_such_module_xyz", "--expr", "x", "--tensor", "x=4")
     assert "(is its directory on PYTHONPATH?)" in missing.stderr.strip().splitlines()[-1]
+
+
+def test_names_an_expression_binds_itself_are_not_undefined() -> None:
+    assert ik.undefined_names("sum(t * s for t in [g]) + (lambda q: q)(g) + torch.abs(g)", ["g", "s"]) == []
+    assert ik.undefined_names("F.gelu(g) + h + math.pi", ["g"]) == ["h", "math"]

@@ -71,6 +71,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--warmup", type=int, help="default: 3 on cuda, 2 on cpu")
     p.add_argument("--repeats", type=int, help="default: 10 on cuda, 3 on cpu")
     p.add_argument("--package-path", type=Path, help="directory on which `import qwen3_8b_kernels` works")
+    p.add_argument("--arch", action="append", metavar="X.Y",
+                   help="compute capability to build the example for (repeatable; default: the GPU's; on cpu, 9.0 only: a CPU check compiles and imports the build, it never runs it)")
     p.add_argument("--build-dir", type=Path, help="build_local.py build directory")
     p.add_argument("--prefill-mask", choices=["prepared", "auto"], default="prepared",
                    help="prepared: pass {'full_attention': None} so every variant runs the same attention")
@@ -106,8 +108,8 @@ def load_kernels(args: argparse.Namespace):
     sys.path.insert(0, str(SCRIPTS))
     from build_local import build_project
 
-    archs = None
-    if args.device == "cuda":
+    archs = args.arch or ["9.0"]  # on cpu one arch is enough: the build is only compiled and imported
+    if args.device == "cuda" and not args.arch:
         import torch
 
         archs = ["{}.{}".format(*torch.cuda.get_device_capability())]

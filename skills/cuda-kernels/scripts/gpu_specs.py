@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sys
 from pathlib import Path
@@ -232,9 +233,16 @@ def main(argv: list[str] | None = None) -> int:
                       "the copy bandwidth yourself (see the benchmark scripts).")
                 return 0
             _print_entry(specs, key, args.json)
+        sys.stdout.flush()  # inside the try: a closed pipe is reported here, not at exit
     except SpecError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2 if args.gpu or args.markdown else 1
+    except BrokenPipeError:
+        # `gpu_specs.py --list | head`: the reader has what it wanted. Point stdout at
+        # /dev/null so the interpreter's final flush does not raise again, and exit as a
+        # tool killed by SIGPIPE would.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
     return 0
 
 

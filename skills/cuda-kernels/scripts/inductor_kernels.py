@@ -33,6 +33,8 @@ Exit codes: 0 ok, 1 compile or run failure, 2 usage error.
 from __future__ import annotations
 
 import argparse
+import ast
+import builtins
 import json
 import keyword
 import math
@@ -97,6 +99,21 @@ def _check_free_name(name: str, what: str) -> None:
         raise UsageError(f"{what}: {name!r} is a Python keyword; pick another name")
     if name in RESERVED:
         raise UsageError(f"{what}: the name {name!r} is taken ({', '.join(RESERVED)} are predefined)")
+
+
+class ExpressionError(Exception):
+    """--expr names something undefined or fails when run eagerly: the user's mistake (exit 2)."""
+
+
+def undefined_names(expr: str, known: Sequence[str]) -> list[str]:
+    """Names the expression reads that are neither given (tensors, --import), torch, F,
+    nor builtins, nor bound inside it (a lambda's or comprehension's own variables)."""
+    tree = ast.parse(expr, mode="eval")
+    bound = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    bound |= {a.arg for n in ast.walk(tree) if isinstance(n, ast.Lambda) for a in ast.walk(n.args) if isinstance(a, ast.arg)}
+    allowed = set(known) | {"torch", "F"} | set(dir(builtins)) | bound
+    read = [n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]
+    return sorted({name for name in read if name not in allowed})
 
 
 def peer_source(expr: str, names: Sequence[str]) -> str:
@@ -217,6 +234,13 @@ def compile_and_report(specs: Sequence[TensorSpec], expr: str, device: str, seed
     gen = torch.Generator(device="cpu").manual_seed(seed)
     args = [torch.randn(s.shape, generator=gen, dtype=torch.float32).to(device=device, dtype=getattr(torch, s.dtype))
             for s in specs]
+    try:
+        # Once eagerly first: a typo (`g.sigmoidd()`) or a shape mismatch then reads as Python
+        # reports it, not as whatever dynamo makes of it while tracing.
+        namespace["peer"](*args)
+    except Exception as exc:  # noqa: BLE001 - the user's expression can raise anything
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        raise ExpressionError(f"--expr {expr!r} fails when run eagerly: {type(exc).__name__}: {first}") from None
     torch._dynamo.reset()
     before = {id(m) for m in PyCodeCache.modules}
     compiled = torch.compile(namespace["peer"], fullgraph=True, dynamic=False)
@@ -291,6 +315,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if len(set(names)) != len(names):
             raise UsageError(f"--tensor and --import names must differ, got {', '.join(names)}")
         compile(peer_source(args.expr, tensor_names), "<expr>", "exec")
+        unknown = undefined_names(args.expr, names)
+        if unknown:
+            raise UsageError(f"--expr uses {', '.join(unknown)}, which is not defined: it can use the --tensor and "
+                             f"--import names ({', '.join(names)}), torch and F")
         if args.calls < 0:
             raise UsageError(f"--calls must be >= 0, got {args.calls}")
     except UsageError as exc:
@@ -326,6 +354,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 1
     try:
         reports, codes = compile_and_report(specs, args.expr, device, args.seed, modules, args.calls)
+    except ExpressionError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     except Exception as exc:  # noqa: BLE001 - one line, whatever dynamo or Inductor raised
         import traceback
 

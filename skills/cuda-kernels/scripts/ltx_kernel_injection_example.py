@@ -68,7 +68,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--package-path", default=None,
                    help="directory that contains an already built ltx_video_kernels package")
     p.add_argument("--arch", action="append", default=None, metavar="X.Y",
-                   help="compute capability to build for, e.g. 9.0 (repeatable)")
+                   help="compute capability to build for, e.g. 9.0 (repeatable; default: the GPU's; on cpu, 9.0 only: a CPU check compiles and imports the build, it never runs it)")
     p.add_argument("--build-dir", default=None, help="build directory for build_local.py")
     p.add_argument("--out", type=Path, default=None, help="write the results as JSON here")
     args = p.parse_args(argv)
@@ -111,7 +111,8 @@ def main(argv: list[str] | None = None) -> int:
     iters = args.iters if args.iters is not None else (10 if cuda else 3)
 
     # 1. the kernel package
-    kernels = S.load_kernels(args.package_path, archs=args.arch, build_dir=args.build_dir)
+    archs = args.arch or (None if cuda else ["9.0"])  # one arch is enough for a build that only imports
+    kernels = S.load_kernels(args.package_path, archs=archs, build_dir=args.build_dir)
     print(f"[1] kernels: {kernels.__name__} from {Path(kernels.__file__).parent}")
 
     # 2. the model, from its config

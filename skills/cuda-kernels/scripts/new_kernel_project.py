@@ -20,9 +20,12 @@ writes DIR/NAME/ (DIR defaults to the current directory):
 
 NAME is the kernel name, lowercase words joined by '-' (the Python package is NAME with
 '-' replaced by '_'). An existing non-empty directory is refused unless --force, which
-overwrites the files the template writes and leaves every other file alone.
+overwrites the files the template writes and leaves every other file alone; a directory
+scaffolded with another --op is refused even then (the two ops' files would mix).
+Capabilities below 7.5 are refused: CUDA 13's nvcc cannot compile for them.
 
-Next step: python build_local.py DIR/NAME --check   (same scripts/ directory).
+Next step: python build_local.py DIR/NAME --check   (same scripts/ directory; add
+--arch 9.0 on a machine without a GPU, or it compiles every capability in build.toml).
 Standard library only.
 """
 
@@ -47,6 +50,7 @@ OPS = {
     "glu": "gated activation act(gate) * up over the halves of the last dimension (SwiGLU, GEGLU)",
 }
 DEFAULT_CAPABILITIES = ("8.0", "9.0", "10.0", "12.0")
+MIN_CAPABILITY = (7, 5)  # CUDA 13 dropped sm_50..sm_72; the skill's kernels assume sm_75+
 
 NAME_RE = re.compile(r"^[a-z][a-z0-9]*(?:[-_][a-z0-9]+)*$")
 ARCH_RE = re.compile(r"^\d+\.\d+[af]?(?:\+PTX)?$")
@@ -101,6 +105,13 @@ def parse_capabilities(text: str) -> list[str]:
         minor = re.match(r"\d+", rest)
         return int(major), int(minor.group(0)) if minor else 0, cap
 
+    old = [c for c in caps if key(c)[:2] < MIN_CAPABILITY]
+    if old:
+        raise ScaffoldError(
+            f"compute capability {', '.join(old)} is below 7.5: CUDA 13's nvcc cannot compile for it and the "
+            "templates' kernels assume sm_75 or newer; drop it from --capabilities",
+            exit_code=2,
+        )
     return sorted(dict.fromkeys(caps), key=key)
 
 
@@ -138,12 +149,35 @@ def render(op: str, name: str, capabilities: list[str]) -> dict[Path, str]:
 
 
 def plan_project(name: str, op: str, capabilities: list[str], out: Path, force: bool) -> Plan:
+    if out.exists() and not out.is_dir():
+        raise ScaffoldError(f"--out {out} is a file, not a directory; give the folder the project goes into", exit_code=2)
     target = out / name
     if target.exists() and not target.is_dir():
         raise ScaffoldError(f"{target} exists and is not a directory")
     if target.is_dir() and any(target.iterdir()) and not force:
         raise ScaffoldError(f"{target} already exists and is not empty; pass --force to overwrite the template's files")
-    return Plan(target=target, files=render(op, name, capabilities))
+    files = render(op, name, capabilities)
+    if target.is_dir():
+        foreign = _other_ops_files(op, name, capabilities, target, files)
+        if foreign:
+            raise ScaffoldError(
+                f"{target} was scaffolded with another --op ({', '.join(foreign[:3])}"
+                f"{' ...' if len(foreign) > 3 else ''}); --force overwrites only this template's files, so the "
+                "project would mix two ops: scaffold into a new folder, or delete the old files first"
+            )
+    return Plan(target=target, files=files)
+
+
+def _other_ops_files(op: str, name: str, capabilities: list[str], target: Path, files: dict[Path, str]) -> list[str]:
+    """Files of the other ops' templates (not shared with this one) that ``target`` holds."""
+    found: list[str] = []
+    for other in sorted(OPS):
+        if other == op:
+            continue
+        for rel in render(other, name, capabilities):
+            if rel not in files and (target / rel).exists():
+                found.append(str(rel))
+    return found
 
 
 def write_project(plan: Plan) -> list[Path]:
@@ -215,7 +249,8 @@ def main(argv: list[str] | None = None) -> int:
     if replaced:
         print(f"overwrote {len(replaced)} existing files: {', '.join(str(p) for p in replaced)}")
     build_local = SCRIPTS_DIR / "build_local.py"
-    print("next:")
+    print("next (without a GPU here, add --arch 9.0 to both build_local.py calls, or it compiles every")
+    print("capability in build.toml; give every later call the same --arch so the build is reused):")
     print(f"  python {build_local} {plan.target} --check")
     print(f"  cd {plan.target} && PYTHONPATH=$(python {build_local} .) python -m pytest tests")
     return 0

@@ -70,6 +70,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--model", choices=["qwen3", "llama"], default="qwen3", help="model family (llama: tiny only)")
     p.add_argument("--route", choices=["patch", "hub"], default="patch", help="patch_qwen3 or kernels.kernelize")
     p.add_argument("--package-path", type=Path, help="directory on which `import qwen3_8b_kernels` works")
+    p.add_argument("--arch", action="append", metavar="X.Y",
+                   help="compute capability to build the example for (repeatable; default: the GPU's; on cpu, 9.0 only: a CPU check compiles and imports the build, it never runs it)")
     p.add_argument("--build-dir", type=Path, help="build_local.py build directory")
     p.add_argument("--seq-len", type=int, help="prompt length (default 512 on cuda, 24 on cpu)")
     p.add_argument("--dtype", choices=["float32", "bfloat16", "float16"], help="default: bfloat16 on cuda, float32 on cpu")
@@ -89,8 +91,8 @@ def load_package(args: argparse.Namespace):
     sys.path.insert(0, str(SCRIPTS))
     from build_local import build_project
 
-    archs = None
-    if args.device == "cuda":
+    archs = args.arch or ["9.0"]  # on cpu one arch is enough: the build is only compiled and imported
+    if args.device == "cuda" and not args.arch:
         import torch
 
         major, minor = torch.cuda.get_device_capability()

@@ -25,9 +25,15 @@ from pathlib import Path
 import torch
 from benchmarking import Timer, copy_bandwidth_gbps, print_header, print_row, result, time_peers, triton_peer, write_json
 
-import __PKG__
-from __PKG__ import reference
-from __PKG__._ops import ops
+try:
+    import __PKG__
+    from __PKG__ import reference
+    from __PKG__._ops import ops
+except ImportError as exc:  # --help still works; main() says how to build the package
+    __PKG__ = reference = ops = None  # type: ignore[assignment]
+    PACKAGE_ERROR: str | None = f"{type(exc).__name__}: {exc}"
+else:
+    PACKAGE_ERROR = None
 
 # (rows, d): decode and prefill token counts at common MLP widths (d = intermediate size:
 # the input is [rows, 2d]), sizes far beyond a 60 MB L2, and a d that is not a multiple of
@@ -109,11 +115,17 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--dtype", nargs="+", choices=sorted(DTYPES), default=["bfloat16"])
     parser.add_argument("--shapes", nargs="+", type=parse_shape, metavar="ROWSxD", help="default: a model-shaped set")
-    parser.add_argument("--activation", choices=sorted(reference.ACTIVATIONS), default="silu")
+    parser.add_argument("--activation", choices=sorted(reference.ACTIVATIONS) if reference else None, default="silu",
+                        help="one of the package's reference.ACTIVATIONS (default: silu)")
     parser.add_argument("--gate-second", action="store_true", help="the second half is the gate (diffusers' GEGLU)")
     parser.add_argument("--no-compile", action="store_true", help="skip the torch.compile peer (compiling every shape takes a while)")
     parser.add_argument("--out", type=Path, help="write the results as JSON here")
     args = parser.parse_args(argv)
+    if PACKAGE_ERROR is not None:
+        print(f"benchmark_glu: cannot import __PKG__ ({PACKAGE_ERROR}); build it and put it on PYTHONPATH:\n"
+              "  PYTHONPATH=$(python __SKILL_SCRIPTS__/build_local.py .) python benchmarks/benchmark_glu.py",
+              file=sys.stderr)
+        return 1
     if not torch.cuda.is_available():
         print("benchmark_glu: needs a CUDA GPU", file=sys.stderr)
         return 1

@@ -27,9 +27,15 @@ import torch
 import torch.nn.functional as F
 from benchmarking import Timer, copy_bandwidth_gbps, print_header, print_row, result, time_peers, triton_peer, write_json
 
-import __PKG__
-from __PKG__ import reference
-from __PKG__._ops import ops
+try:
+    import __PKG__
+    from __PKG__ import reference
+    from __PKG__._ops import ops
+except ImportError as exc:  # --help still works; main() says how to build the package
+    __PKG__ = reference = ops = None  # type: ignore[assignment]
+    PACKAGE_ERROR: str | None = f"{type(exc).__name__}: {exc}"
+else:
+    PACKAGE_ERROR = None
 
 # (rows, hidden): decode and prefill token counts at common hidden sizes, per-head q/k
 # norms (rows = tokens x heads, hidden = head_dim), sizes far beyond a 60 MB L2, and a
@@ -107,6 +113,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-compile", action="store_true", help="skip the torch.compile peer (compiling every shape takes a while)")
     parser.add_argument("--out", type=Path, help="write the results as JSON here")
     args = parser.parse_args(argv)
+    if PACKAGE_ERROR is not None:
+        print(f"benchmark_rmsnorm: cannot import __PKG__ ({PACKAGE_ERROR}); build it and put it on PYTHONPATH:\n"
+              "  PYTHONPATH=$(python __SKILL_SCRIPTS__/build_local.py .) python benchmarks/benchmark_rmsnorm.py",
+              file=sys.stderr)
+        return 1
     if not torch.cuda.is_available():
         print("benchmark_rmsnorm: needs a CUDA GPU", file=sys.stderr)
         return 1
