@@ -246,6 +246,18 @@ def test_default_build_dir_is_outside_the_project(tmp_path: Path, monkeypatch: p
     assert spec.root not in build_dir.parents
 
 
+def test_default_build_dir_is_one_per_architecture_set(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A build for other GPUs must not replace this one: a --hub-layout links to it, and its
+    # metadata.json names the archs it was built for.
+    monkeypatch.setenv("KERNEL_SKILLS_CACHE", str(tmp_path / "cache"))
+    spec = build_local.load_project(_mini_project(tmp_path / "p"))
+    sm90 = build_local.default_build_dir(spec, ("9.0",))
+    assert sm90.name.endswith("-sm90") and sm90 == build_local.default_build_dir(spec, ("9.0",))
+    assert build_local.default_build_dir(spec, ("8.0", "9.0")).name.endswith("-sm80-sm90")
+    assert build_local.default_build_dir(spec, ("9.0a",)).name.endswith("-sm90a")
+    assert len({sm90, build_local.default_build_dir(spec, ("8.0",)), build_local.default_build_dir(spec)}) == 3
+
+
 def test_hub_layout_metadata_keeps_the_arch_suffixes_kernels_checks(tmp_path: Path,
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     # kernels 0.19 checks a local build's archs against the GPU in get_local_kernel too (0.17.2:

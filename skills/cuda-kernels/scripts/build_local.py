@@ -25,12 +25,16 @@ without a GPU: importing only loads the library, it does not initialise CUDA.
 
 `--hub-layout DIR` also writes DIR/build/<variant>/ (the package as a symlink to the build,
 and metadata.json): the layout kernel-builder produces, so `kernels.get_local_kernel(DIR)`
-loads this build as it would load the Hub's copy.
+loads this build as it would load the Hub's copy. The link follows later builds into the
+same build directory: with an explicit --build-dir shared by builds for other GPUs, re-run
+with --hub-layout after each so metadata.json's archs match (the default directory is
+per architecture set).
 
 The project itself is never written to. The default build directory lives in the user
 cache ($KERNEL_SKILLS_CACHE, else $XDG_CACHE_HOME/kernel-skills, else
-~/.cache/kernel-skills; then build_local/<package>-<hash of the project path>), so
-repeated builds of one project share a ninja cache. $MAX_JOBS limits parallel compiles;
+~/.cache/kernel-skills; then build_local/<package>-<hash of the project path>-<archs>,
+e.g. -sm90), so repeated builds of one project for one set of GPUs share a ninja cache
+and a build for other GPUs lands beside it instead of replacing it. $MAX_JOBS limits parallel compiles;
 $CXX picks the host compiler; $CUDA_HOME the toolkit.
 
 From Python (scripts/ on sys.path):
@@ -770,8 +774,12 @@ class BuildResult:
     recompiled: bool  # False when ninja found everything up to date
 
 
-def default_build_dir(spec: ProjectSpec) -> Path:
+def default_build_dir(spec: ProjectSpec, archs: Sequence[str] = ()) -> Path:
+    """One folder per project and architecture set: a build for other GPUs never overwrites
+    this one (nor a --hub-layout that links to it), and switching back rebuilds nothing."""
     key = hashlib.sha256(str(spec.root).encode()).hexdigest()[:12]
+    if archs:
+        key += "-" + "-".join("sm" + re.sub(r"[^0-9a-z]", "", a.lower()) for a in archs)
     configured = os.environ.get("KERNEL_SKILLS_CACHE")
     if configured:
         root = Path(configured)
@@ -1069,11 +1077,11 @@ def build_project(
     for rel in spec.torch_src:
         if Path(rel).suffix in CUDA_SOURCE_SUFFIXES | CXX_SOURCE_SUFFIXES:
             ops.extend(parse_binding_ops((spec.root / rel).read_text(encoding="utf-8", errors="replace"), rel))
-    out = Path(build_dir).expanduser().resolve() if build_dir is not None else default_build_dir(spec)
+    all_archs = tuple(sorted({a for v in per_kernel_archs.values() for a in v}, key=lambda a: (_arch_key(a), a)))
+    out = Path(build_dir).expanduser().resolve() if build_dir is not None else default_build_dir(spec, all_archs)
     namespace = source_namespace(spec, out)
     work = out / ".build"
     gen_dir = work / "generated"
-    all_archs = tuple(sorted({a for v in per_kernel_archs.values() for a in v}, key=lambda a: (_arch_key(a), a)))
     emit(f"{spec.name}: {_sm_names(all_archs)}, torch {tools.torch_version}, nvcc "
          f"{tools.cuda_version[0]}.{tools.cuda_version[1]}, namespace {namespace}, build dir {out}")
     with _BuildLock(work / "lock"):
