@@ -202,10 +202,114 @@ def test_binding_without_library_block_declares_nothing() -> None:
     assert build_local.parse_binding_ops("int main() { return 0; }") == []
 
 
-def test_schema_that_is_not_a_literal_is_an_error() -> None:
-    text = "TORCH_LIBRARY_EXPAND(TORCH_EXTENSION_NAME, ops) {\n  ops.def(SCHEMA_MACRO);\n}"
-    with pytest.raises(BuildError, match="does not start with a string literal"):
-        build_local.parse_binding_ops(text, "b.cpp")
+def test_a_schema_that_is_not_a_literal_builds_and_only_check_reports_it_with_its_line() -> None:
+    text = "TORCH_LIBRARY_EXPAND(TORCH_EXTENSION_NAME, ops) {\n  // one\n  ops.def(SCHEMA_MACRO);\n}"
+    (decl,) = build_local.parse_binding_ops(text, "b.cpp")
+    assert decl.schema is None
+    assert decl.problem == ("b.cpp:3: ops.def(SCHEMA_MACRO) does not start with a string literal, so its schema "
+                            "cannot be verified; write it as a literal there")
+
+
+def test_raw_string_schemas_are_read() -> None:
+    text = 'TORCH_LIBRARY_EXPAND(TORCH_EXTENSION_NAME, ops) {\n  ops.def(R"(norm(Tensor x, float eps) -> Tensor)");\n' \
+           '  ops.def(R"s(f(Tensor x) -> Tensor)s");\n}'
+    assert build_local.parse_binding_ops(text, "b.cpp") == [
+        OpDecl("norm", "norm(Tensor x, float eps) -> Tensor", "b.cpp"),
+        OpDecl("f", "f(Tensor x) -> Tensor", "b.cpp"),
+    ]
+
+
+def test_an_unknown_kernel_key_is_refused_as_kernel_builder_refuses_it(tmp_path: Path) -> None:
+    root = _mini_project(tmp_path / "p")
+    toml = root / "build.toml"
+    toml.write_text(toml.read_text() + 'cuda-capabilites = ["9.0"]\n')
+    with pytest.raises(BuildError, match=r"\[kernel.k\] has unknown key cuda-capabilites \(did you mean cuda-capabilities\?\)"):
+        build_local.load_project(root)
+
+
+def test_a_two_digit_capability_that_names_no_gpu_is_refused() -> None:
+    for text in ("10", "12"):
+        with pytest.raises(BuildError, match=f"write {text}.0") as info:
+            build_local.normalize_arch(text)
+        assert info.value.exit_code == 2
+    assert build_local.normalize_arch("90") == "9.0" and build_local.normalize_arch("sm_100") == "10.0"
+
+
+def test_the_build_dir_never_lies_inside_the_project_or_over_a_foreign_package(tmp_path: Path) -> None:
+    spec = build_local.load_project(_mini_project(tmp_path / "p"))
+    for inside in (tmp_path / "p", tmp_path / "p" / "torch-ext"):
+        with pytest.raises(BuildError, match="is inside the project") as info:
+            build_local._check_build_dir(inside, spec)
+        assert info.value.exit_code == 2
+    (tmp_path / "a-file").write_text("x")
+    with pytest.raises(BuildError, match="is a file"):
+        build_local._check_build_dir(tmp_path / "a-file", spec)
+    theirs = tmp_path / "shared" / "mini"
+    theirs.mkdir(parents=True)
+    (theirs / "notes.txt").write_text("mine")
+    with pytest.raises(BuildError, match="build_local did not make it"):
+        build_local._check_build_dir(tmp_path / "shared", spec)
+    assert (theirs / "notes.txt").read_text() == "mine"
+    build_local._check_build_dir(tmp_path / "fresh", spec)
+    assert (tmp_path / "fresh" / ".build").is_dir()
+
+
+def test_a_relative_cache_setting_gives_an_absolute_build_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # ninja runs inside the build dir: a relative path there would point nowhere.
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("KERNEL_SKILLS_CACHE", "rel-cache")
+    spec = build_local.load_project(_mini_project(tmp_path / "p"))
+    assert build_local.default_build_dir(spec, ("9.0",)).is_relative_to(tmp_path / "rel-cache")
+
+
+def test_ninja_variables_escape_dollars() -> None:
+    assert build_local._q(["-I/tmp/bd $x2", "-O3"]) == "'-I/tmp/bd $$x2' -O3"
+
+
+def test_an_import_that_kills_the_process_is_one_error_naming_what_torch_said(tmp_path: Path) -> None:
+    # torch calls std::terminate when it rejects a registration while a library loads; the
+    # check imports in a child first so that this is an error, not the end of build_local.
+    pkg = tmp_path / "build" / "doomed"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text(
+        "import os, sys\n"
+        "sys.stderr.write(\"terminate called after throwing an instance of 'c10::Error'\\n  what():  Inferred operator "
+        "schema for a C++ kernel function doesn't match the expected function schema.\\n  reason: The number of "
+        "arguments is different. 4 vs 3.\\nException raised from infer_schema\\n\")\n"
+        "sys.stderr.flush()\nos.abort()\n")
+    result = build_local.BuildResult(path=tmp_path / "build", package="doomed", namespace="_doomed_0", extension=pkg,
+                                     archs=("9.0",), ops=(OpDecl("f", "f(Tensor x) -> Tensor", "b.cpp"),),
+                                     recompiled=False)
+    with pytest.raises(BuildError) as info:
+        build_local._probe_import(result)
+    message = str(info.value)
+    assert message.startswith("importing doomed ended the process (exit -6)")
+    assert message.endswith("torch said: Inferred operator schema for a C++ kernel function doesn't match the expected "
+                            "function schema. reason: The number of arguments is different. 4 vs 3.")
+
+
+def test_an_interrupted_build_stops_ninja_before_it_returns(tmp_path: Path) -> None:
+    # A Ctrl-C or SIGTERM that reaches only build_local must not leave ninja (and its
+    # compilers) running after the lock is released.
+    import os
+    import sys
+
+    pid_file = tmp_path / "ninja.pid"
+    fake = tmp_path / "ninja"
+    fake.write_text(
+        f"#!{sys.executable}\nimport os, sys, time\n"
+        f"open({str(pid_file)!r}, 'w').write(str(os.getpid()))\n"
+        "print(os.environ['NINJA_STATUS'] + 'nvcc k.cu', flush=True)\ntime.sleep(120)\n")
+    fake.chmod(0o755)
+    tools = type("Tools", (), {"ninja": str(fake)})()
+
+    def interrupt(message: str) -> None:
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        build_local._run_ninja(tools, tmp_path, {}, None, interrupt, False)
+    with pytest.raises(ProcessLookupError):
+        os.kill(int(pid_file.read_text()), 0)
 
 
 # ---------------------------------------------------------------------- build identity

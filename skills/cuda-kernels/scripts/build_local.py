@@ -59,6 +59,7 @@ import os
 import re
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import sysconfig
@@ -210,6 +211,12 @@ def _str_list(value: Any, where: str) -> tuple[str, ...]:
     return tuple(value)
 
 
+# The keys kernel-builder (and kernels' own parser, 0.17 and 0.19) accept in a CUDA
+# [kernel.<name>] section; anything else makes them reject the whole file.
+KERNEL_KEYS = frozenset({"backend", "language", "src", "depends", "include", "cuda-capabilities", "cuda-flags",
+                         "cuda-minver", "cxx-flags"})
+
+
 def parse_build_toml(data: dict[str, Any], root: Path) -> ProjectSpec:
     """Validate the parts of a kernel-builder build.toml that a local CUDA build needs.
 
@@ -258,6 +265,16 @@ def parse_build_toml(data: dict[str, Any], root: Path) -> ProjectSpec:
             if backend != "cuda":
                 skipped.append(f"{kname} ({backend})")
                 continue
+        unknown = sorted(set(section) - KERNEL_KEYS)
+        if unknown:
+            import difflib
+
+            close = difflib.get_close_matches(unknown[0], sorted(KERNEL_KEYS), n=1)
+            hint = f" (did you mean {close[0]}?)" if close else ""
+            raise BuildError(
+                f"build.toml: [kernel.{kname}] has unknown key {', '.join(unknown)}{hint}; kernel-builder and kernels "
+                f"reject the file too. Known keys: {', '.join(sorted(KERNEL_KEYS))}"
+            )
         src = _str_list(section.get("src"), f"[kernel.{kname}] src")
         if not src:
             raise BuildError(f"build.toml: [kernel.{kname}] src is empty")
@@ -283,7 +300,9 @@ def parse_build_toml(data: dict[str, Any], root: Path) -> ProjectSpec:
             )
         )
     if not kernels:
-        raise BuildError('build.toml: no [kernel.<name>] section with backend = "cuda" (edition 6: language = "cpp-cuda")')
+        others = f"; skipped: {', '.join(f'[kernel.{k}]' for k in skipped)}" if skipped else ""
+        raise BuildError('build.toml: no [kernel.<name>] section with backend = "cuda" (edition 6: language = '
+                         f'"cpp-cuda"){others}')
     return ProjectSpec(
         root=root,
         name=name,
@@ -329,6 +348,9 @@ def normalize_arch(arch: str) -> str:
         digits, suffix = m.groups()
         if len(digits) < 2:
             raise BuildError(f"unrecognised CUDA architecture {arch!r} (use e.g. 9.0, sm_90 or 9.0a)", exit_code=2)
+        if int(digits[:-1]) < 3:  # "10", "12": sm_10 and sm_12 never existed; 10.0 / 12.0 were meant
+            raise BuildError(f"unrecognised CUDA architecture {arch!r}: write {digits}.0 for compute capability "
+                             f"{digits}.0 (or sm_{digits}0)", exit_code=2)
         text = f"{digits[:-1]}.{digits[-1]}{suffix}"
     if not ARCH_RE.match(text + ptx):
         raise BuildError(f"unrecognised CUDA architecture {arch!r} (use e.g. 8.0, 9.0, 9.0a or 12.0+PTX)", exit_code=2)
@@ -405,6 +427,7 @@ class OpDecl:
     name: str  # "rms_norm" or "rms_norm.out"
     schema: str | None  # "rms_norm(Tensor x) -> Tensor"; None when inferred from a C++ function
     source: str  # file it was found in
+    problem: str | None = None  # why --check cannot verify it (the schema is not a string literal)
 
 
 def _strip_comments(text: str) -> str:
@@ -462,7 +485,13 @@ def _read_string_args(text: str, i: int) -> tuple[str | None, int]:
     while True:
         while i < len(text) and text[i].isspace():
             i += 1
-        if i < len(text) and text[i] == '"':
+        if text.startswith('R"', i):  # raw string R"delim( ... )delim": no escapes
+            j = _skip_literal(text, i + 1)
+            open_paren = text.find("(", i)
+            delim = text[i + 2 : open_paren]
+            parts.append(text[open_paren + 1 : j - len(delim) - 2])
+            i = j
+        elif i < len(text) and text[i] == '"':
             j = _skip_literal(text, i)
             raw = text[i + 1 : j - 1]
             parts.append(re.sub(r"\\(.)", lambda m: _ESCAPES.get(m.group(1), m.group(1)), raw))
@@ -504,10 +533,13 @@ def parse_binding_ops(text: str, source: str = "<binding>") -> list[OpDecl]:
         for call in re.finditer(rf"\b{re.escape(var)}\s*\.\s*def\s*\(", body):
             value, _ = _read_string_args(body, call.end())
             if value is None:
-                raise BuildError(
-                    f"{source}: {var}.def(...) at offset {start + call.start()} does not start with a string "
-                    "literal; --check needs the schema as a literal to verify it"
-                )
+                # Fine for building; only --check needs to read the schema.
+                line = clean.count("\n", 0, start + call.start()) + 1
+                argument = body[call.end() : call.end() + 40].split(")")[0].split(",")[0].strip()
+                decls.append(OpDecl(name=argument or "?", schema=None, source=source,
+                                    problem=f"{source}:{line}: {var}.def({argument}) does not start with a string "
+                                            "literal, so its schema cannot be verified; write it as a literal there"))
+                continue
             value = " ".join(value.split())
             if "(" in value:
                 decls.append(OpDecl(name=value.split("(", 1)[0].strip(), schema=value, source=source))
@@ -782,10 +814,10 @@ def default_build_dir(spec: ProjectSpec, archs: Sequence[str] = ()) -> Path:
         key += "-" + "-".join("sm" + re.sub(r"[^0-9a-z]", "", a.lower()) for a in archs)
     configured = os.environ.get("KERNEL_SKILLS_CACHE")
     if configured:
-        root = Path(configured)
+        root = Path(configured).expanduser().resolve()  # ninja runs in the build dir: no relative paths
     else:
         xdg = os.environ.get("XDG_CACHE_HOME")
-        root = (Path(xdg) if xdg else Path.home() / ".cache") / "kernel-skills"
+        root = (Path(xdg).resolve() if xdg else Path.home() / ".cache") / "kernel-skills"
     candidate = root / "build_local" / f"{spec.package}-{key}"
     try:
         candidate.mkdir(parents=True, exist_ok=True)
@@ -817,7 +849,8 @@ def _ninja_path(path: str | Path) -> str:
 
 
 def _q(items: Iterable[str]) -> str:
-    return " ".join(shlex.quote(str(x)) for x in items)
+    """Shell-quoted for the command line, then $-escaped: ninja expands $ in variable values."""
+    return " ".join(shlex.quote(str(x)) for x in items).replace("$", "$$")
 
 
 def _object_name(rel: str) -> str:
@@ -902,7 +935,7 @@ def render_ninja(
             flags = [*common, "-fPIC", *defines, *inc_flags, *sys_flags, *cxx_flags]
             lines.append(f"build {_ninja_path(obj)}: cxx {_ninja_path(root / rel)}")
         lines.append(f"  flags = {_q(flags)}")
-        lines.append(f"  src = {rel}")
+        lines.append(f"  src = {rel.replace('$', '$$')}")
         lines.append("")
 
     all_archs = sorted({a for archs in per_kernel_archs.values() for a in archs}, key=lambda a: (_arch_key(a), a))
@@ -956,6 +989,25 @@ def _run_ninja(
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
                             errors="replace")
     assert proc.stdout is not None
+    try:
+        return _follow_ninja(proc, build_dir, objects, log, verbose)
+    except BaseException:
+        # Interrupted (Ctrl-C sent to this process alone, SIGTERM, a harness's timeout):
+        # stop ninja, which stops its compilers, and wait for it, so that no compile
+        # outlives the build lock and races the next build in the same folder.
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGINT)
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        raise
+
+
+def _follow_ninja(proc: subprocess.Popen[str], build_dir: Path, objects: dict[str, str],
+                  log: Callable[[str], None], verbose: bool) -> bool:
+    assert proc.stdout is not None
     failures: list[tuple[str, list[str]]] = []
     current: list[str] | None = None
     skip_command_line = False
@@ -1002,15 +1054,21 @@ def _run_ninja(
 
 
 class _BuildLock:
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, log: Callable[[str], None] | None = None) -> None:
         self.path = path
+        self.log = log
         self.fh: Any = None
 
     def __enter__(self) -> _BuildLock:
         if fcntl is not None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self.fh = self.path.open("w")
-            fcntl.flock(self.fh, fcntl.LOCK_EX)
+            try:
+                fcntl.flock(self.fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                if self.log is not None:
+                    self.log(f"waiting for another build in {self.path.parent.parent} to finish")
+                fcntl.flock(self.fh, fcntl.LOCK_EX)
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -1054,6 +1112,26 @@ def _sync_package(spec: ProjectSpec, pkg_dir: Path, library: Path, namespace: st
     return installed
 
 
+def _check_build_dir(out: Path, spec: ProjectSpec) -> None:
+    """Refuse a build directory that would write into the project, or clear files of a
+    package folder build_local did not make (it deletes what it did not put there)."""
+    root = spec.root.resolve()
+    if out == root or root in out.parents:
+        raise BuildError(f"--build-dir {out} is inside the project {root}, and build_local never writes into the "
+                         "project; choose a folder outside it (or leave --build-dir out for the user cache)", exit_code=2)
+    if out.exists() and not out.is_dir():
+        raise BuildError(f"--build-dir {out} is a file; choose a folder", exit_code=2)
+    package_dir = out / spec.package
+    if package_dir.is_dir() and any(package_dir.iterdir()) and not (out / ".build" / "build.ninja").is_file():
+        raise BuildError(f"{package_dir} exists and build_local did not make it (a build replaces that folder's "
+                         "files); choose an empty or new --build-dir", exit_code=2)
+    try:
+        (out / ".build").mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise BuildError(f"cannot create the build directory {out}: {exc.strerror or exc}; choose a folder you can "
+                         "write to with --build-dir", exit_code=2) from None
+
+
 def build_project(
     project: Path | str,
     archs: Sequence[str] | None = None,
@@ -1079,12 +1157,13 @@ def build_project(
             ops.extend(parse_binding_ops((spec.root / rel).read_text(encoding="utf-8", errors="replace"), rel))
     all_archs = tuple(sorted({a for v in per_kernel_archs.values() for a in v}, key=lambda a: (_arch_key(a), a)))
     out = Path(build_dir).expanduser().resolve() if build_dir is not None else default_build_dir(spec, all_archs)
+    _check_build_dir(out, spec)
     namespace = source_namespace(spec, out)
     work = out / ".build"
     gen_dir = work / "generated"
     emit(f"{spec.name}: {_sm_names(all_archs)}, torch {tools.torch_version}, nvcc "
          f"{tools.cuda_version[0]}.{tools.cuda_version[1]}, namespace {namespace}, build dir {out}")
-    with _BuildLock(work / "lock"):
+    with _BuildLock(work / "lock", emit):
         write_if_changed(gen_dir / "registration.h", REGISTRATION_H)
         if (spec.root / "torch-ext" / "registration.h").exists():
             emit("warning: torch-ext/registration.h in the project shadows the generated one; delete it "
@@ -1161,6 +1240,29 @@ def write_hub_layout(result: BuildResult, project: Path | str, dest: Path | str)
     return dest
 
 
+def _probe_import(result: BuildResult) -> None:
+    """Import the package in a child process first. torch ends the whole process (C++
+    terminate) when it rejects a registration while the library loads, e.g. an ops.impl
+    whose C++ signature does not match its ops.def schema; here that becomes one error."""
+    code = f"import sys; sys.path.insert(0, {str(result.path)!r}); import {result.package}"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, errors="replace", timeout=900)
+    if proc.returncode == 0 or (proc.returncode == 1 and "Traceback" in proc.stderr):
+        return  # imported, or a Python exception that the import below reports with its cause
+    said: list[str] = []
+    for line in proc.stderr.splitlines():
+        if said and line.startswith("Exception raised from"):
+            break
+        if said or "what():" in line:
+            said.append(line.split("what():", 1)[-1].strip())
+    message = " ".join(part for part in said if part)[:800] or (proc.stderr.strip().splitlines() or ["no output"])[-1]
+    raise BuildError(
+        f"importing {result.package} ended the process (exit {proc.returncode}): torch rejected a registration "
+        "while loading the library, most often an ops.impl whose C++ function does not match its ops.def schema "
+        "(float -> double, int -> int64_t, Tensor? -> std::optional<at::Tensor>, Tensor(a!) -> at::Tensor&). "
+        f"torch said: {message}"
+    )
+
+
 def check_build(result: BuildResult) -> list[str]:
     """Import the built package in this process and verify its ops; return the op names.
 
@@ -1181,6 +1283,8 @@ def check_build(result: BuildResult) -> list[str]:
         raise BuildError(
             f"a different {result.package!r} is already imported ({loaded.__file__}); check in a fresh process"
         )
+    if loaded is None:
+        _probe_import(result)
     if str(result.path) not in sys.path:
         sys.path.insert(0, str(result.path))
     try:
@@ -1194,6 +1298,9 @@ def check_build(result: BuildResult) -> list[str]:
     namespace = getattr(torch.ops, result.namespace)
     checked: list[str] = []
     for decl in result.ops:
+        if decl.problem is not None:
+            problems.append(decl.problem)
+            continue
         base, _, overload = decl.name.partition(".")
         qualified = f"{result.namespace}::{decl.name}"
         try:
@@ -1269,6 +1376,8 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if hasattr(signal, "SIGTERM") and __name__ == "__main__":
+        signal.signal(signal.SIGTERM, _on_sigterm)
     archs = [a for item in args.arch or [] for a in item.split(",") if a.strip()] or None
     try:
         result = build_project(args.project, archs=archs, build_dir=args.build_dir, jobs=args.jobs,
@@ -1284,10 +1393,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BuildError as exc:
         print(f"build_local: error: {exc}", file=sys.stderr)
         return exc.exit_code
-    except KeyboardInterrupt:
-        return 130
+    except KeyboardInterrupt as exc:
+        terminated = isinstance(exc, _Terminated)
+        print(f"build_local: {'terminated' if terminated else 'interrupted'}; the compiler was stopped, and the next "
+              "build picks up where this one left off", file=sys.stderr)
+        return 143 if terminated else 130
     print(result.path)
     return 0
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM, raised like Ctrl-C so that a running ninja is stopped before exiting."""
+
+
+def _on_sigterm(signum: int, frame: Any) -> None:
+    raise _Terminated()
 
 
 if __name__ == "__main__":
