@@ -60,6 +60,19 @@ def _report(what: str, fix: str, code: int, exc: BaseException | None = None, *,
     return code
 
 
+def _stdout_gone() -> bool:
+    """Is stdout a pipe (or socket) whose reader has gone away?"""
+    import select
+
+    try:
+        fd = sys.stdout.fileno()
+        poller = select.poll()
+        poller.register(fd, select.POLLOUT)
+        return any(event & (select.POLLERR | select.POLLHUP) for _, event in poller.poll(0))
+    except (AttributeError, OSError, ValueError):
+        return True  # no way to tell: the usual source of EPIPE in a CLI is its stdout
+
+
 def _usage_error_as_json(exc: BaseException) -> None:
     """With --json on the command line, a usage error is also a JSON document on stdout (click
     still prints the usage text on stderr and exits 2), so scripts parse every outcome."""
@@ -154,10 +167,13 @@ class _Root(_Group):
             return super().invoke(ctx)
         except KernelsError as exc:
             code = _report(exc.what, exc.fix, exc.exit_code, exc)
-        except BrokenPipeError:
-            # The reader of stdout went away (`... | head`). The command itself finished, so
-            # there is nothing to report on stderr; exit as a SIGPIPE'd tool would, and point
-            # stdout at /dev/null so the interpreter's final flush does not fail again.
+        except BrokenPipeError as exc:
+            if not _stdout_gone():
+                raise typer.Exit(_report(f"{exc.strerror or exc} (not on stdout)", "A pipe the command wrote to was "
+                                         "closed; re-run it.", EXIT_FAILURE, exc))
+            # The reader of stdout went away (`... | head`). What the command was asked to do
+            # is done, so there is nothing to report on stderr; exit as a SIGPIPE'd tool would,
+            # and point stdout at /dev/null so the interpreter's final flush does not fail again.
             try:
                 devnull = os.open(os.devnull, os.O_WRONLY)
                 os.dup2(devnull, sys.stdout.fileno())
@@ -686,7 +702,8 @@ def update_cmd(
         # With --json the document above already says ok: false and which failed; stderr
         # still gets the one-line error, as for every other failure.
         names = ", ".join(dict.fromkeys(s.skill for s in failed))
-        _report(f"could not update {names}", "Fix the source named above and re-run `kernels skills update`.",
+        where = "in the JSON's skipped[].reason" if out.json_mode else "above"
+        _report(f"could not update {names}", f"Fix the source named {where} and re-run `kernels skills update`.",
                 EXIT_FAILURE, json_doc=False)
         raise typer.Exit(EXIT_FAILURE)
 

@@ -200,10 +200,21 @@ def _check_dest(action: Action, *, force: bool, existing: Existing | None = None
         if existing.kind == "dir" and not existing.user_owned and source is not None and existing.receipt is not None \
                 and existing.receipt.skill == action.skill and dict(existing.receipt.source) == dict(source.origin):
             # A clean install from this very source, now out of date: updating is the usual wish.
-            fix = f"Run `kernels skills update {action.skill}` to bring it up to date, or re-run with --force to replace it."
+            fix = (f"Run `kernels skills update {action.skill} {_target_flags(action.target)}` to bring it up to date, "
+                   "or re-run with --force to replace it.")
         return KernelsError(f"{action.dest} already exists ({existing.describe()})", fix)
     action.op = "replace"
     return None
+
+
+def _target_flags(target: Target) -> str:
+    """The command-line flags that name ``target`` again (for a hint the user can paste)."""
+    import shlex
+
+    if target.scope == "dest":
+        return f"--dest {shlex.quote(str(target.path))}"
+    flags = " ".join(f"--{name}" for name in target.agents)
+    return f"{flags} -g" if target.scope == "global" else flags
 
 
 def _identical(action: Action, existing: Existing) -> bool:
@@ -217,8 +228,8 @@ def _identical(action: Action, existing: Existing) -> bool:
     if existing.kind == "symlink":
         return action.link_to is not None and os.path.realpath(action.dest) == os.path.realpath(action.link_to)
     receipt, source = existing.receipt, action.source
-    if existing.kind != "dir" or receipt is None or existing.changes or source is None:
-        return False
+    if existing.kind != "dir" or receipt is None or existing.changes or source is None or action.link_to is not None:
+        return False  # (a copy where --link asked for a link is not what was asked for)
     if receipt.skill != action.skill or dict(receipt.source) != dict(source.origin):
         return False
     return receipt.digest == receipts.digest(receipts.manifest(source.path))
@@ -458,6 +469,10 @@ def plan_update(
         action = Action("replace", item.name, item.path, item.target, source)
         action.existing = Existing("dir", item.receipt, item.changes)
         plan.actions.append(action)
+    # Preflight the folders that will change, as add and remove do.
+    errors = [e for folder in dict.fromkeys(a.target.path for a in plan.actions) if (e := _check_folder(folder))]
+    if errors:
+        raise _combine(errors)
     return plan
 
 

@@ -219,7 +219,7 @@ def test_an_older_install_without_force_fails_naming_the_path_and_both_ways_out(
     result = cli("skills", "add", "demo", "--claude")
     assert result.exit_code == 1
     assert str(sandbox.project / ".claude/skills/demo") in result.stderr
-    assert "`kernels skills update demo`" in result.stderr and "re-run with --force" in result.stderr.lower()
+    assert "`kernels skills update demo --claude`" in result.stderr and "re-run with --force" in result.stderr.lower()
     assert result.stderr.startswith("Error: ") and len(result.stderr.strip().splitlines()) == 1
     assert snapshot(sandbox.project) == before
 
@@ -267,6 +267,25 @@ def test_the_same_bytes_from_another_source_are_not_the_same_install(sandbox, tm
     shutil.copytree(sandbox.bundled / "demo", copy)
     result = cli("skills", "add", str(copy), "--claude")
     assert result.exit_code == 1 and "already exists" in result.stderr
+
+
+def test_the_update_hint_names_the_same_folders_so_it_works_as_printed(sandbox):
+    assert cli("skills", "add", "demo", "--dest", "my skills").exit_code == 0
+    make_skill(sandbox.bundled, "demo", version="2.0.0")
+    refused = cli("skills", "add", "demo", "--dest", "my skills")
+    assert "`kernels skills update demo --dest '" + str(sandbox.project / "my skills") + "'`" in refused.stderr
+    updated = cli("skills", "update", "demo", "--dest", str(sandbox.project / "my skills"))
+    assert updated.exit_code == 0 and "Replaced demo" in updated.stdout
+    assert cli("skills", "add", "demo", "-g", "--claude").exit_code == 0
+    make_skill(sandbox.bundled, "demo", version="3.0.0")
+    assert "`kernels skills update demo --claude -g`" in cli("skills", "add", "demo", "-g", "--claude").stderr
+
+
+def test_link_asked_over_a_copy_is_not_already_installed(sandbox):
+    assert cli("skills", "add", "demo", "--claude", "--cursor").exit_code == 0
+    result = cli("skills", "add", "demo", "--claude", "--cursor", "--link")
+    assert result.exit_code == 1 and str(sandbox.project / ".cursor/skills/demo") in result.stderr
+    assert not (sandbox.project / ".cursor/skills/demo").is_symlink()
 
 
 def test_linked_targets_added_again_are_a_no_op(sandbox):

@@ -161,3 +161,21 @@ def test_a_reader_that_goes_away_is_not_reported_as_a_failure_of_the_command(san
     assert result.returncode == 141
     assert result.stderr == ""
     assert (sandbox.project / ".claude/skills/demo/SKILL.md").is_file()
+
+
+def test_only_a_closed_stdout_counts_as_the_reader_going_away(monkeypatch):
+    # Another pipe breaking (a socket, a child's stdin) is a failure to report, not exit 141.
+    from kernel_skills import cli as cli_module
+
+    read_end, write_end = os.pipe()
+    try:
+        with open(write_end, "w", closefd=False) as healthy:
+            monkeypatch.setattr(sys, "stdout", healthy)
+            assert cli_module._stdout_gone() is False
+            os.close(read_end)
+            read_end = -1
+            assert cli_module._stdout_gone() is True
+    finally:
+        os.close(write_end)
+        if read_end >= 0:
+            os.close(read_end)

@@ -289,6 +289,16 @@ def test_a_file_where_the_staging_folder_goes_is_named_before_anything_is_writte
     assert not (skills / "demo").exists()
 
 
+def test_update_names_a_file_in_the_staging_folders_place_before_changing_anything(sandbox):
+    assert cli("skills", "add", "demo", "--claude").exit_code == 0
+    make_skill(sandbox.bundled, "demo", version="2.0.0")
+    skills = sandbox.project / ".claude/skills"
+    (skills / ".kernel-skills-tmp").write_text("not ours")
+    result = cli("skills", "update")
+    assert result.exit_code == 1 and result.stderr.startswith(f"Error: {skills / '.kernel-skills-tmp'} is in the way")
+    assert 'version: "1.0.0"' in (skills / "demo/SKILL.md").read_text()
+
+
 def test_remove_something_not_installed_fails(sandbox):
     result = cli("skills", "remove", "demo")
     assert result.exit_code == 1 and "'demo' is not installed" in result.stderr

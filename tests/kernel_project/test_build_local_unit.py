@@ -208,6 +208,9 @@ def test_a_schema_that_is_not_a_literal_builds_and_only_check_reports_it_with_it
     assert decl.schema is None
     assert decl.problem == ("b.cpp:3: ops.def(SCHEMA_MACRO) does not start with a string literal, so its schema "
                             "cannot be verified; write it as a literal there")
+    nested = 'TORCH_LIBRARY_EXPAND(TORCH_EXTENSION_NAME, ops) {\n  ops.def(std::string("g(Tensor x) -> Tensor"), &g);\n}'
+    (decl,) = build_local.parse_binding_ops(nested, "b.cpp")
+    assert decl.name == 'std::string("g(Tensor x) -> Tensor")' and "ops.def(std::string(" in (decl.problem or "")
 
 
 def test_raw_string_schemas_are_read() -> None:
@@ -228,11 +231,12 @@ def test_an_unknown_kernel_key_is_refused_as_kernel_builder_refuses_it(tmp_path:
 
 
 def test_a_two_digit_capability_that_names_no_gpu_is_refused() -> None:
-    for text in ("10", "12"):
-        with pytest.raises(BuildError, match=f"write {text}.0") as info:
+    for text, meant in (("10", "10.0"), ("12", "12.0"), ("10a", "10.0a"), ("sm_12f", "12.0f")):
+        with pytest.raises(BuildError, match=f"write {meant} for compute capability") as info:
             build_local.normalize_arch(text)
         assert info.value.exit_code == 2
     assert build_local.normalize_arch("90") == "9.0" and build_local.normalize_arch("sm_100") == "10.0"
+    assert build_local.normalize_arch("20") == "2.0"  # Fermi: real, if long gone (nvcc then says so)
 
 
 def test_the_build_dir_never_lies_inside_the_project_or_over_a_foreign_package(tmp_path: Path) -> None:
@@ -252,6 +256,23 @@ def test_the_build_dir_never_lies_inside_the_project_or_over_a_foreign_package(t
     assert (theirs / "notes.txt").read_text() == "mine"
     build_local._check_build_dir(tmp_path / "fresh", spec)
     assert (tmp_path / "fresh" / ".build").is_dir()
+
+
+def test_a_build_dir_whose_package_folder_is_the_project_is_refused_even_after_other_builds(tmp_path: Path) -> None:
+    # x/mini is the project and its package is `mini`: --build-dir x would sync the build
+    # into x/mini, deleting the project's files, once x holds any earlier build's .build/.
+    spec = build_local.load_project(_mini_project(tmp_path / "x" / "mini"))
+    (tmp_path / "x" / ".build").mkdir()
+    (tmp_path / "x" / ".build" / "build.ninja").write_text("# an earlier build of another project\n")
+    with pytest.raises(BuildError, match="which is or holds the project"):
+        build_local._check_build_dir(tmp_path / "x", spec)
+    assert (tmp_path / "x" / "mini" / "build.toml").is_file()
+
+
+def test_the_default_build_dir_is_named_as_such_when_refused(tmp_path: Path) -> None:
+    spec = build_local.load_project(_mini_project(tmp_path / "p"))
+    with pytest.raises(BuildError, match=r"^the build directory .* \(from KERNEL_SKILLS_CACHE / XDG_CACHE_HOME\) is inside"):
+        build_local._check_build_dir(tmp_path / "p" / "cache", spec, explicit=False)
 
 
 def test_a_relative_cache_setting_gives_an_absolute_build_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -286,6 +307,20 @@ def test_an_import_that_kills_the_process_is_one_error_naming_what_torch_said(tm
     assert message.startswith("importing doomed ended the process (exit -6)")
     assert message.endswith("torch said: Inferred operator schema for a C++ kernel function doesn't match the expected "
                             "function schema. reason: The number of arguments is different. 4 vs 3.")
+
+
+def test_a_crash_without_torchs_message_is_not_blamed_on_a_registration(tmp_path: Path) -> None:
+    pkg = tmp_path / "build" / "crashy"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("import os, signal, sys\nsys.stderr.write('Segmentation fault\\n')\n"
+                                     "sys.stderr.flush()\nos.kill(os.getpid(), signal.SIGSEGV)\n")
+    result = build_local.BuildResult(path=tmp_path / "build", package="crashy", namespace="_crashy_0", extension=pkg,
+                                     archs=("9.0",), ops=(), recompiled=False)
+    with pytest.raises(BuildError) as info:
+        build_local._probe_import(result)
+    assert str(info.value).startswith("importing crashy ended the process (exit -11) while loading the library; "
+                                      "its last words: Segmentation fault.")
+    assert "registration" not in str(info.value)
 
 
 def test_an_interrupted_build_stops_ninja_before_it_returns(tmp_path: Path) -> None:

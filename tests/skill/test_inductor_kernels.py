@@ -205,3 +205,5 @@ def test_a_module_whose_own_import_fails_gets_no_pythonpath_hint(tmp_path: Path)
 def test_names_an_expression_binds_itself_are_not_undefined() -> None:
     assert ik.undefined_names("sum(t * s for t in [g]) + (lambda q: q)(g) + torch.abs(g)", ["g", "s"]) == []
     assert ik.undefined_names("F.gelu(g) + h + math.pi", ["g"]) == ["h", "math"]
+    # Parsed as the peer function wraps it: leading spaces and line breaks are fine.
+    assert ik.undefined_names(" g * 2", ["g"]) == [] and ik.undefined_names("g +\ng", ["g"]) == []

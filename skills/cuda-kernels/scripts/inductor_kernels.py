@@ -101,6 +101,11 @@ def _check_free_name(name: str, what: str) -> None:
         raise UsageError(f"{what}: the name {name!r} is taken ({', '.join(RESERVED)} are predefined)")
 
 
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else ""
+
+
 class ExpressionError(Exception):
     """--expr names something undefined or fails when run eagerly: the user's mistake (exit 2)."""
 
@@ -108,7 +113,7 @@ class ExpressionError(Exception):
 def undefined_names(expr: str, known: Sequence[str]) -> list[str]:
     """Names the expression reads that are neither given (tensors, --import), torch, F,
     nor builtins, nor bound inside it (a lambda's or comprehension's own variables)."""
-    tree = ast.parse(expr, mode="eval")
+    tree = ast.parse("(" + expr + "\n)", mode="eval")  # as peer_source wraps it: leading spaces, line breaks
     bound = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
     bound |= {a.arg for n in ast.walk(tree) if isinstance(n, ast.Lambda) for a in ast.walk(n.args) if isinstance(a, ast.arg)}
     allowed = set(known) | {"torch", "F"} | set(dir(builtins)) | bound
@@ -234,15 +239,21 @@ def compile_and_report(specs: Sequence[TensorSpec], expr: str, device: str, seed
     gen = torch.Generator(device="cpu").manual_seed(seed)
     args = [torch.randn(s.shape, generator=gen, dtype=torch.float32).to(device=device, dtype=getattr(torch, s.dtype))
             for s in specs]
+    before = {id(m) for m in PyCodeCache.modules}
     try:
         # Once eagerly first: a typo (`g.sigmoidd()`) or a shape mismatch then reads as Python
         # reports it, not as whatever dynamo makes of it while tracing.
         namespace["peer"](*args)
-    except Exception as exc:  # noqa: BLE001 - the user's expression can raise anything
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-        raise ExpressionError(f"--expr {expr!r} fails when run eagerly: {type(exc).__name__}: {first}") from None
+    except (NameError, AttributeError, TypeError, IndexError) as exc:
+        raise ExpressionError(f"--expr {expr!r} fails when run eagerly: {type(exc).__name__}: {_first_line(exc)}") from None
+    except RuntimeError as exc:
+        # Shape mistakes are the user's; anything else (out of memory, a dtype eager has no
+        # kernel for but Inductor can generate) is left for the compile to report or pass.
+        if re.search(r"\b(size|shape|dimension)s?\b|must match|cannot be multiplied|broadcast", str(exc)) and \
+                not isinstance(exc, torch.OutOfMemoryError):
+            raise ExpressionError(f"--expr {expr!r} fails when run eagerly: {type(exc).__name__}: {_first_line(exc)}") \
+                from None
     torch._dynamo.reset()
-    before = {id(m) for m in PyCodeCache.modules}
     compiled = torch.compile(namespace["peer"], fullgraph=True, dynamic=False)
     _, codes = run_and_get_code(compiled, *args)
     if calls:
