@@ -445,3 +445,37 @@ def test_cli_help_explains_usage() -> None:
     result = run_script(BUILD_LOCAL, "--help")
     assert result.returncode == 0
     assert "--arch" in result.stdout and "--check" in result.stdout and "PYTHONPATH" in result.stdout
+
+
+def test_c_sources_are_compiled_as_c_as_kernel_builder_does(tmp_path: Path) -> None:
+    import shutil
+    import subprocess
+
+    root = _mini_project(tmp_path / "p")
+    (root / "kernel_src" / "table.c").write_text("#include <stdlib.h>\nint *make(void) { int *p = malloc(4); return p; }\n")
+    toml = root / "build.toml"
+    toml.write_text(toml.read_text().replace('src = ["kernel_src/k.cu"]', 'src = ["kernel_src/k.cu", "kernel_src/table.c"]'))
+    spec = build_local.load_project(root)
+    tools = build_local.Toolchain(
+        cuda_home=tmp_path / "cuda", nvcc=tmp_path / "cuda/bin/nvcc", cxx="c++", ninja="ninja",
+        nvcc_archs=frozenset({"9.0"}), cuda_version=(13, 0), cxx_std="c++20", torch_version="2.14.1",
+        torch_cuda="13.0", torch_include=(), torch_lib=str(tmp_path), python_include=str(tmp_path),
+        extra_system_include=(), cxx11_abi=1, nvcc_common=(),
+    )
+    text, objects, _ = build_local.render_ninja(spec, tools, {"k": ["9.0"]}, "_mini_0", tmp_path / "gen")
+    c_flags = next(line for line in text.splitlines()[text.splitlines().index("build obj/kernel_src/table.c.o: cxx "
+                   + build_local._ninja_path(root / "kernel_src/table.c")):] if line.startswith("  flags = "))
+    assert "-x c " in c_flags and "-std=c11" in c_flags and "c++20" not in c_flags
+    # The implicit void* conversion above is valid C and an error in C++: the flags compile it.
+    if shutil.which("c++"):
+        proc = subprocess.run(["c++", "-x", "c", "-std=c11", "-c", str(root / "kernel_src/table.c"), "-o",
+                               str(tmp_path / "t.o")], capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stderr
+
+
+def test_a_folder_listed_as_a_source_is_named_as_a_folder(tmp_path: Path) -> None:
+    root = _mini_project(tmp_path / "p")
+    toml = root / "build.toml"
+    toml.write_text(toml.read_text().replace('src = ["kernel_src/k.cu"]', 'src = ["kernel_src"]'))
+    with pytest.raises(BuildError, match=r"lists folders as sources: kernel_src; src takes files"):
+        build_local.load_project(root)

@@ -323,6 +323,10 @@ def load_project(project: Path | str) -> ProjectSpec:
     if not toml_path.is_file():
         raise BuildError(f"{root}: no build.toml here; pass the kernel project's root directory", exit_code=2)
     spec = parse_build_toml(_load_toml(toml_path), root)
+    folders = [rel for rel in spec.all_sources() if (root / rel).is_dir()]
+    if folders:
+        raise BuildError(f"build.toml lists folders as sources: {', '.join(folders)}; src takes files "
+                         "(list each .cu / .cpp / .h file)")
     missing = [rel for rel in spec.all_sources() if not (root / rel).is_file()]
     if missing:
         raise BuildError(f"build.toml lists source files that do not exist: {', '.join(missing)}")
@@ -951,6 +955,10 @@ def render_ninja(
             flags += [f"-Xcompiler={f}" for f in cxx_flags]
             lines.append(f"build {_ninja_path(obj)}: nvcc {_ninja_path(root / rel)}")
             lines.append(f"  archs = {_sm_names(archs)}")
+        elif suffix == ".c":
+            # C, as kernel-builder's CMake compiles it (the C++ driver with -x c: one toolchain).
+            flags = ["-x", "c", "-O3", "-std=c11", "-fPIC", *defines, *inc_flags, *sys_flags, *cxx_flags]
+            lines.append(f"build {_ninja_path(obj)}: cxx {_ninja_path(root / rel)}")
         else:
             flags = [*common, "-fPIC", *defines, *inc_flags, *sys_flags, *cxx_flags]
             lines.append(f"build {_ninja_path(obj)}: cxx {_ninja_path(root / rel)}")
