@@ -18,10 +18,13 @@ sys.path (or PYTHONPATH) and `import <package>` works.
 
     PYTHONPATH=$(python build_local.py my-kernel) python -m pytest my-kernel/tests
 
-`--check` then imports the package and verifies that every op declared with
-`ops.def("...")` in the binding's TORCH_LIBRARY_EXPAND block is registered with exactly
-the declared schema and has a CUDA (or composite) implementation. It runs on machines
-without a GPU: importing only loads the library, it does not initialise CUDA.
+`--check` then imports the package (in a child process first: torch terminates the
+process when it rejects a registration while the library loads, e.g. an ops.impl whose
+C++ signature does not match its schema, and that becomes one error here) and verifies
+that every op declared with `ops.def("...")` in the binding's TORCH_LIBRARY_EXPAND block
+is registered with exactly the declared schema and has a CUDA (or composite)
+implementation. It runs on machines without a GPU: importing only loads the library, it
+does not initialise CUDA.
 
 `--hub-layout DIR` also writes DIR/build/<variant>/ (the package as a symlink to the build,
 and metadata.json): the layout kernel-builder produces, so `kernels.get_local_kernel(DIR)`
