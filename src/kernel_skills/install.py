@@ -185,6 +185,12 @@ def _check_folder(folder: Path) -> KernelsError | None:
     return None
 
 
+def _folder_errors(actions: Sequence[Action]) -> list[KernelsError]:
+    """_check_folder for each folder the actions change: replacing or removing a skill
+    stages it in a temp folder beside it, so the folder must be writable, said up front."""
+    return [e for folder in dict.fromkeys(a.target.path for a in actions) if (e := _check_folder(folder))]
+
+
 def _check_dest(action: Action, *, force: bool, existing: Existing | None = None) -> KernelsError | None:
     """Inspect ``action.dest`` and decide install vs replace; an error if neither is allowed."""
     existing = action.existing = existing if existing is not None else inspect(action.dest)
@@ -196,9 +202,7 @@ def _check_dest(action: Action, *, force: bool, existing: Existing | None = None
     if not force:
         backed = " (your version is backed up first)" if existing.user_owned else ""
         fix = f"Re-run with --force to replace it{backed}."
-        source = action.source
-        if existing.kind == "dir" and not existing.user_owned and source is not None and existing.receipt is not None \
-                and existing.receipt.skill == action.skill and dict(existing.receipt.source) == dict(source.origin):
+        if existing.kind == "dir" and not existing.user_owned and _same_source(existing.receipt, action):
             # A clean install from this very source, now out of date: updating is the usual wish.
             fix = (f"Run `kernels skills update {action.skill} {_target_flags(action.target)}` to bring it up to date, "
                    "or re-run with --force to replace it.")
@@ -227,12 +231,16 @@ def _identical(action: Action, existing: Existing) -> bool:
     """
     if existing.kind == "symlink":
         return action.link_to is not None and os.path.realpath(action.dest) == os.path.realpath(action.link_to)
-    receipt, source = existing.receipt, action.source
-    if existing.kind != "dir" or receipt is None or existing.changes or source is None or action.link_to is not None:
+    if existing.kind != "dir" or existing.changes or action.link_to is not None:
         return False  # (a copy where --link asked for a link is not what was asked for)
-    if receipt.skill != action.skill or dict(receipt.source) != dict(source.origin):
-        return False
-    return receipt.digest == receipts.digest(receipts.manifest(source.path))
+    return _same_source(existing.receipt, action) and existing.receipt.digest == action.source.digest
+
+
+def _same_source(receipt: Receipt | None, action: Action) -> bool:
+    """Was the install behind ``receipt`` made from the skill and source ``action`` installs?"""
+    source = action.source
+    return (receipt is not None and source is not None and receipt.skill == action.skill
+            and dict(receipt.source) == dict(source.origin))
 
 
 def _validated(source: SkillSource) -> None:
@@ -411,7 +419,7 @@ def source_digests(installs: Sequence[Installed], ctx: SourceContext) -> None:
             continue
         key = str(source.path)
         if key not in cache:
-            cache[key] = receipts.digest(receipts.manifest(source.path))
+            cache[key] = source.digest
         item.status = "current" if cache[key] == item.receipt.digest else "outdated"
 
 
@@ -451,7 +459,7 @@ def plan_update(
             plan.skipped.append(Skipped(item.name, item.path, f"its source {source.display} now holds the skill '{source.name}'; install that with `kernels skills add`"))
             continue
         # A new commit that left this skill's files alone still updates the receipt.
-        same = receipts.digest(receipts.manifest(source.path)) == item.receipt.digest and dict(source.origin) == dict(origin)
+        same = source.digest == item.receipt.digest and dict(source.origin) == dict(origin)
         if same and not item.changes:
             plan.skipped.append(Skipped(item.name, item.path, f"up to date ({item.version or 'unversioned'})"))
             continue
@@ -469,8 +477,7 @@ def plan_update(
         action = Action("replace", item.name, item.path, item.target, source)
         action.existing = Existing("dir", item.receipt, item.changes)
         plan.actions.append(action)
-    # Preflight the folders that will change, as add and remove do.
-    errors = [e for folder in dict.fromkeys(a.target.path for a in plan.actions) if (e := _check_folder(folder))]
+    errors = _folder_errors(plan.actions)
     if errors:
         raise _combine(errors)
     return plan
@@ -549,11 +556,7 @@ def plan_remove(
             plan.actions.append(action)
         if not found:
             errors.append(_not_installed(name, targets, elsewhere))
-    # Removing renames the skill out of its folder, so that folder must be writable:
-    # say so up front instead of failing on the temp folder the removal would make.
-    for folder in dict.fromkeys(a.target.path for a in plan.actions):
-        if error := _check_folder(folder):
-            errors.append(error)
+    errors += _folder_errors(plan.actions)
     if errors:
         raise _combine(errors)
     return plan

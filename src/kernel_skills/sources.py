@@ -49,6 +49,13 @@ class SkillSource:
     def info(self) -> SkillInfo:
         return read_info(self.path)
 
+    @cached_property
+    def digest(self) -> str:
+        """The hash of the whole tree, as a receipt records it (computed once per source)."""
+        from . import receipts
+
+        return receipts.digest(receipts.manifest(self.path))
+
     @property
     def display(self) -> str:
         return self.label or str(self.path)
