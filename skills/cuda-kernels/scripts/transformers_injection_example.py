@@ -47,7 +47,6 @@ Exit status: 0 ok, 1 a check failed, 2 bad usage.
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import sys
 import time
@@ -82,24 +81,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     if args.model == "llama" and args.device == "cuda" and not args.tiny:
         p.error("--model llama has only a tiny config here; add --tiny")
     return args
-
-
-def load_package(args: argparse.Namespace):
-    if args.package_path is not None:
-        sys.path.insert(0, str(args.package_path.resolve()))
-        return importlib.import_module("qwen3_8b_kernels")
-    sys.path.insert(0, str(SCRIPTS))
-    from build_local import build_project
-
-    archs = args.arch or ["9.0"]  # on cpu one arch is enough: the build is only compiled and imported
-    if args.device == "cuda" and not args.arch:
-        import torch
-
-        major, minor = torch.cuda.get_device_capability()
-        archs = [f"{major}.{minor}"]
-    result = build_project(EXAMPLE, archs=archs, build_dir=args.build_dir)
-    sys.path.insert(0, str(result.path))
-    return importlib.import_module(result.package)
 
 
 def measuring() -> Any:
@@ -179,7 +160,7 @@ def main(argv: list[str] | None = None) -> int:
         tiny_qwen3_config,
     )
 
-    kernels_pkg = load_package(args)
+    kernels_pkg = measuring().load_kernels(args)  # the same build / --package-path rules
     tiny = args.device == "cpu" or args.tiny
     dtype = getattr(torch, args.dtype or ("float32" if args.device == "cpu" else "bfloat16"))
     seq = args.seq_len or (24 if tiny else 512)
