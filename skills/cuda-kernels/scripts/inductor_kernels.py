@@ -244,13 +244,11 @@ def compile_and_report(specs: Sequence[TensorSpec], expr: str, device: str, seed
         # Once eagerly first: a typo (`g.sigmoidd()`) or a shape mismatch then reads as Python
         # reports it, not as whatever dynamo makes of it while tracing.
         namespace["peer"](*args)
-    except (NameError, AttributeError, TypeError, IndexError) as exc:
-        raise ExpressionError(f"--expr {expr!r} fails when run eagerly: {type(exc).__name__}: {_first_line(exc)}") from None
-    except RuntimeError as exc:
-        # Shape mistakes are the user's; anything else (out of memory, a dtype eager has no
-        # kernel for but Inductor can generate) is left for the compile to report or pass.
-        if re.search(r"\b(size|shape|dimension)s?\b|must match|cannot be multiplied|broadcast", str(exc)) and \
-                not isinstance(exc, torch.OutOfMemoryError):
+    except (NameError, AttributeError, TypeError, IndexError, RuntimeError) as exc:
+        # Of the RuntimeErrors only shape mistakes are the user's; anything else (out of memory,
+        # a dtype eager has no kernel for but Inductor can generate) is left for the compile.
+        shape = re.search(r"\b(size|shape|dimension)s?\b|must match|cannot be multiplied|broadcast", str(exc))
+        if not isinstance(exc, RuntimeError) or (shape and not isinstance(exc, torch.OutOfMemoryError)):
             raise ExpressionError(f"--expr {expr!r} fails when run eagerly: {type(exc).__name__}: {_first_line(exc)}") \
                 from None
     torch._dynamo.reset()
