@@ -8,9 +8,11 @@ benchmarks of one project time and report the same way.
 
 from __future__ import annotations
 
+import importlib
 import json
 import platform
 import statistics
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -48,6 +50,26 @@ class Timer:
             times.append(start.elapsed_time(end))
         return statistics.median(times)
 
+
+
+def import_package(name: str) -> tuple[Any, Any, Any, str | None]:
+    """(the built package, its reference module, its ops, None), or (None, None, None, why)
+    when it cannot be imported: the benchmark's --help then still works, and main() says
+    how to build it (package_missing)."""
+    try:
+        package = importlib.import_module(name)
+        reference = importlib.import_module(f"{name}.reference")
+        ops = importlib.import_module(f"{name}._ops").ops
+    except ImportError as exc:
+        return None, None, None, f"{type(exc).__name__}: {exc}"
+    return package, reference, ops, None
+
+
+def package_missing(script: str, name: str, error: str) -> int:
+    """Say why the package did not import and how to build it; the exit code for main()."""
+    print(f"{script}: cannot import {name} ({error}); build it and put it on PYTHONPATH:\n"
+          f"  PYTHONPATH=$(python __SKILL_SCRIPTS__/build_local.py .) python benchmarks/{script}.py", file=sys.stderr)
+    return 1
 
 def copy_bandwidth_gbps(timer: Timer, nbytes: int = 1 << 30) -> float:
     src = torch.empty(nbytes, dtype=torch.uint8, device="cuda").random_()

@@ -23,17 +23,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 import torch
-from benchmarking import Timer, copy_bandwidth_gbps, print_header, print_row, result, time_peers, triton_peer, write_json
+from benchmarking import (Timer, copy_bandwidth_gbps, import_package, package_missing, print_header, print_row, result,
+                          time_peers, triton_peer, write_json)
 
-try:
-    import __PKG__
-    from __PKG__ import reference
-    from __PKG__._ops import ops
-except ImportError as exc:  # --help still works; main() says how to build the package
-    __PKG__ = reference = ops = None  # type: ignore[assignment]
-    PACKAGE_ERROR: str | None = f"{type(exc).__name__}: {exc}"
-else:
-    PACKAGE_ERROR = None
+# None (and the reason) when the package is not built yet: --help still works.
+__PKG__, reference, ops, PACKAGE_ERROR = import_package("__PKG__")
 
 # (rows, d): decode and prefill token counts at common MLP widths (d = intermediate size:
 # the input is [rows, 2d]), sizes far beyond a 60 MB L2, and a d that is not a multiple of
@@ -122,10 +116,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, help="write the results as JSON here")
     args = parser.parse_args(argv)
     if PACKAGE_ERROR is not None:
-        print(f"benchmark_glu: cannot import __PKG__ ({PACKAGE_ERROR}); build it and put it on PYTHONPATH:\n"
-              "  PYTHONPATH=$(python __SKILL_SCRIPTS__/build_local.py .) python benchmarks/benchmark_glu.py",
-              file=sys.stderr)
-        return 1
+        return package_missing("benchmark_glu", "__PKG__", PACKAGE_ERROR)
     if not torch.cuda.is_available():
         print("benchmark_glu: needs a CUDA GPU", file=sys.stderr)
         return 1
