@@ -95,6 +95,20 @@ def test_cpu_empty_input_keeps_shape(shape: tuple[int, ...]) -> None:
     assert out.shape == x.shape and out.dtype == x.dtype
 
 
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)])
+def test_bad_arguments_are_refused_on_any_device(device: str) -> None:
+    x = random_tensor((4, 64), torch.float16, device, seed=3)
+    # A [1] weight would broadcast on the reference path: refused like the binding refuses it.
+    for shape in [(1,), (63,), (1, 64)]:
+        with pytest.raises(ValueError, match=r"weight must have shape \[64\]"):
+            __PKG__.rms_norm(x, torch.ones(shape, dtype=torch.float16, device=device))
+    for eps in [-1.0, math.nan, math.inf]:
+        with pytest.raises(ValueError, match="epsilon must be finite"):
+            __PKG__.rms_norm(x, None, eps)
+    with pytest.raises(ValueError, match="at least one dimension"):
+        __PKG__.rms_norm(x[0, 0], None)
+
+
 def test_fake_kernel_describes_the_output_for_torch_compile() -> None:
     # FakeTensorMode runs the registered fake kernel; it works without a GPU.
     from torch._subclasses.fake_tensor import FakeTensorMode

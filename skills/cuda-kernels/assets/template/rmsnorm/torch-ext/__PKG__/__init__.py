@@ -39,8 +39,10 @@ def _kernel_supports(x: torch.Tensor, weight: torch.Tensor | None) -> bool:
 def rms_norm(x: torch.Tensor, weight: torch.Tensor | None = None, eps: float = 1e-6) -> torch.Tensor:
     """RMSNorm over the last dimension of `x` (any leading dims, any strides).
 
-    Returns a new contiguous tensor with x's shape and dtype.
+    Returns a new contiguous tensor with x's shape and dtype. A weight that is not
+    [x.shape[-1]] or a negative or non-finite eps is a ValueError on every device.
     """
+    reference.check_arguments(x, weight, eps)
     if _kernel_supports(x, weight):
         return ops.rms_norm(x, weight, eps)
     return reference.rms_norm(x, weight, eps)

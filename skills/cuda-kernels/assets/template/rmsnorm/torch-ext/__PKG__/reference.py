@@ -2,7 +2,23 @@
 
 from __future__ import annotations
 
+import math
+
 import torch
+
+
+def check_arguments(x: torch.Tensor, weight: torch.Tensor | None, eps: float) -> None:
+    """Refuse what the CUDA binding refuses, with the same words, on any device.
+
+    Without this a weight of shape [1] would broadcast silently on the reference path
+    while the binding rejects it: the same call must not mean two things.
+    """
+    if x.dim() == 0:
+        raise ValueError("rms_norm: input must have at least one dimension")
+    if weight is not None and (weight.dim() != 1 or weight.shape[0] != x.shape[-1]):
+        raise ValueError(f"rms_norm: weight must have shape [{x.shape[-1]}], got {list(weight.shape)}")
+    if not (math.isfinite(eps) and eps >= 0.0):
+        raise ValueError(f"rms_norm: epsilon must be finite and >= 0, got {eps}")
 
 
 def rms_norm(x: torch.Tensor, weight: torch.Tensor | None = None, eps: float = 1e-6) -> torch.Tensor:
