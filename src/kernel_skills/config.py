@@ -64,14 +64,67 @@ def load(path: Path) -> Config:
     return Config(path, agents, data)
 
 
+def _edited(old: str, key: str, value: list[str] | None, expected: dict[str, Any]) -> str | None:
+    """``old`` with only ``key``'s lines changed (its comments and other keys kept), or None.
+
+    None when the file is laid out in a way this line edit does not understand; the
+    caller then rewrites the whole file. The result is checked by parsing it back.
+    """
+    import yaml
+
+    lines = old.splitlines(keepends=True)
+    found = [i for i, line in enumerate(lines) if ":" in line and line.split(":", 1)[0] == key]
+    try:
+        had = key in (yaml.safe_load(old) or {})
+    except (yaml.YAMLError, TypeError):
+        return None
+    if len(found) > 1 or had != bool(found):  # spelled another way (quoted, `key :`): rewrite
+        return None
+    start = end = found[0] if found else None
+    if start is not None:
+        end = start + 1
+        # The value's own lines: indented, or a block sequence's "- item" at column 0.
+        while end < len(lines):
+            line = lines[end]
+            if line[:1] in (" ", "\t", "-"):
+                end += 1
+            elif not line.strip() and any(rest[:1] in (" ", "\t", "-") and rest.strip() for rest in lines[end + 1 : end + 2]):
+                end += 1
+            else:
+                break
+    new = [] if value is None else [yaml.safe_dump({key: value}, default_flow_style=True, width=10**6)[1:-2] + "\n"]
+    if start is None:
+        if old and not old.endswith("\n"):
+            lines[-1] += "\n"
+        lines += new
+    else:
+        lines[start:end] = new
+    text = "".join(lines)
+    try:
+        same = (yaml.safe_load(text) or {}) == expected
+    except yaml.YAMLError:
+        same = False
+    return text if same else None
+
+
 def save(config: Config) -> None:
-    """Write atomically: a crash leaves the old file or the new one, never half of one."""
+    """Write atomically: a crash leaves the old file or the new one, never half of one.
+
+    Only the lines of the setting that changed are rewritten, so the user's comments and
+    layout survive a `kernels skills config`.
+    """
     import yaml
 
     data = dict(config.extra)
     if config.default_agents is not None:
         data["default_agents"] = list(config.default_agents)
-    text = yaml.safe_dump(data, sort_keys=False, default_flow_style=None) if data else ""
+    try:
+        old = config.path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        old = ""
+    text = _edited(old, "default_agents", config.default_agents, data) if old.strip() else None
+    if text is None:
+        text = yaml.safe_dump(data, sort_keys=False, default_flow_style=None) if data else ""
     # A config.yaml linked from a dotfiles repository stays a link: write its target.
     path = Path(os.path.realpath(config.path)) if config.path.is_symlink() else config.path
     try:

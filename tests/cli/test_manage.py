@@ -7,6 +7,7 @@ import re
 import os
 from pathlib import Path
 
+import pytest
 import yaml
 
 from .conftest import cli, leftovers, make_skill, skill_files, snapshot
@@ -405,6 +406,30 @@ def test_config_keeps_unknown_keys(sandbox):
     config_file.write_text("future_setting: 3\n")
     assert cli("skills", "config", "default_agents", "claude").exit_code == 0
     assert yaml.safe_load(config_file.read_text()) == {"future_setting": 3, "default_agents": ["claude"]}
+
+
+def test_config_changes_only_its_own_lines_and_keeps_the_users_comments(sandbox):
+    config_file = sandbox.config_dir / "kernel-skills" / "config.yaml"
+    config_file.parent.mkdir(parents=True)
+    config_file.write_text("# team defaults, see the wiki\ndefault_agents:\n- claude\n- kiro\n\n# later\nfuture_setting: 3\n")
+    assert cli("skills", "config", "default_agents", "codex").exit_code == 0
+    assert config_file.read_text() == "# team defaults, see the wiki\ndefault_agents: [codex]\n\n# later\nfuture_setting: 3\n"
+    assert cli("skills", "config", "default_agents", "--unset").exit_code == 0
+    assert config_file.read_text() == "# team defaults, see the wiki\n\n# later\nfuture_setting: 3\n"
+    assert cli("skills", "config", "default_agents", "claude", "agents").exit_code == 0
+    assert config_file.read_text().endswith("future_setting: 3\ndefault_agents: [claude, agents]\n")
+
+
+@pytest.mark.parametrize("text", ['"default_agents": [claude]\n', "default_agents : [claude]\n", "{default_agents: [claude], x: 1}\n"])
+def test_config_rewrites_a_layout_it_cannot_edit_line_by_line(sandbox, text):
+    # A key spelled another way must not end up twice in the file: the whole file is rewritten.
+    config_file = sandbox.config_dir / "kernel-skills" / "config.yaml"
+    config_file.parent.mkdir(parents=True)
+    config_file.write_text(text)
+    assert cli("skills", "config", "default_agents", "codex").exit_code == 0
+    written = config_file.read_text()
+    assert written.count("default_agents") == 1
+    assert yaml.safe_load(written)["default_agents"] == ["codex"]
 
 
 def test_config_writes_through_a_linked_config_file(sandbox):
