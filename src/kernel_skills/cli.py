@@ -606,7 +606,7 @@ def _state_cell(item: Any) -> tuple[str, str]:
     if item.kind == "link":
         return (f"link to {item.link_target}", "cyan")
     if not item.managed:
-        return ("unmanaged", "dim")
+        return ("unmanaged (damaged receipt)", "red") if item.damaged_receipt else ("unmanaged", "dim")
     edited = "edited" if item.changes else "clean"
     status = item.status or "unknown"
     style = "yellow" if item.changes or status != "current" else "green"

@@ -63,6 +63,7 @@ class Existing:
     receipt: Receipt | None = None
     changes: list[str] = field(default_factory=list)  # files that differ from the receipt
     link_target: str | None = None
+    damaged_receipt: bool = False  # a .kernel-skills.json that cannot be read
 
     @property
     def user_owned(self) -> bool:
@@ -72,6 +73,8 @@ class Existing:
     def describe(self) -> str:
         if self.kind == "symlink":
             return f"a symlink to {self.link_target}"
+        if self.kind == "dir" and self.damaged_receipt:
+            return f"a folder whose receipt ({RECEIPT_FILE}) is damaged, so its files cannot be told from your edits"
         if self.kind == "dir" and self.receipt is None:
             return "a folder kernels did not install"
         if self.kind == "dir" and self.changes:
@@ -88,7 +91,7 @@ def inspect(dest: Path) -> Existing:
         return Existing("symlink", receipt, link_target=os.readlink(dest))
     if os.path.isdir(dest):
         receipt = receipts.read(dest)
-        return Existing("dir", receipt, receipt.changes(dest) if receipt else [])
+        return Existing("dir", receipt, receipt.changes(dest) if receipt else [], damaged_receipt=receipt is None and receipts.damaged(dest))
     return Existing("file")
 
 
@@ -338,6 +341,7 @@ class Installed:
     version: str | None = None
     link_target: str | None = None
     status: str | None = None  # "current", "outdated", "source missing" (managed installs only)
+    damaged_receipt: bool = False  # unmanaged because its .kernel-skills.json cannot be read
 
     @property
     def managed(self) -> bool:
@@ -351,6 +355,7 @@ class Installed:
             "agents": list(self.target.agents),
             "kind": self.kind,
             "managed": self.managed,
+            "receipt_damaged": self.damaged_receipt,
             "modified": bool(self.changes) if self.kind == "dir" and self.managed else None,
             "edited_files": list(self.changes),
             "version": self.version,
@@ -392,6 +397,7 @@ def find_installs(targets: Sequence[Target], names: Sequence[str] | None = None)
                 if kind == "dir":
                     item.changes = item.receipt.changes(path)
             elif kind != "broken-link":
+                item.damaged_receipt = receipts.damaged(path)
                 try:
                     item.version = read_info(path).version
                 except KernelsError:
@@ -443,7 +449,11 @@ def plan_update(
             plan.skipped.append(Skipped(item.name, item.path, f"a link to {item.link_target}; update its target instead"))
             continue
         if item.receipt is None:
-            plan.skipped.append(Skipped(item.name, item.path, "not installed by kernels; left alone"))
+            why = (f"its receipt ({RECEIPT_FILE}) is damaged; re-install it with `kernels skills add {item.name} {_target_flags(item.target)} --force` "
+                   "(or its folder or Hub source instead of the name; the folder is backed up first)"
+                   if item.damaged_receipt else "not installed by kernels; left alone")
+            # Damaged: most likely ours, and now stuck at its old version; a CI step must notice (exit 1).
+            plan.skipped.append(Skipped(item.name, item.path, why, failed=item.damaged_receipt))
             continue
         origin = item.receipt.source
         try:

@@ -97,6 +97,11 @@ def read(skill_dir: Path) -> Receipt | None:
     return Receipt(data)
 
 
+def damaged(skill_dir: Path) -> bool:
+    """A receipt file is there but is not one of ours that can be read (edited, truncated)."""
+    return (skill_dir / RECEIPT_FILE).is_file() and read(skill_dir) is None
+
+
 def render(*, skill: str, version: str | None, source: Mapping[str, Any], files: Mapping[str, str]) -> bytes:
     data = {
         "installer": "kernel-skills",

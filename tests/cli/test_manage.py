@@ -139,6 +139,31 @@ def test_update_leaves_unmanaged_and_linked_installs_alone(sandbox):
     assert "3.0.0" in (sandbox.project / ".kiro/skills/cuda-kernels/scripts/tool.py").read_text()
 
 
+def test_a_damaged_receipt_is_named_as_such_everywhere_and_force_repairs_it(sandbox):
+    assert cli("skills", "add", "demo", "--claude").exit_code == 0
+    folder = sandbox.project / ".claude/skills/demo"
+    (folder / ".kernel-skills.json").write_text('{"installer": "kernel-skills", "files": ')  # truncated
+    listed = json.loads(cli("skills", "list", "--json").stdout)["installed"][0]
+    assert listed["managed"] is False and listed["receipt_damaged"] is True
+    assert "unmanaged (damaged receipt)" in cli("skills", "list").stdout
+    updated = cli("skills", "update", "--json")
+    assert updated.exit_code == 1  # stuck at its old version: a provisioning script must notice
+    update = json.loads(updated.stdout)
+    assert update["skipped"][0]["failed"] is True
+    assert "receipt (.kernel-skills.json) is damaged" in update["skipped"][0]["reason"]
+    assert "kernels skills add demo --claude --force" in update["skipped"][0]["reason"]
+    again = cli("skills", "add", "demo", "--claude")
+    assert again.exit_code == 1 and "receipt (.kernel-skills.json) is damaged" in again.stderr
+    assert cli("skills", "add", "demo", "--claude", "--force").exit_code == 0
+    repaired = json.loads(cli("skills", "list", "--json").stdout)["installed"][0]
+    assert repaired["managed"] is True and repaired["receipt_damaged"] is False
+    # A folder with no receipt at all is plainly unmanaged, not damaged.
+    (sandbox.project / ".claude/skills/mine").mkdir()
+    (sandbox.project / ".claude/skills/mine/SKILL.md").write_text("---\nname: mine\ndescription: d\n---\n")
+    mine = [i for i in json.loads(cli("skills", "list", "--json").stdout)["installed"] if i["skill"] == "mine"][0]
+    assert mine["managed"] is False and mine["receipt_damaged"] is False
+
+
 def test_update_dry_run_writes_nothing(sandbox):
     assert cli("skills", "add", "demo", "--claude").exit_code == 0
     make_skill(sandbox.bundled, "demo", version="2.0.0")
