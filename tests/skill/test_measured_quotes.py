@@ -10,6 +10,7 @@ benchmark is rerun and its JSON changes, this test fails until the prose is upda
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -43,6 +44,8 @@ LTX_GELU_SWEEP = "examples/ltx_video/benchmarks/logs/h200_run38/sweeps.json"
 # scripts/huggingface_kernels_example.py --example qwen3_8b --real-size).
 QWEN3_INJECTION = "examples/qwen3_8b/integration/results/transformers_injection_example_h200.json"
 QWEN3_HUB = "examples/qwen3_8b/integration/results/huggingface_kernels_example_h200.json"
+QWEN3_README = "examples/qwen3_8b/README.md"
+QWEN3_INTEGRATION = "examples/qwen3_8b/integration/README.md"
 H200 = "references/h200-optimization-guide.md"
 TRANSFORMERS = "references/transformers-integration.md"
 HUB = "references/huggingface-kernels-integration.md"
@@ -141,7 +144,7 @@ class Quote:
 
     @property
     def id(self) -> str:
-        return f"{self.doc.rsplit('/', 1)[-1]}: {self.text}"
+        return f"{self.doc.removeprefix('references/')}: {self.text}"
 
 
 RMS_BIG, RMS_SMALL = "16x8192x4096", "1x1024x4096"
@@ -330,6 +333,29 @@ QUOTES = [
 ]
 
 
+def _speedup(baseline: str, variant: str, tokens: int) -> Callable[[Any], float]:
+    return lambda data: _prefill(baseline, tokens)(data) / _prefill(variant, tokens)(data)
+
+
+# The worked example's READMEs quote its end-to-end run: its headline numbers, here, so a
+# new committed run cannot leave the README telling the old one.
+QUOTES += [
+    Quote(QWEN3_README, QWEN3_E2E, _prefill("eager", 4096), "| prefill 4096 tokens | {} ms |", "{:.2f}"),
+    Quote(QWEN3_README, QWEN3_E2E, _prefill("patched", 4096), "**{} ms (", "{:.2f}"),
+    Quote(QWEN3_README, QWEN3_E2E, _speedup("eager", "patched", 4096), "ms ({}×)**", "{:.3f}"),
+    Quote(QWEN3_README, QWEN3_E2E, _speedup("compile", "patched", 4096), "of the unpatched model: {}×", "{:.3f}"),
+    Quote(QWEN3_README, QWEN3_E2E, _prefill("eager", 512), "| prefill 512 tokens | {} ms |", "{:.2f}"),
+    Quote(QWEN3_README, QWEN3_E2E, _prefill("patched_cudagraph", 512), "| **{} ms** |", "{:.2f}"),
+    Quote(QWEN3_README, QWEN3_E2E, _decode("eager"), "| decode, tokens/s | {} |"),
+    Quote(QWEN3_README, QWEN3_E2E, _decode("patched_cudagraph"), "| **{}** |"),
+    Quote(QWEN3_INTEGRATION, QWEN3_E2E, _prefill("eager", 4096), "Prefill at 4096 tokens: {} ms eager", "{:.2f}"),
+    Quote(QWEN3_INTEGRATION, QWEN3_E2E, _prefill("patched", 4096), "ms eager, {} ms patched", "{:.2f}"),
+    Quote(QWEN3_INTEGRATION, QWEN3_E2E, _speedup("eager", "patched", 4096), "ms patched, **{}×** (target 1.3×)", "{:.3f}"),
+    Quote(QWEN3_INTEGRATION, QWEN3_PROFILE, _profile("eager", "matmul"), "| eager | {} |", "{:.2f}"),
+    Quote(QWEN3_INTEGRATION, QWEN3_PROFILE, _profile("patched", "matmul"), "| patched | {} |", "{:.2f}"),
+]
+
+
 def _normalized(text: str) -> str:
     return re.sub(r"\s+", " ", text)
 
@@ -349,5 +375,6 @@ def test_quoted_files_are_linked_where_they_are_quoted() -> None:
         text = (skilldocs.SKILL / doc).read_text(encoding="utf-8")
         folder = file.rsplit("/", 1)[0]
         results_md = folder.rsplit("/results", 1)[0] + "/RESULTS.md"
-        targets = {f"../{file}", f"../{folder}/RESULTS.md", f"../{results_md}"}
+        here = doc.rsplit("/", 1)[0]
+        targets = {os.path.relpath(path, here) for path in (file, f"{folder}/RESULTS.md", results_md)}
         assert any(f"]({t})" in text for t in targets), f"{doc} quotes {file} but links none of {sorted(targets)}"
