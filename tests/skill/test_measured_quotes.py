@@ -46,6 +46,7 @@ QWEN3_INJECTION = "examples/qwen3_8b/integration/results/transformers_injection_
 QWEN3_HUB = "examples/qwen3_8b/integration/results/huggingface_kernels_example_h200.json"
 QWEN3_README = "examples/qwen3_8b/README.md"
 QWEN3_INTEGRATION = "examples/qwen3_8b/integration/README.md"
+LTX_README = "examples/ltx_video/README.md"
 H200 = "references/h200-optimization-guide.md"
 TRANSFORMERS = "references/transformers-integration.md"
 HUB = "references/huggingface-kernels-integration.md"
@@ -353,6 +354,14 @@ QUOTES += [
     Quote(QWEN3_INTEGRATION, QWEN3_E2E, _speedup("eager", "patched", 4096), "ms patched, **{}×** (target 1.3×)", "{:.3f}"),
     Quote(QWEN3_INTEGRATION, QWEN3_PROFILE, _profile("eager", "matmul"), "| eager | {} |", "{:.2f}"),
     Quote(QWEN3_INTEGRATION, QWEN3_PROFILE, _profile("patched", "matmul"), "| patched | {} |", "{:.2f}"),
+]
+
+# ltx_video's README: both per-step tables (launched from Python, and one CUDA graph), as cells.
+QUOTES += [
+    Quote(LTX_README, LTX_E2E, _ltx_step(batch, config + graph), f"| {batch} |" + " {} |" if config == "eager" else "| {} |", "{:.2f}")
+    for batch in (1, 2)
+    for graph in ("", "+cudagraph")
+    for config in ("eager", "patched", "compile", "patched+compile")
 ]
 
 
