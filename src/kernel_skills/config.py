@@ -88,8 +88,8 @@ def _edited(old: str, key: str, value: list[str] | None, expected: dict[str, Any
             line = lines[end]
             if line[:1] in (" ", "\t", "-"):
                 end += 1
-            elif not line.strip() and any(rest[:1] in (" ", "\t", "-") and rest.strip() for rest in lines[end + 1 : end + 2]):
-                end += 1
+            elif not line.strip() and end + 1 < len(lines) and lines[end + 1][:1] in (" ", "\t", "-") and lines[end + 1].strip():
+                end += 1  # a blank line inside the value
             else:
                 break
     new = [] if value is None else [yaml.safe_dump({key: value}, default_flow_style=True, width=10**6)[1:-2] + "\n"]

@@ -91,7 +91,7 @@ def inspect(dest: Path) -> Existing:
         return Existing("symlink", receipt, link_target=os.readlink(dest))
     if os.path.isdir(dest):
         receipt = receipts.read(dest)
-        return Existing("dir", receipt, receipt.changes(dest) if receipt else [], damaged_receipt=receipt is None and receipts.damaged(dest))
+        return Existing("dir", receipt, receipt.changes(dest) if receipt else [], damaged_receipt=receipts.damaged(dest, receipt))
     return Existing("file")
 
 
@@ -397,7 +397,7 @@ def find_installs(targets: Sequence[Target], names: Sequence[str] | None = None)
                 if kind == "dir":
                     item.changes = item.receipt.changes(path)
             elif kind != "broken-link":
-                item.damaged_receipt = receipts.damaged(path)
+                item.damaged_receipt = receipts.damaged(path, None)
                 try:
                     item.version = read_info(path).version
                 except KernelsError:

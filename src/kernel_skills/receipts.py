@@ -97,9 +97,9 @@ def read(skill_dir: Path) -> Receipt | None:
     return Receipt(data)
 
 
-def damaged(skill_dir: Path) -> bool:
-    """A receipt file is there but is not one of ours that can be read (edited, truncated)."""
-    return (skill_dir / RECEIPT_FILE).is_file() and read(skill_dir) is None
+def damaged(skill_dir: Path, receipt: Receipt | None) -> bool:
+    """``receipt`` (what ``read`` returned) is None although a receipt file is there: edited, truncated."""
+    return receipt is None and (skill_dir / RECEIPT_FILE).is_file()
 
 
 def render(*, skill: str, version: str | None, source: Mapping[str, Any], files: Mapping[str, str]) -> bytes:

@@ -51,7 +51,6 @@ class Timer:
         return statistics.median(times)
 
 
-
 def import_package(name: str) -> tuple[Any, Any, Any, str | None]:
     """(the built package, its reference module, its ops, None), or (None, None, None, why)
     when it cannot be imported: the benchmark's --help then still works, and main() says
@@ -70,6 +69,7 @@ def package_missing(script: str, name: str, error: str) -> int:
     print(f"{script}: cannot import {name} ({error}); build it and put it on PYTHONPATH:\n"
           f"  PYTHONPATH=$(python __SKILL_SCRIPTS__/build_local.py .) python benchmarks/{script}.py", file=sys.stderr)
     return 1
+
 
 def copy_bandwidth_gbps(timer: Timer, nbytes: int = 1 << 30) -> float:
     src = torch.empty(nbytes, dtype=torch.uint8, device="cuda").random_()
