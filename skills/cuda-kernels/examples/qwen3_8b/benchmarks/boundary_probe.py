@@ -6,7 +6,7 @@ in three settings, all CUDA graphs of many calls on inputs rotated past L2:
 
   back-to-back  calls only, as bench_ops.py times them (each call starts when the one
                 before it has finished, with that call's output lines still dirty in L2);
-  spaced        every call followed by a spin kernel of about 2 us (torch.cuda._sleep),
+  spaced        every call followed by a spin kernel of about 3 us (torch.cuda._sleep),
                 whose own time (a graph of spins alone) is subtracted: the next call no
                 longer starts the moment the last one ends;
   cleaned       every call followed by a read of a buffer twice the size of L2
@@ -40,7 +40,7 @@ sys.path.insert(0, str(HERE))
 
 import bench_ops  # noqa: E402  (this folder's benchmark: loading, peers, copy bandwidth)
 
-SPIN_CYCLES = 4000  # about 2 us at the H200's 1.6-2.0 GHz
+SPIN_CYCLES = 4000  # 2.9 us per spin in a graph on an H100 at 1980 MHz (spaced_gap_us)
 
 
 def graph_time(calls: list[Callable[[], Any]], reps: int = 15) -> float:
@@ -96,8 +96,6 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
 
     import torch
-
-    sys.path.insert(0, str(HERE))
     import triton_peers
 
     pkg = bench_ops.load_package(args.package)
