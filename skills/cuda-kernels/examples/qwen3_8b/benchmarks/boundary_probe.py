@@ -29,7 +29,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import statistics
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -40,51 +39,26 @@ sys.path.insert(0, str(HERE))
 
 import bench_ops  # noqa: E402  (this folder's benchmark: loading, peers, copy bandwidth)
 
+CALLS = 200  # per graph (each call, or each call and its gap)
 SPIN_CYCLES = 4000  # 2.9 us per spin in a graph on an H100 at 1980 MHz (spaced_gap_us)
 
 
-def graph_time(calls: list[Callable[[], Any]], reps: int = 15) -> float:
-    """Median microseconds of one replay of a graph of `calls` (outputs kept alive)."""
-    import torch
-
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):
-        for c in calls[:3]:
-            c()
-    torch.cuda.current_stream().wait_stream(side)
-    torch.cuda.synchronize()
-    kept: list[Any] = []
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        for c in calls:
-            kept.append(c())
-    g.replay()
-    torch.cuda.synchronize()
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    samples = []
-    for _ in range(reps):
-        start.record()
-        g.replay()
-        end.record()
-        end.synchronize()
-        samples.append(start.elapsed_time(end) * 1e3)
-    del g, kept
-    return statistics.median(samples)
-
-
 def probe(fn: Callable[[int], Any], n_sets: int, big: Any) -> dict[str, float]:
+    """Microseconds per call in each setting, from bench_ops.time_cuda's graph timer."""
     import torch
 
-    calls = 200
+    def per_call(step: Callable[[int], Any]) -> float:
+        timing = bench_ops.time_cuda(step, 0, n_sets, calls=CALLS)
+        if timing.method != "cuda-graph":
+            raise RuntimeError("graph capture failed; the settings need CUDA graphs to compare")
+        return timing.us
+
     spin = lambda: torch.cuda._sleep(SPIN_CYCLES)  # noqa: E731
     evict = lambda: big.sum(dtype=torch.float32)  # noqa: E731
-    call = [lambda i=i: fn(i % n_sets) for i in range(calls)]
-    out = {"back_to_back_us": graph_time(call) / calls}
+    out = {"back_to_back_us": per_call(fn)}
     for name, gap in (("spaced", spin), ("cleaned", evict)):
-        alone = graph_time([gap] * calls) / calls
-        both = graph_time([c for i in range(calls) for c in (call[i], gap)]) / calls
-        out[f"{name}_us"] = both - alone
+        alone = per_call(lambda i, gap=gap: gap())
+        out[f"{name}_us"] = per_call(lambda i, gap=gap: (fn(i), gap())) - alone
         out[f"{name}_gap_us"] = alone
     return out
 
