@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 from .errors import KernelsError
 
@@ -178,3 +179,62 @@ def add_targets(
         f"or set your defaults with `kernels skills config default_agents {' '.join(a.name for a in others)} {SHARED_AGENT}`."
     )
     return targets, note
+
+
+Purpose = Literal["add", "list", "remove", "update"]
+
+
+def resolve_targets(
+    purpose: Purpose,
+    loc: Location,
+    *,
+    agents: Sequence[str] = (),
+    dests: Sequence[str] = (),
+    global_: bool = False,
+    default_agents: Callable[[], Sequence[str] | None] | None = None,
+) -> tuple[list[Target], str | None]:
+    """The skills folders a command acts on, from its agent flags, --dest values and --global.
+
+    - ``add``: the named agents' folders (project ones, or user ones with ``global_``) and
+      every --dest; with neither, the agents ``default_agents()`` returns (the configured
+      defaults; only called then), else the shared root, with a note for the user naming the
+      agents that do not read it.
+    - ``remove``: the named agents' folders and every --dest; with neither, every agent's
+      project folder (user folder with ``global_``).
+    - ``update``: as ``remove``, but with neither, every agent's project and user folders.
+    - ``list``: the named agents' (or every agent's) project and user folders (only user ones
+      with ``global_``), plus every --dest.
+
+    ``dests`` are the --dest strings as typed (``~`` is expanded; relative ones start at
+    ``loc.cwd``). Usage mistakes (an unknown agent, an empty --dest, --global with only
+    --dest folders) raise KernelsError with ``usage=True``. The second value is a note to
+    show the user, or None.
+    """
+    if purpose == "list":
+        scopes = ("global",) if global_ else ("project", "global")
+        if agents:
+            targets = [t for scope in scopes for t in select_targets(agents, loc, global_=scope == "global")]
+        else:
+            targets = known_targets(loc, scopes=scopes)
+        return dedupe([*targets, *select_targets([], loc, global_=False, dests=_dest_paths(dests))]), None
+    paths = _dest_paths(dests)
+    if global_ and paths and not agents:
+        raise KernelsError(
+            "--global picks the agents' user-wide folders, and only --dest folders were given",
+            "Drop --global, or add the agents whose user folders you mean (--claude, ...).",
+            usage=True,
+        )
+    if purpose == "add":
+        defaults = None if agents or paths or default_agents is None else default_agents()
+        return add_targets(agents, loc, global_=global_, dests=paths, default_agents=defaults)
+    if agents or paths:
+        return select_targets(agents, loc, global_=global_, dests=paths), None
+    every = ("project",) if purpose == "remove" else ("project", "global")
+    return known_targets(loc, scopes=("global",) if global_ else every), None
+
+
+def _dest_paths(dests: Sequence[str]) -> list[Path]:
+    """--dest values as paths; an empty one is a mistake (it would mean the current folder)."""
+    if any(not d.strip() for d in dests):
+        raise KernelsError("--dest was given an empty path", "Name a folder, e.g. --dest ./skills (--dest . for this one).", usage=True)
+    return [Path(d).expanduser() for d in dests]

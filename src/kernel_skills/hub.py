@@ -34,7 +34,7 @@ from .safety import Limits, Refused, check_listing, check_tree
 from .safety import check_name as check_untrusted_name
 from .receipts import RECEIPT_FILE
 from .skill import SKILL_FILE, info_from, is_ignored, parse_front_matter, read_info, validate
-from .sources import ALL, Offer, SkillSource, SourceContext, choose
+from .sourcetypes import ALL, Offer, SkillSource, SourceContext, choose
 
 KIND = "hf"
 PREFIXES = {"models": "model", "datasets": "dataset", "spaces": "space"}

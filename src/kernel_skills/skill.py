@@ -12,10 +12,13 @@ import stat
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
 from .errors import KernelsError
+
+if TYPE_CHECKING:
+    from .sourcetypes import SourceContext
 
 SKILL_FILE = "SKILL.md"
 NAME_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
@@ -449,3 +452,47 @@ def _resolve_exact(skill_dir: Path, rel: str, listings: dict[str, list[str] | No
             return "does not exist"
         current = os.path.join(current, part)
     return None
+
+
+def validate_spec(spec: str, ctx: SourceContext, select: list[str]) -> list[Report]:
+    """Reports for one `validate` PATH argument: a skill folder, each skill of a folder of
+    skills (narrowed by --skill ``select``), or an hf:// address.
+
+    A folder also gets :mod:`.safety`'s checks (links out of the skill, special files,
+    the size limits of ``ctx``), as `add` would apply them to a skill from a folder.
+    """
+    # Imported here: sources and safety build on this module (skill is their leaf).
+    from . import sources
+    from .safety import Refused, problems
+
+    if sources.HubRepo().matches(spec):
+        try:
+            found = sources.resolve(spec, ctx, select or [sources.ALL])
+        except Refused as exc:
+            report = Report(Path(spec), label=spec)
+            report.error(exc.path, exc.problem)
+            return [report]
+        reports = []
+        for source in found:
+            report = validate(source.path)
+            report.label = source.display
+            reports.append(report)
+        return reports
+    path = ctx.local_path(spec)
+    names = sources.bundled_names(path) if path.is_dir() and not (path / SKILL_FILE).exists() else []
+    if names:
+        picked = sources.choose(names, select or [sources.ALL], label=spec, single=False)
+        folders = [(path / name, os.path.join(spec, name)) for name in picked]
+    else:
+        folders = [(path, spec)]
+    reports = []
+    for folder, label in folders:
+        report = validate(folder)
+        report.label = label
+        if folder.is_dir():
+            seen = {p.path for p in report.errors}
+            for problem in problems(folder, label, ctx.limits):
+                if problem.path not in seen:
+                    report.error(problem.path, problem.problem)
+        reports.append(report)
+    return reports

@@ -131,7 +131,7 @@ class _Terminal:
 
 @pytest.mark.parametrize("no_color, coloured", [(None, True), ("1", False)])
 def test_the_error_prefix_is_coloured_on_a_terminal_unless_no_color(monkeypatch, no_color, coloured):
-    from kernel_skills import cli
+    from kernel_skills.cli import handler
 
     terminal = _Terminal()
     monkeypatch.setattr(sys, "stderr", terminal)
@@ -140,7 +140,7 @@ def test_the_error_prefix_is_coloured_on_a_terminal_unless_no_color(monkeypatch,
         monkeypatch.delenv("NO_COLOR", raising=False)
     else:
         monkeypatch.setenv("NO_COLOR", no_color)
-    assert cli._report("it broke", "Fix it.", 1) == 1
+    assert handler.report("it broke", "Fix it.", 1) == 1
     assert terminal.text.endswith("it broke. Fix it.\n")
     assert ("\x1b[" in terminal.text) is coloured
 
@@ -165,16 +165,16 @@ def test_a_reader_that_goes_away_is_not_reported_as_a_failure_of_the_command(san
 
 def test_only_a_closed_stdout_counts_as_the_reader_going_away(monkeypatch):
     # Another pipe breaking (a socket, a child's stdin) is a failure to report, not exit 141.
-    from kernel_skills import cli as cli_module
+    from kernel_skills.cli import handler
 
     read_end, write_end = os.pipe()
     try:
         with open(write_end, "w", closefd=False) as healthy:
             monkeypatch.setattr(sys, "stdout", healthy)
-            assert cli_module._stdout_gone() is False
+            assert handler.stdout_gone() is False
             os.close(read_end)
             read_end = -1
-            assert cli_module._stdout_gone() is True
+            assert handler.stdout_gone() is True
     finally:
         os.close(write_end)
         if read_end >= 0:

@@ -152,12 +152,12 @@ def test_update_skips_edited_hub_installs_unless_forced(sandbox, hub):
 
 
 def test_progress_bars_on_a_terminal_only_and_never_with_quiet(sandbox, hub, monkeypatch):
-    from kernel_skills import cli as cli_module
+    from kernel_skills.cli import common
 
     hub.commit(REPO, {**skill_files("alpha"), **skill_files("beta"), **skill_files("gamma")})
     piped = cli("skills", "add", f"hf://{REPO}/alpha", "--claude")
     assert piped.exit_code == 0 and "Fetching" not in piped.stderr
-    monkeypatch.setattr(cli_module, "_bars_wanted", lambda quiet: not quiet)  # as on a terminal
+    monkeypatch.setattr(common, "bars_wanted", lambda quiet: not quiet)  # as on a terminal
     terminal = cli("skills", "add", f"hf://{REPO}/beta", "--claude")
     assert terminal.exit_code == 0 and "Fetching 4 files" in terminal.stderr  # huggingface_hub's own bar
     quiet = cli("skills", "add", f"hf://{REPO}/gamma", "--claude", "-q")

@@ -1,0 +1,25 @@
+"""The `kernels` command line: parse the arguments, call the core, print the result.
+
+No logic lives here: every decision is the core's (agents, skill, sources, install, hub,
+config). Module map:
+
+- app.py        the `kernels` app, its `skills` group, --version, main()
+- handler.py    the one error handler: KernelsError, OSError, signals, EPIPE -> exit codes
+- compat.py     everything that touches typer/click internals (pinned typer; tests/cli/test_compat.py)
+- common.py     shared options, the per-agent flags, source contexts, printing a plan
+- add.py, manage.py (list, remove, update), show.py, validate.py, publish.py,
+  agents_cmd.py, config_cmd.py: one module per command or group of commands
+
+Modules that cost start-up time (rich, yaml, platformdirs, the installer, the Hub client)
+are imported inside the commands, so `kernels --help` stays fast.
+"""
+
+# Importing a command module registers its commands on the `skills` group, in this order
+# (the order `kernels skills --help` lists them in), so the import sorter must leave it be.
+# isort: off
+from . import add, manage, show, validate, publish, agents_cmd, config_cmd  # noqa: F401
+# isort: on
+from .app import app as app
+from .app import main as main
+
+__all__ = ["app", "main"]

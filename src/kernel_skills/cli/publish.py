@@ -1,0 +1,73 @@
+"""`kernels skills publish`: upload a skill to a Hugging Face Hub repo."""
+
+import os
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ..errors import KernelsError
+from .app import skills_app
+from .common import JsonOpt, MaxFileOpt, MaxTotalOpt, QuietOpt, bars_wanted, setup
+from .compat import Command
+
+
+@skills_app.command(cls=Command, name="publish")
+def publish_cmd(
+    path: Annotated[str, typer.Argument(metavar="PATH", help="The skill folder to publish (one with SKILL.md).", show_default=False)],
+    repo: Annotated[str, typer.Option("--repo", metavar="ORG/REPO", help="The Hub repo to upload to (created if missing).", show_default=False)],
+    repo_type: Annotated[str, typer.Option("--repo-type", metavar="TYPE", help="model (default) or dataset.")] = "model",
+    private: Annotated[bool, typer.Option("--private", help="Create the repo private (an existing repo keeps its visibility).")] = False,
+    revision: Annotated[
+        str | None, typer.Option("--revision", metavar="BRANCH", help="Upload to this branch (created from main if missing).", show_default=False)
+    ] = None,
+    create_pr: Annotated[bool, typer.Option("--create-pr", help="Open a pull request against the default branch instead of pushing.")] = False,
+    max_file_mb: MaxFileOpt = None,
+    max_total_mb: MaxTotalOpt = None,
+    json_: JsonOpt = False,
+    quiet: QuietOpt = False,
+) -> None:
+    """Upload a skill to a Hugging Face Hub repo, into a folder named after the skill.
+
+    The skill is checked like `add` checks it first. The folder on the Hub is replaced
+    as a whole. Needs a token with write access (HF_TOKEN, or `hf auth login`). Prints
+    the hf:// address that installs it.
+
+    \b
+    Examples:
+      kernels skills publish ./house-style --repo my-org/skills
+      kernels skills publish ./house-style --repo my-org/skills --create-pr
+      kernels skills publish ./house-style --repo my-org/skills --revision v2 --private
+    """
+    out, roots = setup(json_, quiet)
+    from .. import hub
+    from ..safety import Limits
+
+    if repo_type == "space":
+        raise KernelsError("skills cannot be published to a Space (a Space runs an app)", "Use --repo-type model or dataset.", usage=True)
+    ref = hub.parse_repo(repo, repo_type)
+    limits = Limits.from_options(max_file_mb, max_total_mb)
+    folder = Path(os.path.expanduser(path))
+    result = hub.publish(
+        folder if folder.is_absolute() else roots.location.cwd / folder,
+        ref,
+        limits=limits,
+        private=private,
+        revision=revision,
+        create_pr=create_pr,
+        quiet=not bars_wanted(quiet or json_),
+        env=roots.location.env,
+    )
+    if out.json_mode:
+        out.json({"ok": True, "command": "publish", **result.to_json()})
+        return
+    version = f" {result.version}" if result.version else ""
+    out.line(
+        ("Published ", "green"),
+        (result.name, "bold"),
+        f"{version} to {result.ref.repo_id}/{result.name}",
+        (f"  (commit {result.commit[:7]}, {result.files} files)", "dim"),
+    )
+    if result.pr_url:
+        out.line(("Pull request: ", "bold"), result.pr_url)
+    out.line("Install it with: ", (f"kernels skills add {result.address}", "bold"))
