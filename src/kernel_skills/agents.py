@@ -130,9 +130,7 @@ def dedupe(targets: Iterable[Target]) -> list[Target]:
     return list(merged.values())
 
 
-def select_targets(
-    names: Sequence[str], loc: Location, *, global_: bool, dests: Sequence[Path] = ()
-) -> list[Target]:
+def select_targets(names: Sequence[str], loc: Location, *, global_: bool, dests: Sequence[Path] = ()) -> list[Target]:
     """The skills dirs for the named agents (project or --global) plus every --dest."""
     scope = "global" if global_ else "project"
     targets = [Target(skills_dir(get_agent(n), loc, global_=global_), scope, [get_agent(n).name]) for n in names]
@@ -142,11 +140,7 @@ def select_targets(
 
 def known_targets(loc: Location, *, scopes: Sequence[str] = ("project", "global")) -> list[Target]:
     """Every skills dir of every agent, in the given scopes (what list/update scan)."""
-    targets = [
-        Target(skills_dir(agent, loc, global_=scope == "global"), scope, [agent.name])
-        for scope in scopes
-        for agent in AGENTS
-    ]
+    targets = [Target(skills_dir(agent, loc, global_=scope == "global"), scope, [agent.name]) for scope in scopes for agent in AGENTS]
     return dedupe(targets)
 
 

@@ -151,7 +151,9 @@ def set_value(path: Path, key: str, values: Sequence[str] | None) -> Config:
                 if agent not in names:
                     names.append(agent)
         if not names:
-            raise KernelsError("no agents given", "Name one or more, e.g. `kernels skills config default_agents claude agents`.", usage=True)
+            raise KernelsError(
+                "no agents given", "Name one or more, e.g. `kernels skills config default_agents claude agents`.", usage=True
+            )
         config.default_agents = names
     save(config)
     return config

@@ -127,7 +127,9 @@ def parse_repo(text: str, repo_type: str) -> HubRef:
     if text.startswith("hf://"):
         ref = parse_uri(text)
         if ref.revision or ref.path:
-            raise KernelsError(f"--repo {text} names a revision or a folder", "Give just the repo; use --revision for a branch.", usage=True)
+            raise KernelsError(
+                f"--repo {text} names a revision or a folder", "Give just the repo; use --revision for a branch.", usage=True
+            )
         return ref
     if repo_type not in URL_PREFIX:
         raise KernelsError(f"unknown --repo-type '{repo_type}'", "Use model or dataset.", usage=True)
@@ -203,8 +205,7 @@ def _hub_errors(ref: HubRef, label: str, *, offline: bool = False, writing: bool
         why = " (it may be private: no token was sent)" if status == 401 and not _has_token() else ""
         raise KernelsError(
             f"{label}: {kind}repo {ref.repo_id} not found on the Hub ({status}){why}",
-            "Check the name (datasets are hf://datasets/ORG/REPO, Spaces hf://spaces/ORG/REPO); "
-            f"for a private repo, {_LOGIN}.",
+            f"Check the name (datasets are hf://datasets/ORG/REPO, Spaces hf://spaces/ORG/REPO); for a private repo, {_LOGIN}.",
         ) from None
     except errors.RevisionNotFoundError:
         raise KernelsError(
@@ -212,24 +213,36 @@ def _hub_errors(ref: HubRef, label: str, *, offline: bool = False, writing: bool
             "Check the branch, tag or commit sha after '@'.",
         ) from None
     except errors.RemoteEntryNotFoundError as exc:
-        raise KernelsError(f"{label}: a file listed in {ref.repo_id} could not be downloaded ({exc.response.url})", "Re-run; if it persists, the repo is being changed right now.") from None
+        raise KernelsError(
+            f"{label}: a file listed in {ref.repo_id} could not be downloaded ({exc.response.url})",
+            "Re-run; if it persists, the repo is being changed right now.",
+        ) from None
     except errors.HfHubHTTPError as exc:
         status = exc.response.status_code if exc.response is not None else 0
         if status == 401:
             raise KernelsError(
-                f"{label}: the Hub rejected your token (401 Unauthorized)" if _has_token() else f"{label}: the Hub requires a token for this (401 Unauthorized)",
+                f"{label}: the Hub rejected your token (401 Unauthorized)"
+                if _has_token()
+                else f"{label}: the Hub requires a token for this (401 Unauthorized)",
                 f"{_LOGIN[0].upper()}{_LOGIN[1:]}" + ("; a token needs write access to publish" if writing else "") + ".",
             ) from None
         if status == 403:
             raise KernelsError(
                 f"{label}: your token may not {'write to' if writing else 'read'} {ref.repo_id} (403 Forbidden)",
-                "Use a token with write access to that organization, or a repo of your own." if writing else "Use a token with access to it.",
+                "Use a token with write access to that organization, or a repo of your own."
+                if writing
+                else "Use a token with access to it.",
             ) from None
         raise KernelsError(
             f"{label}: the Hub answered {status or 'an error'} ({str(exc).splitlines()[0]})",
             "Try again later" + ("." if writing else "; nothing was installed."),
         ) from None
-    except (errors.LocalEntryNotFoundError, errors.RevisionResolutionError, errors.CachedRepoTreeNotFoundError, errors.OfflineModeIsEnabled):
+    except (
+        errors.LocalEntryNotFoundError,
+        errors.RevisionResolutionError,
+        errors.CachedRepoTreeNotFoundError,
+        errors.OfflineModeIsEnabled,
+    ):
         if offline:
             raise KernelsError(
                 f"{label} is not in the local Hugging Face cache and HF_HUB_OFFLINE=1 forbids downloading it",
@@ -248,7 +261,9 @@ def _hub_errors(ref: HubRef, label: str, *, offline: bool = False, writing: bool
         # huggingface_hub reports a download cut short as an OSError ("Consistency check failed").
         message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         what = "the upload failed" if writing else "the download failed"
-        raise KernelsError(f"{label}: {what} ({message})", "Re-run the command" + ("." if writing else "; nothing was installed.")) from None
+        raise KernelsError(
+            f"{label}: {what} ({message})", "Re-run the command" + ("." if writing else "; nothing was installed.")
+        ) from None
 
 
 @contextmanager
@@ -318,7 +333,9 @@ def lookup(ref: HubRef, ctx: SourceContext) -> Commit:
             if offline:
                 raise
             entries = [
-                f for f in api.list_repo_tree(ref.repo_id, repo_type=ref.repo_type, revision=revision.resolved, recursive=True) if isinstance(f, RepoFile)
+                f
+                for f in api.list_repo_tree(ref.repo_id, repo_type=ref.repo_type, revision=revision.resolved, recursive=True)
+                if isinstance(f, RepoFile)
             ]
     return Commit(ref, revision, {f.path: f.size for f in entries}, offline)
 
@@ -333,7 +350,10 @@ def skills_in(commit: Commit) -> tuple[dict[str, str], bool]:
     under = commit.under(prefix)
     if not under:
         where = f"no folder '{prefix}'" if prefix else "no files"
-        raise KernelsError(f"{ref.uri()} has {where} at commit {commit.sha[:7]}", f"Check the path; `kernels skills add --list {ref.at('').uri()}` lists the skills the repo holds.")
+        raise KernelsError(
+            f"{ref.uri()} has {where} at commit {commit.sha[:7]}",
+            f"Check the path; `kernels skills add --list {ref.at('').uri()}` lists the skills the repo holds.",
+        )
     if SKILL_FILE in under:
         return {prefix.rsplit("/", 1)[-1] if prefix else ROOT: prefix}, True
     names = sorted(
@@ -448,13 +468,19 @@ def _copy_out(snapshot: Path, prefix: str, files: Mapping[str, int | None], dest
         src = base.joinpath(*rel.split("/"))
         real = os.path.realpath(src)
         if not _inside(real, cache_root):
-            raise Refused(label, rel, "resolves outside the Hugging Face cache", "Clear that repo from the cache (`hf cache delete`) and re-run.")
+            raise Refused(
+                label, rel, "resolves outside the Hugging Face cache", "Clear that repo from the cache (`hf cache delete`) and re-run."
+            )
         try:
             st = os.stat(real)
         except FileNotFoundError:
-            raise KernelsError(f"{label}: {rel} is missing from the downloaded snapshot", "Re-run the command online to complete the download.") from None
+            raise KernelsError(
+                f"{label}: {rel} is missing from the downloaded snapshot", "Re-run the command online to complete the download."
+            ) from None
         if not stat.S_ISREG(st.st_mode):
-            raise Refused(label, rel, "is not a regular file in the cache", "Clear that repo from the cache (`hf cache delete`) and re-run.")
+            raise Refused(
+                label, rel, "is not a regular file in the cache", "Clear that repo from the cache (`hf cache delete`) and re-run."
+            )
         out = dest.joinpath(*rel.split("/"))
         out.parent.mkdir(parents=True, exist_ok=True)
         with open(real, "rb") as fin, open(out, "xb") as fout:
@@ -470,14 +496,19 @@ def from_origin(origin: Mapping[str, Any], ctx: SourceContext) -> SkillSource:
     ref = _ref_of(origin)
     found = resolve(ref, ctx, select=[ALL])
     if len(found) != 1:
-        raise KernelsError(f"{ref.uri()} is no longer a single skill but a folder of {len(found)}", "Install the ones you want with `kernels skills add --skill NAME`.")
+        raise KernelsError(
+            f"{ref.uri()} is no longer a single skill but a folder of {len(found)}",
+            "Install the ones you want with `kernels skills add --skill NAME`.",
+        )
     return found[0]
 
 
 def _ref_of(origin: Mapping[str, Any]) -> HubRef:
     try:
         revision = origin.get("revision")
-        return HubRef(str(origin["repo_type"]), str(origin["repo_id"]), None if revision is None else str(revision), str(origin.get("path") or ""))
+        return HubRef(
+            str(origin["repo_type"]), str(origin["repo_id"]), None if revision is None else str(revision), str(origin.get("path") or "")
+        )
     except KeyError as exc:
         raise KernelsError(f"a receipt's Hub source lacks {exc}", "Reinstall the skill with `kernels skills add --force`.") from None
 
@@ -553,7 +584,18 @@ class Published:
         }
 
 
-UPLOAD_IGNORE = ["__pycache__", "**/__pycache__", "*.pyc", "**/*.pyc", "*.pyo", "**/*.pyo", ".DS_Store", "**/.DS_Store", ".pytest_cache", "**/.pytest_cache"]
+UPLOAD_IGNORE = [
+    "__pycache__",
+    "**/__pycache__",
+    "*.pyc",
+    "**/*.pyc",
+    "*.pyo",
+    "**/*.pyo",
+    ".DS_Store",
+    "**/.DS_Store",
+    ".pytest_cache",
+    "**/.pytest_cache",
+]
 
 
 def publish(
@@ -574,10 +616,16 @@ def publish(
     default branch instead.
     """
     if create_pr and revision:
-        raise KernelsError("--create-pr opens a pull request against the default branch", "Drop --revision, or drop --create-pr to push to that branch.", usage=True)
+        raise KernelsError(
+            "--create-pr opens a pull request against the default branch",
+            "Drop --revision, or drop --create-pr to push to that branch.",
+            usage=True,
+        )
     report = validate(folder)
     if not report.ok:
-        raise KernelsError(f"{folder} is not a valid skill: {report.summary}", f"Run `kernels skills validate {folder}`; nothing was uploaded.")
+        raise KernelsError(
+            f"{folder} is not a valid skill: {report.summary}", f"Run `kernels skills validate {folder}`; nothing was uploaded."
+        )
     real = Path(os.path.realpath(folder))
     name = real.name
     check_untrusted_name(name, str(folder))
@@ -590,9 +638,14 @@ def publish(
     from huggingface_hub import HfApi
 
     if not _has_token():
-        raise KernelsError(f"publishing to {repo.repo_id} needs a Hugging Face token with write access, and none is set", f"{_LOGIN[0].upper()}{_LOGIN[1:]}.")
+        raise KernelsError(
+            f"publishing to {repo.repo_id} needs a Hugging Face token with write access, and none is set",
+            f"{_LOGIN[0].upper()}{_LOGIN[1:]}.",
+        )
     api = HfApi()
-    files = sum(1 for p in real.rglob("*") if p.is_file() and p.name != RECEIPT_FILE and not any(map(is_ignored, p.relative_to(real).parts)))
+    files = sum(
+        1 for p in real.rglob("*") if p.is_file() and p.name != RECEIPT_FILE and not any(map(is_ignored, p.relative_to(real).parts))
+    )
     with _hub_errors(repo, label, writing=True), _progress(quiet):
         api.create_repo(repo.repo_id, repo_type=repo.repo_type, private=private, exist_ok=True)
         if revision:

@@ -207,8 +207,10 @@ def _check_dest(action: Action, *, force: bool, existing: Existing | None = None
         fix = f"Re-run with --force to replace it{backed}."
         if existing.kind == "dir" and not existing.user_owned and _same_source(existing.receipt, action):
             # A clean install from this very source, now out of date: updating is the usual wish.
-            fix = (f"Run `kernels skills update {action.skill} {_target_flags(action.target)}` to bring it up to date, "
-                   "or re-run with --force to replace it.")
+            fix = (
+                f"Run `kernels skills update {action.skill} {_target_flags(action.target)}` to bring it up to date, "
+                "or re-run with --force to replace it."
+            )
         return KernelsError(f"{action.dest} already exists ({existing.describe()})", fix)
     action.op = "replace"
     return None
@@ -242,8 +244,7 @@ def _identical(action: Action, existing: Existing) -> bool:
 def _same_source(receipt: Receipt | None, action: Action) -> bool:
     """Was the install behind ``receipt`` made from the skill and source ``action`` installs?"""
     source = action.source
-    return (receipt is not None and source is not None and receipt.skill == action.skill
-            and dict(receipt.source) == dict(source.origin))
+    return receipt is not None and source is not None and receipt.skill == action.skill and dict(receipt.source) == dict(source.origin)
 
 
 def _validated(source: SkillSource) -> None:
@@ -261,9 +262,7 @@ def _inside(path: Path, root: Path) -> bool:
     return path_r == root_r or path_r.startswith(root_r.rstrip(os.sep) + os.sep)
 
 
-def plan_add(
-    skill_sources: Sequence[SkillSource], targets: Sequence[Target], *, force: bool = False, link: bool = False
-) -> Plan:
+def plan_add(skill_sources: Sequence[SkillSource], targets: Sequence[Target], *, force: bool = False, link: bool = False) -> Plan:
     """Preflight installing every skill into every target; raises before anything is written."""
     if not targets:
         raise KernelsError("no target folder", "Pick one with an agent flag (--claude, ...) or --dest DIR.", usage=True)
@@ -321,7 +320,9 @@ def _check_space(actions: Sequence[Action]) -> list[KernelsError]:
         except OSError:
             continue
         if free < size:
-            errors.append(KernelsError(f"not enough free space in {probe} ({free:,} bytes free, {size:,} needed)", "Free some space and re-run."))
+            errors.append(
+                KernelsError(f"not enough free space in {probe} ({free:,} bytes free, {size:,} needed)", "Free some space and re-run.")
+            )
     return errors
 
 
@@ -429,9 +430,7 @@ def source_digests(installs: Sequence[Installed], ctx: SourceContext) -> None:
         item.status = "current" if cache[key] == item.receipt.digest else "outdated"
 
 
-def plan_update(
-    targets: Sequence[Target], ctx: SourceContext, *, names: Sequence[str] | None = None, force: bool = False
-) -> Plan:
+def plan_update(targets: Sequence[Target], ctx: SourceContext, *, names: Sequence[str] | None = None, force: bool = False) -> Plan:
     """Re-install managed skills whose source changed; skip (and say why) everything else."""
     for name in names or ():
         check_name(name)
@@ -449,9 +448,12 @@ def plan_update(
             plan.skipped.append(Skipped(item.name, item.path, f"a link to {item.link_target}; update its target instead"))
             continue
         if item.receipt is None:
-            why = (f"its receipt ({RECEIPT_FILE}) is damaged; re-install it with `kernels skills add {item.name} {_target_flags(item.target)} --force` "
-                   "(or its folder or Hub source instead of the name; the folder is backed up first)"
-                   if item.damaged_receipt else "not installed by kernels; left alone")
+            why = (
+                f"its receipt ({RECEIPT_FILE}) is damaged; re-install it with `kernels skills add {item.name} {_target_flags(item.target)} --force` "
+                "(or its folder or Hub source instead of the name; the folder is backed up first)"
+                if item.damaged_receipt
+                else "not installed by kernels; left alone"
+            )
             # Damaged: most likely ours, and now stuck at its old version; a CI step must notice (exit 1).
             plan.skipped.append(Skipped(item.name, item.path, why, failed=item.damaged_receipt))
             continue
@@ -466,7 +468,13 @@ def plan_update(
             plan.skipped.append(Skipped(item.name, item.path, exc.what, failed=True))
             continue
         if source.name != item.name:
-            plan.skipped.append(Skipped(item.name, item.path, f"its source {source.display} now holds the skill '{source.name}'; install that with `kernels skills add`"))
+            plan.skipped.append(
+                Skipped(
+                    item.name,
+                    item.path,
+                    f"its source {source.display} now holds the skill '{source.name}'; install that with `kernels skills add`",
+                )
+            )
             continue
         # A new commit that left this skill's files alone still updates the receipt.
         same = source.digest == item.receipt.digest and dict(source.origin) == dict(origin)
@@ -500,8 +508,7 @@ def _not_installed(name: str, targets: Sequence[Target], elsewhere: Sequence[Tar
     if there:
         scope = "user" if any(t.scope == "global" for t in elsewhere) else "project"
         flag = "add -g / --global" if scope == "user" else "drop -g / --global"
-        return KernelsError(f"{what}; it is installed in {', '.join(str(p) for p in there[:3])}",
-                            f"To remove it there, {flag}.")
+        return KernelsError(f"{what}; it is installed in {', '.join(str(p) for p in there[:3])}", f"To remove it there, {flag}.")
     installed = sorted({item.name for item in find_installs(targets)})
     close = difflib.get_close_matches(name, installed, n=1, cutoff=0.6)
     if close:
@@ -527,9 +534,7 @@ def _where(targets: Sequence[Target]) -> str:
 # ----------------------------------------------------------------------------- remove
 
 
-def plan_remove(
-    names: Sequence[str], targets: Sequence[Target], *, force: bool = False, elsewhere: Sequence[Target] = ()
-) -> Plan:
+def plan_remove(names: Sequence[str], targets: Sequence[Target], *, force: bool = False, elsewhere: Sequence[Target] = ()) -> Plan:
     """Preflight removing ``names`` from ``targets``: only what kernels installed, unless --force.
 
     ``elsewhere``: the folders of the other scope (user folders for a project-scope remove,
@@ -792,8 +797,9 @@ class _Run:
                     raise
                 # The change is complete, so an interrupt here ends the cleanup, not the
                 # command: reporting it as a rollback would hide the backup of what was replaced.
-                self.plan.notes.append("interrupted while removing the replaced copies; the change is complete "
-                                       "and the next run deletes what was left")
+                self.plan.notes.append(
+                    "interrupted while removing the replaced copies; the change is complete and the next run deletes what was left"
+                )
 
     def recheck(self, action: Action) -> KernelsError | None:
         # The preflight ran without the lock; another run may have changed the path since.
@@ -926,7 +932,11 @@ def skill_sources(specs: Sequence[str], ctx: SourceContext, select: Sequence[str
             out.setdefault(source.name, source)
     missing = [name for name in select or () if name != sources.ALL and name not in out]
     if missing:
-        raise KernelsError(f"no source given holds a skill named {', '.join(repr(m) for m in missing)}", "`kernels skills add --list SOURCE` shows what a source offers.", usage=True)
+        raise KernelsError(
+            f"no source given holds a skill named {', '.join(repr(m) for m in missing)}",
+            "`kernels skills add --list SOURCE` shows what a source offers.",
+            usage=True,
+        )
     return list(out.values())
 
 

@@ -63,8 +63,7 @@ class Output:
             stream = sys.stderr if stderr else sys.stdout
             # Piped output is for grep and logs: a row stays one line however long its path
             # (a table is only as wide as its cells, so the large width adds no padding).
-            console = Console(stderr=stderr, highlight=False, soft_wrap=True,
-                              width=None if _styled(stream) else PIPED_WIDTH)
+            console = Console(stderr=stderr, highlight=False, soft_wrap=True, width=None if _styled(stream) else PIPED_WIDTH)
             # rich ends the process itself (exit 1) when the reader of its stream goes away;
             # raise instead, so the CLI's one handler decides (exit 141, as for plain output).
             console.on_broken_pipe = _raise_broken_pipe

@@ -64,7 +64,9 @@ def _megabytes(flag: str, value: str | None, default: int) -> int:
     except ValueError:
         number = -1.0
     if not number > 0 or number != number or number == float("inf"):
-        raise KernelsError(f"{flag} must be a positive number of megabytes, not '{value}'", f"For example {flag} {default * 2}.", usage=True)
+        raise KernelsError(
+            f"{flag} must be a positive number of megabytes, not '{value}'", f"For example {flag} {default * 2}.", usage=True
+        )
     if number * MB < 1:
         raise KernelsError(f"{flag} {value} is less than one byte", f"For example {flag} {default * 2}.", usage=True)
     # Any size beyond what a disk holds means "no practical limit"; int() of a huge float would overflow.
@@ -91,7 +93,9 @@ def check_name(name: str, label: str) -> None:
     """The skill's folder name must pass the spec (it becomes a folder in every agent's dir)."""
     problem = name_problem(name)
     if problem:
-        raise Refused(label, name, f"is not a valid skill name: {problem}", "Rename the skill folder (and SKILL.md's name) like cuda-kernels.")
+        raise Refused(
+            label, name, f"is not a valid skill name: {problem}", "Rename the skill folder (and SKILL.md's name) like cuda-kernels."
+        )
 
 
 def check_relative(path: str, label: str) -> None:
@@ -110,11 +114,16 @@ def check_listing(files: Mapping[str, int | None], label: str, limits: Limits) -
         check_relative(path, label)
         size = size or 0
         if size > limits.max_file:
-            raise Refused(label, path, f"is {_mb(size)}, over the {_mb(limits.max_file)} limit for one file", _SIZE_FIX.format(flag="--max-file-mb"))
+            raise Refused(
+                label, path, f"is {_mb(size)}, over the {_mb(limits.max_file)} limit for one file", _SIZE_FIX.format(flag="--max-file-mb")
+            )
         total += size
         if total > limits.max_total:
             raise Refused(
-                label, path, f"takes the skill past the {_mb(limits.max_total)} limit for a whole skill", _SIZE_FIX.format(flag="--max-total-mb")
+                label,
+                path,
+                f"takes the skill past the {_mb(limits.max_total)} limit for a whole skill",
+                _SIZE_FIX.format(flag="--max-total-mb"),
             )
 
 
@@ -145,20 +154,34 @@ def problems(root: Path, label: str, limits: Limits) -> Iterator[Refused]:
         elif stat.S_ISREG(mode):
             if st.st_size > limits.max_file:
                 yield Refused(
-                    label, rel, f"is {_mb(st.st_size)}, over the {_mb(limits.max_file)} limit for one file", _SIZE_FIX.format(flag="--max-file-mb")
+                    label,
+                    rel,
+                    f"is {_mb(st.st_size)}, over the {_mb(limits.max_file)} limit for one file",
+                    _SIZE_FIX.format(flag="--max-file-mb"),
                 )
             total += st.st_size
             if total > limits.max_total and not over_total:
                 over_total = True
                 yield Refused(
-                    label, rel, f"takes the skill past the {_mb(limits.max_total)} limit for a whole skill", _SIZE_FIX.format(flag="--max-total-mb")
+                    label,
+                    rel,
+                    f"takes the skill past the {_mb(limits.max_total)} limit for a whole skill",
+                    _SIZE_FIX.format(flag="--max-total-mb"),
                 )
             if st.st_nlink > 1:
                 key = (st.st_dev, st.st_ino)
                 links.setdefault(key, []).append(rel)
                 nlinks[key] = st.st_nlink
         elif not stat.S_ISDIR(mode):
-            kind = "a fifo" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else "a device file" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a regular file"
+            kind = (
+                "a fifo"
+                if stat.S_ISFIFO(mode)
+                else "a socket"
+                if stat.S_ISSOCK(mode)
+                else "a device file"
+                if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+                else "not a regular file"
+            )
             yield Refused(label, rel, f"is {kind}", "A skill holds only regular files, folders and symlinks inside it; remove it.")
     for key, names in sorted(links.items(), key=lambda item: item[1][0]):
         # Every name of a hard-linked file must be inside the skill: otherwise the copy
@@ -175,13 +198,17 @@ def problems(root: Path, label: str, limits: Limits) -> Iterator[Refused]:
 def _symlink_problem(real_root: str, rel: str, full: str, label: str) -> Refused | None:
     target = os.readlink(full)
     if os.path.isabs(target) or target.startswith("\\"):
-        return Refused(label, rel, f"is a symlink to the absolute path {target}", "Use a relative link inside the skill, or copy the file in.")
+        return Refused(
+            label, rel, f"is a symlink to the absolute path {target}", "Use a relative link inside the skill, or copy the file in."
+        )
     lexical = posixpath.normpath(posixpath.join(posixpath.dirname(rel), target.replace(os.sep, "/")))
     if lexical == ".." or lexical.startswith("../"):
         return Refused(label, rel, f"is a symlink to {target}, outside the skill", "Copy the file into the skill instead of linking to it.")
     resolved = os.path.realpath(full)
     if not _inside(resolved, real_root):
-        return Refused(label, rel, f"is a symlink to {target}, which leads outside the skill", "Copy the file into the skill instead of linking to it.")
+        return Refused(
+            label, rel, f"is a symlink to {target}, which leads outside the skill", "Copy the file into the skill instead of linking to it."
+        )
     if not os.path.exists(resolved):
         return Refused(label, rel, f"is a broken symlink (to {target})", "Fix or remove the link.")
     return None

@@ -127,7 +127,9 @@ class LocalFolder:
     def from_origin(self, origin: Mapping[str, Any], ctx: SourceContext) -> SkillSource:
         folder = Path(str(origin.get("path", "")))
         if not folder.is_absolute() or not (folder / SKILL_FILE).is_file():
-            raise KernelsError(f"the source folder {folder} is gone (no {SKILL_FILE} there)", "Reinstall the skill from where it lives now.")
+            raise KernelsError(
+                f"the source folder {folder} is gone (no {SKILL_FILE} there)", "Reinstall the skill from where it lives now."
+            )
         return self._source(folder, ctx)
 
     def offers(self, spec: str, ctx: SourceContext) -> list[Offer]:
@@ -181,7 +183,9 @@ def kind_of(spec: str) -> SourceKind:
     for kind in SOURCE_KINDS:
         if kind.matches(spec):
             return kind
-    raise KernelsError(f"cannot tell where skill '{spec}' comes from", "Give a bundled skill name, a folder or an hf:// address.", usage=True)
+    raise KernelsError(
+        f"cannot tell where skill '{spec}' comes from", "Give a bundled skill name, a folder or an hf:// address.", usage=True
+    )
 
 
 def resolve(spec: str, ctx: SourceContext, select: Sequence[str] | None = None) -> list[SkillSource]:

@@ -60,7 +60,13 @@ class Offer:
     problem: str | None = None  # why it could not be read, if it could not
 
     def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "address": self.address, "description": self.description, "version": self.version, "problem": self.problem}
+        return {
+            "name": self.name,
+            "address": self.address,
+            "description": self.description,
+            "version": self.version,
+            "problem": self.problem,
+        }
 
 
 class Scratch:
@@ -123,5 +129,7 @@ def choose(offered: Sequence[str], select: Sequence[str] | None, *, label: str, 
     chosen = [name for name in offered if name in select]
     if not chosen:
         holds = f"only the skill '{offered[0]}'" if single else "no skill named " + ", ".join(f"'{s}'" for s in select)
-        raise KernelsError(f"{label} holds {holds}", f"It offers: {', '.join(offered)}. Fix --skill, or drop it for a single skill.", usage=True)
+        raise KernelsError(
+            f"{label} holds {holds}", f"It offers: {', '.join(offered)}. Fix --skill, or drop it for a single skill.", usage=True
+        )
     return chosen

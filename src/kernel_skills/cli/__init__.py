@@ -18,6 +18,7 @@ are imported inside the commands, so `kernels --help` stays fast.
 # (the order `kernels skills --help` lists them in), so the import sorter must leave it be.
 # isort: off
 from . import add, manage, show, validate, publish, agents_cmd, config_cmd  # noqa: F401
+
 # isort: on
 from .app import app as app
 from .app import main as main

@@ -51,7 +51,9 @@ def add_cmd(
     dest: DestOpt = None,
     force: ForceOpt = False,
     link: Annotated[bool, typer.Option("--link", help="Copy into the first target only; symlink the others to it.")] = False,
-    list_: Annotated[bool, typer.Option("--list", help="List the skills each SKILL source offers (default: the bundled ones); install nothing.")] = False,
+    list_: Annotated[
+        bool, typer.Option("--list", help="List the skills each SKILL source offers (default: the bundled ones); install nothing.")
+    ] = False,
     max_file_mb: MaxFileOpt = None,
     max_total_mb: MaxTotalOpt = None,
     dry_run: DryRunOpt = False,
@@ -111,7 +113,9 @@ def add_cmd(
     report_plan(out, plan, roots, command="add", dry_run=dry_run)
 
 
-def _list_offers(out: "Output", roots: "Roots", specs: list[str], max_file_mb: str | None, max_total_mb: str | None, *, quiet: bool) -> None:
+def _list_offers(
+    out: "Output", roots: "Roots", specs: list[str], max_file_mb: str | None, max_total_mb: str | None, *, quiet: bool
+) -> None:
     from ..sources import bundled_names, offers
 
     with sources(roots, max_file_mb, max_total_mb, quiet=quiet) as ctx:

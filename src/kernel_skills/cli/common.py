@@ -42,7 +42,10 @@ QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing but
 SelectOpt = Annotated[
     list[str] | None,
     typer.Option(
-        "--skill", metavar="NAME", help="Pick skills from a folder of skills or a Hub repo (repeatable; '*' = all of them).", show_default=False
+        "--skill",
+        metavar="NAME",
+        help="Pick skills from a folder of skills or a Hub repo (repeatable; '*' = all of them).",
+        show_default=False,
     ),
 ]
 # Plain strings, parsed by safety.Limits: a float option would make typer import pydantic.
@@ -58,7 +61,10 @@ MaxFileOpt = Annotated[
 MaxTotalOpt = Annotated[
     str | None,
     typer.Option(
-        "--max-total-mb", metavar="MB", help="Refuse a skill from a folder or the Hub over MB megabytes in all (default 50).", show_default=False
+        "--max-total-mb",
+        metavar="MB",
+        help="Refuse a skill from a folder or the Hub over MB megabytes in all (default 50).",
+        show_default=False,
     ),
 ]
 
@@ -75,7 +81,9 @@ def agent_flags(func: Callable[..., Any]) -> Callable[..., Any]:
             f"agent_{agent.name}",
             inspect.Parameter.POSITIONAL_OR_KEYWORD,
             default=False,
-            annotation=Annotated[bool, typer.Option(f"--{agent.name}", help=f"{agent.label}: {agent.project} (global: {user_hint(agent)}).")],
+            annotation=Annotated[
+                bool, typer.Option(f"--{agent.name}", help=f"{agent.label}: {agent.project} (global: {user_hint(agent)}).")
+            ],
         )
         for agent in AGENTS
     ]
@@ -107,7 +115,9 @@ def roots() -> "Roots":
 
 
 @contextmanager
-def sources(roots: "Roots", max_file_mb: str | None = None, max_total_mb: str | None = None, *, quiet: bool = False) -> "Iterator[SourceContext]":
+def sources(
+    roots: "Roots", max_file_mb: str | None = None, max_total_mb: str | None = None, *, quiet: bool = False
+) -> "Iterator[SourceContext]":
     """The context sources resolve in; trees fetched into its scratch folder are deleted after."""
     from ..safety import Limits
     from ..sources import SourceContext

@@ -101,7 +101,9 @@ class Root(Group):
         except BrokenPipeError as exc:
             if not stdout_gone():
                 raise typer.Exit(
-                    report(f"{exc.strerror or exc} (not on stdout)", "A pipe the command wrote to was closed; re-run it.", EXIT_FAILURE, exc)
+                    report(
+                        f"{exc.strerror or exc} (not on stdout)", "A pipe the command wrote to was closed; re-run it.", EXIT_FAILURE, exc
+                    )
                 ) from exc
             # The reader of stdout went away (`... | head`). What the command was asked to do
             # is done, so there is nothing to report on stderr; exit as a SIGPIPE'd tool would,

@@ -150,7 +150,9 @@ def remove_cmd(
 @skills_app.command(cls=Command, name="update")
 @agent_flags
 def update_cmd(
-    skills: Annotated[list[str] | None, typer.Argument(metavar="SKILL", help="Skills to update (default: all managed ones).", show_default=False)] = None,
+    skills: Annotated[
+        list[str] | None, typer.Argument(metavar="SKILL", help="Skills to update (default: all managed ones).", show_default=False)
+    ] = None,
     agent_flags: Any = None,
     agent: AgentOpt = None,
     global_: GlobalOnlyOpt = False,

@@ -15,13 +15,18 @@ from .compat import Command
 @skills_app.command(cls=Command, name="publish")
 def publish_cmd(
     path: Annotated[str, typer.Argument(metavar="PATH", help="The skill folder to publish (one with SKILL.md).", show_default=False)],
-    repo: Annotated[str, typer.Option("--repo", metavar="ORG/REPO", help="The Hub repo to upload to (created if missing).", show_default=False)],
+    repo: Annotated[
+        str, typer.Option("--repo", metavar="ORG/REPO", help="The Hub repo to upload to (created if missing).", show_default=False)
+    ],
     repo_type: Annotated[str, typer.Option("--repo-type", metavar="TYPE", help="model (default) or dataset.")] = "model",
     private: Annotated[bool, typer.Option("--private", help="Create the repo private (an existing repo keeps its visibility).")] = False,
     revision: Annotated[
-        str | None, typer.Option("--revision", metavar="BRANCH", help="Upload to this branch (created from main if missing).", show_default=False)
+        str | None,
+        typer.Option("--revision", metavar="BRANCH", help="Upload to this branch (created from main if missing).", show_default=False),
     ] = None,
-    create_pr: Annotated[bool, typer.Option("--create-pr", help="Open a pull request against the default branch instead of pushing.")] = False,
+    create_pr: Annotated[
+        bool, typer.Option("--create-pr", help="Open a pull request against the default branch instead of pushing.")
+    ] = False,
     max_file_mb: MaxFileOpt = None,
     max_total_mb: MaxTotalOpt = None,
     json_: JsonOpt = False,

@@ -12,7 +12,9 @@ from .compat import Command
 
 @skills_app.command(cls=Command, name="show")
 def show_cmd(
-    skill_spec: Annotated[str, typer.Argument(metavar="SKILL", help="A bundled skill's name, a folder or an hf:// address.", show_default=False)],
+    skill_spec: Annotated[
+        str, typer.Argument(metavar="SKILL", help="A bundled skill's name, a folder or an hf:// address.", show_default=False)
+    ],
     skill: SelectOpt = None,
     max_file_mb: MaxFileOpt = None,
     max_total_mb: MaxTotalOpt = None,
@@ -34,7 +36,9 @@ def show_cmd(
         found = install.skill_sources(specs, ctx, select)
         if len(found) != 1:
             names = ", ".join(s.name for s in found)
-            raise KernelsError(f"show describes one skill, and {skill_spec} gives {len(found)} ({names})", "Pick one with --skill NAME.", usage=True)
+            raise KernelsError(
+                f"show describes one skill, and {skill_spec} gives {len(found)} ({names})", "Pick one with --skill NAME.", usage=True
+            )
         source = found[0]
         info = source.info
         tree = install.describe_tree(source.path)

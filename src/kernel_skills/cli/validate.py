@@ -13,7 +13,9 @@ from .handler import state
 
 @skills_app.command(cls=Command, name="validate")
 def validate_cmd(
-    paths: Annotated[list[str], typer.Argument(metavar="PATH", help="Skill folders, folders of skills, or hf:// addresses to check.", show_default=False)],
+    paths: Annotated[
+        list[str], typer.Argument(metavar="PATH", help="Skill folders, folders of skills, or hf:// addresses to check.", show_default=False)
+    ],
     skill: SelectOpt = None,
     max_file_mb: MaxFileOpt = None,
     max_total_mb: MaxTotalOpt = None,
