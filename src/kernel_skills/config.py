@@ -32,7 +32,7 @@ class Config:
 
 
 def _bad(path: Path, problem: str) -> KernelsError:
-    return KernelsError(f"{path} is not a valid config file: {problem}", f"Fix it or delete it (`kernels skills config` rewrites it).")
+    return KernelsError(f"{path} is not a valid config file: {problem}", "Fix it or delete it (`kernels skills config` rewrites it).")
 
 
 def load(path: Path) -> Config:

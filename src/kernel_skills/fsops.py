@@ -17,10 +17,10 @@ import shutil
 import stat
 import sys
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 HOOKS_ENV = "KERNEL_SKILLS_TEST_HOOKS"
 _CHUNK = 1 << 20

@@ -30,9 +30,9 @@ from typing import Any
 from urllib.parse import unquote
 
 from .errors import KernelsError
+from .receipts import RECEIPT_FILE
 from .safety import Limits, Refused, check_listing, check_tree
 from .safety import check_name as check_untrusted_name
-from .receipts import RECEIPT_FILE
 from .skill import SKILL_FILE, info_from, is_ignored, parse_front_matter, read_info, validate
 from .sourcetypes import ALL, Offer, SkillSource, SourceContext, choose
 

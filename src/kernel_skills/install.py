@@ -238,7 +238,8 @@ def _identical(action: Action, existing: Existing) -> bool:
         return action.link_to is not None and os.path.realpath(action.dest) == os.path.realpath(action.link_to)
     if existing.kind != "dir" or existing.changes or action.link_to is not None:
         return False  # (a copy where --link asked for a link is not what was asked for)
-    return _same_source(existing.receipt, action) and existing.receipt.digest == action.source.digest
+    receipt, source = existing.receipt, action.source
+    return receipt is not None and source is not None and _same_source(receipt, action) and receipt.digest == source.digest
 
 
 def _same_source(receipt: Receipt | None, action: Action) -> bool:

@@ -66,7 +66,7 @@ class Output:
             console = Console(stderr=stderr, highlight=False, soft_wrap=True, width=None if _styled(stream) else PIPED_WIDTH)
             # rich ends the process itself (exit 1) when the reader of its stream goes away;
             # raise instead, so the CLI's one handler decides (exit 141, as for plain output).
-            console.on_broken_pipe = _raise_broken_pipe
+            console.on_broken_pipe = _raise_broken_pipe  # type: ignore[method-assign]
             self._consoles[stderr] = console
         return self._consoles[stderr]
 

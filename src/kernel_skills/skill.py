@@ -170,7 +170,8 @@ def read_info(skill_dir: Path) -> SkillInfo:
 
 
 def info_from(data: dict[str, Any], *, fallback_name: str) -> SkillInfo:
-    metadata = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
+    metadata = data.get("metadata")
+    metadata = metadata if isinstance(metadata, dict) else {}
     version = metadata.get("version")
     license_ = data.get("license")
     return SkillInfo(
@@ -348,9 +349,9 @@ def _references(text: str) -> Iterator[tuple[int, str, bool]]:
             line, comment = _outside_comments(line, False)
         for match in _LINK.finditer(line):
             yield number, match.group(1), True
-        match = _REF_DEF.match(line)
-        if match:
-            yield number, match.group(1), True
+        definition = _REF_DEF.match(line)
+        if definition:
+            yield number, definition.group(1), True
         for match in _CODE_SPAN.finditer(line):
             for token in match.group(1).split():
                 yield number, _LINE_SUFFIX.sub("", token.strip(".,;:'\"")), False
@@ -360,7 +361,7 @@ def _outside_comments(line: str, inside: bool) -> tuple[str, bool]:
     """The parts of ``line`` outside ``<!-- ... -->``, and whether a comment is still open.
     A ``<!--`` inside a code span is text, as CommonMark reads it."""
     spans = [m.span() for m in _CODE_SPAN.finditer(line)] if not inside else []
-    kept = []
+    kept: list[str] = []
     pos = 0
     while pos < len(line):
         if inside:

@@ -10,8 +10,8 @@ folder holding the skill tree, plus the record that goes into the receipt so tha
   ``/abs``, ``a/b``): a skill folder, or a folder of skill folders;
 - a skill bundled with this package, by name (``cuda-kernels``): everything else.
 
-A new kind is a class with ``matches``/``resolve``/``from_origin`` (and optionally
-``offers``, ``unchanged``) added to :data:`SOURCE_KINDS`. Skills from anywhere but this
+A new kind is a class with ``matches``/``resolve``/``from_origin``/``offers`` (and optionally
+``unchanged``) added to :data:`SOURCE_KINDS`. Skills from anywhere but this
 package are untrusted: their kinds run :mod:`.safety`'s checks before returning them.
 """
 
@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from .errors import KernelsError
-from .safety import check_name as check_untrusted_name, check_tree
+from .safety import check_name as check_untrusted_name
+from .safety import check_tree
 from .skill import SKILL_FILE, check_name, is_ignored, read_info
 
 # The shared types live in a leaf module so that hub.py can use them without importing
@@ -51,6 +52,9 @@ class SourceKind(Protocol):
 
     def from_origin(self, origin: Mapping[str, Any], ctx: SourceContext) -> SkillSource:
         """The same skill again, from a receipt's "source" record (for update)."""
+
+    def offers(self, spec: str, ctx: SourceContext) -> list[Offer]:
+        """The skills ``spec`` offers, read but not installed (for `add --list`)."""
 
 
 class Bundled:
@@ -194,7 +198,7 @@ def resolve(spec: str, ctx: SourceContext, select: Sequence[str] | None = None) 
 
 def offers(spec: str, ctx: SourceContext) -> list[Offer]:
     """What ``spec`` offers, without installing (`kernels skills add --list`)."""
-    return kind_of(spec).offers(spec, ctx)  # type: ignore[attr-defined]
+    return kind_of(spec).offers(spec, ctx)
 
 
 def _kind_for(origin: Mapping[str, Any]) -> SourceKind:

@@ -85,7 +85,7 @@ def list_cmd(
     if not installs:
         out.line(f"No skills installed in the agents' folders. Install one with `kernels skills add {DEFAULT_SKILL}`.")
         return
-    table = [
+    table: list[list[str | tuple[str, str]]] = [
         [(item.name, "bold"), item.version or "-", _state_cell(item), ", ".join(item.target.agents) or "--dest", show_path(item.path, loc)]
         for item in installs
     ]
