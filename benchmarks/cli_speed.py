@@ -11,7 +11,10 @@ every command alike):
 
 Every run is a new process (cold interpreter; the OS file cache is warm and .pyc files
 exist, as they do for a user of an installed package typing commands). Output goes to a
-pipe, as in scripts and CI, except in the terminal variant. Writes
+pipe, as in scripts and CI, except in the terminal variant. Besides wall time, each run's
+CPU time (user + system, from getrusage of the child) is recorded: on a shared machine wall
+time follows the other processes' load, CPU time mostly does not, so compare two versions
+of the CLI by CPU time when the load average is not near zero. Writes
 benchmarks/results/cli_speed.json.
 
     python benchmarks/cli_speed.py [--runs 10] [--skill cuda-kernels] [--out PATH]
@@ -27,6 +30,7 @@ import argparse
 import json
 import os
 import platform
+import resource
 import shutil
 import statistics
 import subprocess
@@ -47,8 +51,9 @@ def cli_command() -> list[str]:
     return [found] if found else [sys.executable, "-m", "kernel_skills"]
 
 
-def timed(argv: list[str], env: dict[str, str], cwd: str, *, terminal: bool = False) -> float:
-    """Wall time of one run; output to a pipe, or to a pseudo-terminal (rich styles it)."""
+def timed(argv: list[str], env: dict[str, str], cwd: str, *, terminal: bool = False) -> tuple[float, float]:
+    """(wall time, CPU time) of one run; output to a pipe, or to a pseudo-terminal (rich styles it)."""
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
     if terminal:
         import pty
 
@@ -64,7 +69,8 @@ def timed(argv: list[str], env: dict[str, str], cwd: str, *, terminal: bool = Fa
         elapsed = time.perf_counter() - start
     if result.returncode != 0:
         raise SystemExit(f"benchmark command failed ({result.returncode}): {' '.join(argv)}\n{result.stderr or ''}")
-    return elapsed
+    now = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return elapsed, (now.ru_utime - used.ru_utime) + (now.ru_stime - used.ru_stime)
 
 
 def imported(args: list[str], env: dict[str, str], cwd: str) -> list[str]:
@@ -76,12 +82,17 @@ def imported(args: list[str], env: dict[str, str], cwd: str) -> list[str]:
     return sorted(n for n in watched if n in names)
 
 
-def summary(samples: list[float]) -> dict[str, float]:
+def summary(samples: list[tuple[float, float]]) -> dict[str, object]:
+    wall = [w for w, _ in samples]
+    cpu = [c for _, c in samples]
     return {
-        "median_s": round(statistics.median(samples), 4),
-        "min_s": round(min(samples), 4),
-        "max_s": round(max(samples), 4),
-        "samples_s": [round(s, 4) for s in samples],
+        "median_s": round(statistics.median(wall), 4),
+        "min_s": round(min(wall), 4),
+        "max_s": round(max(wall), 4),
+        "samples_s": [round(s, 4) for s in wall],
+        "cpu_median_s": round(statistics.median(cpu), 4),
+        "cpu_min_s": round(min(cpu), 4),
+        "cpu_samples_s": [round(s, 4) for s in cpu],
     }
 
 
@@ -118,7 +129,7 @@ def main() -> None:
         commands[add + " (on a terminal)"] = (lambda i: [*cli, "skills", "add", args.skill, "--dest", str(work / f"tty{i}")], True)
     for argv_of, terminal in commands.values():  # one warm-up each: write .pyc files, fill the file cache
         timed(argv_of(-1), env, str(work), terminal=terminal)
-    samples: dict[str, list[float]] = {name: [] for name in commands}
+    samples: dict[str, list[tuple[float, float]]] = {name: [] for name in commands}
     load_before = os.getloadavg() if hasattr(os, "getloadavg") else None
     for i in range(args.runs):
         for name, (argv_of, terminal) in commands.items():
@@ -132,7 +143,7 @@ def main() -> None:
     import typer
 
     report = {
-        "what": "median wall time of cold runs (new process each), interleaved round-robin",
+        "what": "median wall time (and CPU time, user + system) of cold runs (new process each), interleaved round-robin",
         "runs": args.runs,
         "command": " ".join(Path(c).name if i == 0 else c for i, c in enumerate(cli)),
         "goal_s": GOAL_S,
@@ -158,7 +169,7 @@ def main() -> None:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=2) + "\n")
     for name, values in results.items():
-        print(f"{values['median_s']:.3f} s  (min {values['min_s']:.3f})  {name}")
+        print(f"{values['median_s']:.3f} s  (min {values['min_s']:.3f}; CPU {values['cpu_median_s']:.3f} s, min {values['cpu_min_s']:.3f})  {name}")
     print(f"wrote {args.out}")
 
 
