@@ -92,10 +92,23 @@ def test_cpu_tensors_use_the_reference(kernels: ModuleType, dtype: torch.dtype) 
     assert torch.equal(q, q_ref) and torch.equal(k, k_ref)
 
 
-def test_eps_none_means_machine_epsilon(kernels: ModuleType) -> None:
-    x = _randn(2, 16, dtype=torch.float16, seed=22)
-    expected = kernels.reference.rms_norm(x, None, torch.finfo(torch.float16).eps)
-    assert torch.equal(kernels.rms_norm(x, None, None), expected)
+@pytest.mark.parametrize("dtype", [*DTYPES, torch.float64])
+def test_eps_none_matches_torch_rms_norm(kernels: ModuleType, dtype: torch.dtype) -> None:
+    # Rows with mean(x^2) ~ 1e-4: fp16's eps (9.8e-4) or bf16's (7.8e-3) would change them a lot.
+    x = (_randn(3, 64, seed=22) * 1e-2).to(dtype)
+    w = _randn(64, seed=23).to(dtype)
+    torch_norm = torch.nn.RMSNorm(64, eps=None, dtype=dtype)
+    with torch.no_grad():
+        torch_norm.weight.copy_(w)
+        expected = torch_norm(x)
+    torch.testing.assert_close(kernels.rms_norm(x, w, None), expected)
+    torch.testing.assert_close(kernels.rms_norm(x, None, None), F.rms_norm(x, (64,), None, None))
+    out, _ = kernels.fused_add_rms_norm(x, torch.zeros_like(x), w, None)
+    torch.testing.assert_close(out, expected)
+    if dtype in (torch.float16, torch.bfloat16):
+        # The input dtype's own epsilon is not what torch uses: it moves outputs by far more than an ulp.
+        wrong = kernels.reference.rms_norm(x, w, torch.finfo(dtype).eps)
+        assert not torch.allclose(wrong.float(), expected.float(), rtol=0.1, atol=0.1)
 
 
 def test_rope_accepts_a_2d_cos_table(kernels: ModuleType) -> None:

@@ -137,6 +137,17 @@ def test_rms_norm_empty(kernels: ModuleType) -> None:
         torch.cuda.synchronize()
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_rms_norm_eps_none_is_torchs_default(kernels: ModuleType, dtype: torch.dtype) -> None:
+    # mean(x^2) ~ 1e-4: finfo(fp16/bf16).eps would move the output far beyond RTOL.
+    x = _randn(5, 4096, dtype=dtype, seed=31, scale=1e-2)
+    w = _randn(4096, dtype=dtype, seed=32)
+    eps = torch.finfo(torch.float32).eps
+    assert_close_rel(kernels.rms_norm(x, w, None), ref_rms_norm(x, w, eps), dtype)
+    # torch's own kernel rounds on its own: compare within torch's default tolerance for the dtype.
+    torch.testing.assert_close(kernels.rms_norm(x, w, None), F.rms_norm(x, (4096,), w, None))
+
+
 @pytest.mark.parametrize(
     ("hidden", "threads", "rows_per_group", "persistent", "hint"),
     [

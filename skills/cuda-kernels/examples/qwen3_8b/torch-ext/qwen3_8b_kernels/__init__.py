@@ -47,8 +47,13 @@ def _kernel_ok(*tensors: torch.Tensor) -> bool:
 
 
 def _resolve_eps(eps: float | None, dtype: torch.dtype) -> float:
-    # torch.nn.RMSNorm(eps=None) means the dtype's machine epsilon.
-    return torch.finfo(dtype).eps if eps is None else float(eps)
+    # torch.nn.RMSNorm(eps=None) takes the machine epsilon of the computation dtype, not of
+    # x.dtype: finfo(float32).eps for fp16/bf16/fp32, finfo(float64).eps for float64 (torch's
+    # RMSNorm docs and its _fused_rms_norm decomposition). bf16's own eps, 7.8e-3, would
+    # change the output of rows with mean(x^2) near it.
+    if eps is not None:
+        return float(eps)
+    return torch.finfo(torch.float64 if dtype == torch.float64 else torch.float32).eps
 
 
 def rms_norm(x: torch.Tensor, weight: torch.Tensor | None, eps: float | None = 1e-6) -> torch.Tensor:
