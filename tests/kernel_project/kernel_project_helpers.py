@@ -42,7 +42,7 @@ def run_script(script: Path, *args: str | Path, env: dict[str, str] | None = Non
 
 def sync_scaffold(name: str, op: str, dest: Path) -> Path:
     """Write the scaffold of `op` into dest/name, touching only files whose text changed."""
-    files = new_kernel_project.render(op, name, list(new_kernel_project.DEFAULT_CAPABILITIES))
+    files = new_kernel_project.render(op, name)  # cuda-capabilities unset, as users get it
     project = dest / name
     for rel, text in files.items():
         build_local.write_if_changed(project / rel, text)

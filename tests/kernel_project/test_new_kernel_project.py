@@ -131,11 +131,25 @@ def test_generated_kernel_follows_the_hard_rules(tmp_path: Path, op: str) -> Non
         assert dtype in cu
 
 
-def test_default_capabilities_and_out_dir(tmp_path: Path) -> None:
+def test_capabilities_are_left_to_kernel_builder_by_default(tmp_path: Path) -> None:
+    # Unset cuda-capabilities = kernel-builder's whole default list, the variants the Hub expects.
     result = run_script(NEW_PROJECT, "defaults", "--op", "rmsnorm", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
-    config = tomllib.loads((tmp_path / "defaults" / "build.toml").read_text())
-    assert config["kernel"]["rmsnorm"]["cuda-capabilities"] == list(new_kernel_project.DEFAULT_CAPABILITIES)
+    text = (tmp_path / "defaults" / "build.toml").read_text()
+    assert "cuda-capabilities" not in tomllib.loads(text)["kernel"]["rmsnorm"]
+    assert "7.5, 8.0, 8.6, 8.7, 8.9, 9.0, 10.0, 11.0, 12.0, 12.1+PTX" in text  # the comment names the list
+
+
+def test_scaffold_and_build_local_quote_the_same_kernel_builder_list() -> None:
+    quoted = [c.removesuffix("+PTX") for c in new_kernel_project.DEFAULT_KERNEL_BUILDER_CAPABILITIES]
+    assert tuple(quoted) == build_local.DEFAULT_CAPABILITIES_CUDA13
+    assert new_kernel_project.DEFAULT_KERNEL_BUILDER_CAPABILITIES[-1] == "12.1+PTX"
+
+
+def test_help_says_capabilities_default_to_unset() -> None:
+    result = run_script(NEW_PROJECT, "--help")
+    assert result.returncode == 0
+    assert "default: unset" in " ".join(result.stdout.split())
 
 
 def test_refuses_a_non_empty_directory_and_changes_nothing(tmp_path: Path) -> None:

@@ -93,8 +93,10 @@ NVCC_FLAGS_REMOVED = {
     "-D__CUDA_NO_HALF2_OPERATORS__",
 }
 
-# kernel-builder's default capabilities when a kernel lists none (cuda/preamble.cmake).
-DEFAULT_CAPABILITIES_CUDA13 = ("7.5", "8.0", "8.6", "8.7", "8.9", "9.0", "10.0", "11.0", "12.0")
+# kernel-builder's default capabilities when a kernel lists none (huggingface/kernels,
+# kernel-builder/src/pyproject/templates/torch/preamble.cmake: "...;12.0;12.1+PTX" for CUDA >= 13,
+# "...;10.1;12.0+PTX" for CUDA >= 12.8). A local build compiles SASS for each and no PTX.
+DEFAULT_CAPABILITIES_CUDA13 = ("7.5", "8.0", "8.6", "8.7", "8.9", "9.0", "10.0", "11.0", "12.0", "12.1")
 DEFAULT_CAPABILITIES_CUDA12 = ("7.0", "7.2", "7.5", "8.0", "8.6", "8.7", "8.9", "9.0", "10.0", "10.1", "12.0")
 
 ARCH_RE = re.compile(r"^(\d+)\.(\d+)([af]?)(\+PTX)?$")

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Create a complete kernel-builder project for a CUDA op: kernel, binding, tests, benchmark.
 
-    python new_kernel_project.py NAME --op rmsnorm|glu [--capabilities 8.0,9.0] [--out DIR] [--force]
+    python new_kernel_project.py NAME --op rmsnorm|glu [--capabilities 9.0a,10.0] [--out DIR] [--force]
 
 writes DIR/NAME/ (DIR defaults to the current directory):
 
@@ -22,7 +22,11 @@ NAME is the kernel name, lowercase words joined by '-' (the Python package is NA
 '-' replaced by '_'). An existing non-empty directory is refused unless --force, which
 overwrites the files the template writes and leaves every other file alone; a directory
 scaffolded with another --op is refused even then (the two ops' files would mix).
-Capabilities below 7.5 are refused: CUDA 13's nvcc cannot compile for them.
+build.toml leaves `cuda-capabilities` unset unless --capabilities is given: kernel-builder
+then builds for its whole default list (DEFAULT_KERNEL_BUILDER_CAPABILITIES), which is what
+the Kernel Hub expects. Give --capabilities only when a kernel needs specific architectures
+(e.g. 9.0a for wgmma code). Capabilities below 7.5 are refused: CUDA 13's nvcc cannot
+compile for them.
 
 Next step: python build_local.py DIR/NAME --check   (same scripts/ directory; add
 --arch 9.0 on a machine without a GPU, or it compiles every capability in build.toml).
@@ -49,7 +53,10 @@ OPS = {
     "rmsnorm": "RMSNorm over the last dimension (float32/float16/bfloat16, optional weight)",
     "glu": "gated activation act(gate) * up over the halves of the last dimension (SwiGLU, GEGLU)",
 }
-DEFAULT_CAPABILITIES = ("8.0", "9.0", "10.0", "12.0")
+# kernel-builder's default for a kernel without cuda-capabilities, CUDA >= 13 (huggingface/kernels,
+# kernel-builder/src/pyproject/templates/torch/preamble.cmake, CUDA_DEFAULT_KERNEL_ARCHS).
+# Quoted in the build.toml comment only: the scaffold leaves the choice to kernel-builder.
+DEFAULT_KERNEL_BUILDER_CAPABILITIES = ("7.5", "8.0", "8.6", "8.7", "8.9", "9.0", "10.0", "11.0", "12.0", "12.1+PTX")
 MIN_CAPABILITY = (7, 5)  # CUDA 13 dropped sm_50..sm_72; the skill's kernels assume sm_75+
 
 NAME_RE = re.compile(r"^[a-z][a-z0-9]*(?:[-_][a-z0-9]+)*$")
@@ -115,8 +122,28 @@ def parse_capabilities(text: str) -> list[str]:
     return sorted(dict.fromkeys(caps), key=key)
 
 
-def render(op: str, name: str, capabilities: list[str]) -> dict[Path, str]:
-    """All files of the project, relative path -> text, with the placeholders filled in."""
+def capabilities_lines(capabilities: list[str] | None) -> str:
+    """The build.toml lines of [kernel.<op>] that choose its capabilities."""
+    if not capabilities:
+        return (
+            "# No cuda-capabilities: kernel-builder builds for its default list (CUDA 13:\n"
+            f"# {', '.join(DEFAULT_KERNEL_BUILDER_CAPABILITIES)}), as the Kernel Hub expects.\n"
+            "# Set it only when a kernel needs specific architectures, e.g.\n"
+            '# cuda-capabilities = ["9.0a"] for wgmma code.'
+        )
+    listed = ", ".join(f'"{c}"' for c in capabilities)
+    return (
+        "# SASS is built for each listed capability; GPUs of the same major version with a\n"
+        "# higher minor (8.6, 8.9 -> 8.0) run the closest lower one.\n"
+        f"cuda-capabilities = [{listed}]"
+    )
+
+
+def render(op: str, name: str, capabilities: list[str] | None = None) -> dict[Path, str]:
+    """All files of the project, relative path -> text, with the placeholders filled in.
+
+    ``capabilities`` None (the default) leaves ``cuda-capabilities`` out of build.toml.
+    """
     if op not in OPS:
         raise ScaffoldError(f"unknown --op {op!r}; available: {', '.join(sorted(OPS))}", exit_code=2)
     package = validate_name(name)
@@ -124,7 +151,7 @@ def render(op: str, name: str, capabilities: list[str]) -> dict[Path, str]:
         "__NAME__": name,
         "__PKG__": package,
         "__OP__": op,
-        "__CAPABILITIES__": ", ".join(f'"{c}"' for c in capabilities),
+        "__CAPABILITIES__": capabilities_lines(capabilities),
         "__SKILL_SCRIPTS__": str(SCRIPTS_DIR),
     }
     files: dict[Path, str] = {}
@@ -148,7 +175,7 @@ def render(op: str, name: str, capabilities: list[str]) -> dict[Path, str]:
     return files
 
 
-def plan_project(name: str, op: str, capabilities: list[str], out: Path, force: bool) -> Plan:
+def plan_project(name: str, op: str, capabilities: list[str] | None, out: Path, force: bool) -> Plan:
     if out.exists() and not out.is_dir():
         raise ScaffoldError(f"--out {out} is a file, not a directory; give the folder the project goes into", exit_code=2)
     target = out / name
@@ -168,7 +195,9 @@ def plan_project(name: str, op: str, capabilities: list[str], out: Path, force: 
     return Plan(target=target, files=files)
 
 
-def _other_ops_files(op: str, name: str, capabilities: list[str], target: Path, files: dict[Path, str]) -> list[str]:
+def _other_ops_files(
+    op: str, name: str, capabilities: list[str] | None, target: Path, files: dict[Path, str]
+) -> list[str]:
     """Files of the other ops' templates (not shared with this one) that ``target`` holds."""
     found: list[str] = []
     for other in sorted(OPS):
@@ -215,7 +244,7 @@ def _parser() -> argparse.ArgumentParser:
         prog="new_kernel_project.py",
         description="Create a kernel-builder project (build.toml, flake.nix, CUDA kernel, torch binding, "
         "Python package, tests, benchmark, README) for a CUDA op.",
-        epilog="example:\n  new_kernel_project.py my-rmsnorm --op rmsnorm --capabilities 8.0,9.0 --out ~/kernels\n"
+        epilog="example:\n  new_kernel_project.py my-rmsnorm --op rmsnorm --out ~/kernels\n"
         "then:\n  build_local.py ~/kernels/my-rmsnorm --check",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -223,9 +252,11 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--op", required=True, choices=sorted(OPS), help=f"the op to generate ({ops_help})")
     parser.add_argument(
         "--capabilities",
-        default=",".join(DEFAULT_CAPABILITIES),
+        default=None,
         metavar="LIST",
-        help=f"CUDA compute capabilities for build.toml (default: {','.join(DEFAULT_CAPABILITIES)})",
+        help="cuda-capabilities for build.toml, e.g. 9.0a or 8.0,9.0 (default: unset, so kernel-builder builds "
+        f"for its own list, {','.join(DEFAULT_KERNEL_BUILDER_CAPABILITIES)} with CUDA 13); set it only when "
+        "a kernel needs specific architectures",
     )
     parser.add_argument("--out", default=".", metavar="DIR", help="parent directory of the project (default: .)")
     parser.add_argument("--force", action="store_true", help="write into an existing non-empty directory")
@@ -235,7 +266,7 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
-        capabilities = parse_capabilities(args.capabilities)
+        capabilities = None if args.capabilities is None else parse_capabilities(args.capabilities)
         plan = plan_project(args.name, args.op, capabilities, Path(args.out).expanduser().resolve(), args.force)
         replaced = write_project(plan)
     except ScaffoldError as exc:
@@ -250,7 +281,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"overwrote {len(replaced)} existing files: {', '.join(str(p) for p in replaced)}")
     build_local = SCRIPTS_DIR / "build_local.py"
     print("next (without a GPU here, add --arch 9.0 to both build_local.py calls, or it compiles every")
-    print("capability in build.toml; give every later call the same --arch so the build is reused):")
+    print("capability build.toml allows, kernel-builder's whole list when it names none; give every later")
+    print("call the same --arch so the build is reused):")
     print(f"  python {build_local} {plan.target} --check")
     print(f"  cd {plan.target} && PYTHONPATH=$(python {build_local} .) python -m pytest tests")
     return 0
