@@ -92,6 +92,21 @@ def test_t4_guide_blocks_compile_for_sm75(unit: skilldocs.Unit, tmp_path: Path) 
     _compile(nvcc, tmp_path / unit.source, [f"-I{tmp_path}", *includes, *torch_flags], archs=("75",))
 
 
+BLACKWELL_UNITS = [u for u in UNITS if u.doc.name == "blackwell-guide.md"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("archs", [("100", "120"), ("100a", "120a")], ids=["sm_100-sm_120", "sm_100a-sm_120a"])
+@pytest.mark.parametrize("unit", BLACKWELL_UNITS, ids=[u.id for u in BLACKWELL_UNITS])
+def test_blackwell_guide_blocks_compile_for_blackwell(unit: skilldocs.Unit, archs: tuple[str, ...],
+                                                      tmp_path: Path) -> None:
+    # The guide's code is for sm_100/sm_120: compile it for those targets (and their `a`
+    # variants, which the guide names) as well as for the default sm_80/sm_90 above.
+    nvcc, includes, torch_flags = _toolchain()
+    _write_tree(unit, tmp_path)
+    _compile(nvcc, tmp_path / unit.source, [f"-I{tmp_path}", *includes, *torch_flags], archs=archs)
+
+
 def test_there_are_compiled_blocks() -> None:
     # The templates are the skill's core: losing them (e.g. a fence typo) must fail loudly.
     docs = {u.doc.name for u in UNITS}

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import importlib.util
+import shutil
 import subprocess
 import sys
 from types import ModuleType
@@ -72,3 +73,22 @@ def test_hugging_faces_kernels_command_has_lock_and_download() -> None:
                           check=False)
     assert proc.returncode == 0, proc.stderr
     assert "lock" in proc.stdout and "download" in proc.stdout and "skills" not in proc.stdout
+
+
+def test_blackwell_guide_quotes_kernel_builders_lists_for_cuda_12_8_and_13() -> None:
+    text = _prose("blackwell-guide.md")
+    assert "7.0 ... 10.0, 10.1, 12.0+PTX" in text and "7.5 ... 10.0, 11.0, 12.0, 12.1+PTX" in text
+    assert "CUDA 12.8" in text
+
+
+def test_installed_nvcc_lists_the_blackwell_targets_the_guide_names() -> None:
+    nvcc = shutil.which("nvcc")
+    if nvcc is None:
+        pytest.skip("nvcc is not on PATH")
+    proc = subprocess.run([nvcc, "--list-gpu-arch"], capture_output=True, text=True, timeout=60, check=False)
+    assert proc.returncode == 0, proc.stderr
+    listed = set(proc.stdout.split())
+    assert {"compute_100", "compute_120"} <= listed
+    version = subprocess.run([nvcc, "--version"], capture_output=True, text=True, timeout=60, check=False).stdout
+    if "release 13.0" in version:  # the list the guide quotes for CUDA 13.0
+        assert {"compute_100", "compute_103", "compute_110", "compute_120", "compute_121"} <= listed

@@ -68,7 +68,10 @@ def test_every_value_names_a_known_source() -> None:
 
 def test_document_sources_have_urls_and_measured_sources_point_at_committed_json() -> None:
     for key, source in SPECS["sources"].items():
-        assert source["kind"] in ("document", "measured"), key
+        assert source["kind"] in ("document", "measured", "none"), key
+        if source["kind"] == "none":  # the marker of values no document was read for
+            assert "url" not in source and "file" not in source, key
+            continue
         if source["kind"] == "document":
             assert source["url"].startswith("https://"), key
             continue
@@ -78,6 +81,15 @@ def test_document_sources_have_urls_and_measured_sources_point_at_committed_json
         assert (skilldocs.SKILL / source["file"]).is_file(), f"source {key}: {source['file']} does not exist"
         assert (skilldocs.SKILL / source["script"]).is_file(), f"source {key}: {source['script']} does not exist"
         assert re.fullmatch(r"\d{4}-\d{2}-\d{2}", source["date"]), f"source {key}: date {source['date']!r}"
+
+
+def test_a_value_is_null_exactly_when_no_document_was_read_and_then_says_how_to_get_it() -> None:
+    for where, fact in _facts(SPECS):
+        unread = SPECS["sources"][fact["source"]]["kind"] == "none"
+        assert (fact["value"] is None) == unread, f"{where}: null values, and only they, name a source of kind none"
+        if unread:
+            assert fact.get("note"), f"{where}: a missing value says how to get the number on the machine"
+            assert gpu_specs._format_value(where.rsplit(".", 1)[1], fact) == f"not in this file yet: {fact['note']}"
 
 
 def test_measured_values_equal_the_value_in_their_json() -> None:
@@ -134,6 +146,39 @@ def test_known_hardware_facts() -> None:
         assert (skilldocs.SKILL / entry["guide"]).is_file(), key
 
 
+# NVIDIA CCCL arch_traits.h (commit 571f2fc), per compute capability: shared memory per SM and
+# per block (KB), resident threads and blocks per SM.
+CCCL_LIMITS = {"8.6": (100, 99, 1536, 16), "8.9": (100, 99, 1536, 24), "9.0": (228, 227, 2048, 32),
+               "10.0": (228, 227, 2048, 32), "12.0": (100, 99, 1536, 24), "8.0": (164, 163, 2048, 32)}
+
+
+@pytest.mark.parametrize("cc", sorted(CCCL_LIMITS))
+def test_compute_capability_limits_match_cccl(cc: str) -> None:
+    limits = SPECS["compute_capabilities"][cc]
+    got = tuple(limits[k]["value"] for k in ("shared_memory_per_sm_kb", "shared_memory_per_block_kb",
+                                             "max_resident_threads_per_sm", "max_resident_blocks_per_sm"))
+    assert got == CCCL_LIMITS[cc]
+    assert limits["max_resident_warps_per_sm"]["value"] * 32 == limits["max_resident_threads_per_sm"]["value"]
+    assert (limits["registers_per_sm"]["value"], limits["max_registers_per_thread"]["value"]) == (65536, 255)
+
+
+def test_rented_gpus_are_in_the_file_with_their_compute_capability() -> None:
+    expected = {"b200": "10.0", "rtx-5090": "12.0", "rtx-pro-6000-blackwell": "12.0", "l4": "8.9", "l40s": "8.9",
+                "a10g": "8.6"}
+    for key, cc in expected.items():
+        entry = SPECS["gpus"][key]
+        assert entry["compute_capability"]["value"] == cc, key
+        assert cc in SPECS["compute_capabilities"], f"{key}: no limits for compute capability {cc}"
+    for key in ("b200", "rtx-5090", "rtx-pro-6000-blackwell"):
+        assert SPECS["gpus"][key]["guide"] == "references/blackwell-guide.md"
+
+
+def test_blackwell_guide_says_it_was_read_not_measured() -> None:
+    text = (skilldocs.SKILL / "references" / "blackwell-guide.md").read_text(encoding="utf-8")
+    first_paragraph = text.split("\n\n")[1]
+    assert first_paragraph.startswith("**Read from documentation and source code, not measured.**")
+
+
 @pytest.mark.parametrize(
     ("device_name", "key"),
     [
@@ -144,6 +189,16 @@ def test_known_hardware_facts() -> None:
         ("NVIDIA A100-SXM4-40GB", "a100-40gb"),
         ("Tesla T4", "t4"),
         ("NVIDIA GeForce RTX 4090", None),
+        ("NVIDIA B200", "b200"),
+        ("NVIDIA GB200", None),
+        ("NVIDIA GeForce RTX 5090", "rtx-5090"),
+        ("NVIDIA RTX PRO 6000 Blackwell Server Edition", "rtx-pro-6000-blackwell"),
+        ("NVIDIA RTX PRO 6000 Blackwell Max-Q Workstation Edition", "rtx-pro-6000-blackwell"),
+        ("NVIDIA L4", "l4"),
+        ("NVIDIA L40S", "l40s"),
+        ("NVIDIA L40", None),
+        ("NVIDIA A10G", "a10g"),
+        ("NVIDIA A10", None),
     ],
 )
 def test_device_names_map_to_entries(device_name: str, key: str | None) -> None:

@@ -88,11 +88,13 @@ def gpu_entry(specs: dict[str, Any], key: str) -> dict[str, Any]:
 
 
 def match_device_name(specs: dict[str, Any], device_name: str) -> str | None:
-    """The GPU key whose `match` strings occur in a CUDA device name (longest match wins)."""
+    """The GPU key whose `match` strings occur in a CUDA device name as whole words (longest
+    match wins): "NVIDIA L4" must not match "NVIDIA L40S", nor "A10G" an A100, nor "B200" a GB200."""
     best: tuple[int, str] | None = None
     for key, entry in specs["gpus"].items():
         for pattern in entry.get("match", []):
-            if pattern.lower() in device_name.lower() and (best is None or len(pattern) > best[0]):
+            found = re.search(rf"(?<![A-Za-z0-9]){re.escape(pattern)}(?![A-Za-z0-9])", device_name, re.IGNORECASE)
+            if found and (best is None or len(pattern) > best[0]):
                 best = (len(pattern), key)
     return best[1] if best else None
 
@@ -103,6 +105,8 @@ def value_of(fact: dict[str, Any]) -> Any:
 
 def _format_value(key: str, fact: dict[str, Any]) -> str:
     value = fact["value"]
+    if value is None:  # not read from an NVIDIA document yet: say how to get it instead
+        return f"not in this file yet: {fact['note']}"
     if isinstance(value, float) and value.is_integer():
         value = int(value)  # a measured 4254.0 reads as 4254
     unit = fact.get("unit") or UNITS.get(key, "")
@@ -115,6 +119,8 @@ def _format_value(key: str, fact: dict[str, Any]) -> str:
 
 def _format_source(specs: dict[str, Any], source_key: str) -> str:
     source = specs["sources"][source_key]
+    if source["kind"] == "none":
+        return "none read yet"
     if source["kind"] == "measured":
         # `file` and `script` are relative to the skill folder; the tables live in references/.
         return f"measured: [{source['file']}](../{source['file']}) ({Path(source['script']).name}, {source['date']})"
@@ -195,7 +201,8 @@ def _print_entry(specs: dict[str, Any], key: str, as_json: bool) -> None:
     width = max(len(label) for label, _, _ in rows)
     for label, value, source in rows:
         print(f"  {label:<{width}}  {value}  [{source}]")
-    print("sources: " + ", ".join(sorted({f"{s} = {specs['sources'][s].get('url', specs['sources'][s].get('file'))}" for _, _, s in rows})))
+    named = sorted({s for _, _, s in rows if specs["sources"][s]["kind"] != "none"})
+    print("sources: " + ", ".join(f"{s} = {specs['sources'][s].get('url', specs['sources'][s].get('file'))}" for s in named))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -215,8 +222,10 @@ def main(argv: list[str] | None = None) -> int:
     specs = load_specs()
     try:
         if args.list:
+            width = max(len(key) for key in specs["gpus"])
             for key, entry in specs["gpus"].items():
-                print(f"{key:<16} {entry['name']:<34} cc {entry['compute_capability']['value']}  {entry['guide']}")
+                cc = entry["compute_capability"]["value"]
+                print(f"{key:<{width}} {entry['name']:<34} cc {cc:<5} {entry['guide']}")
         elif args.update_guides:
             for path in update_guides(specs):
                 print(f"updated {path}")
