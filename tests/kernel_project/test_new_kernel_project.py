@@ -255,3 +255,26 @@ def test_scaffold_needs_only_the_standard_library(tmp_path: Path) -> None:
         capture_output=True, text=True, env={"PATH": os.environ.get("PATH", "")},
     )
     assert out.returncode == 0, out.stderr
+
+
+def test_a_default_scaffold_builds_for_kernel_builders_list_or_the_requested_arch(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # With cuda-capabilities unset, build_local (like kernel-builder) compiles the whole default
+    # list when it has no GPU and no --arch, and exactly --arch when given.
+    plan = new_kernel_project.plan_project("all-archs", "rmsnorm", None, tmp_path, force=False)
+    new_kernel_project.write_project(plan)
+    spec = build_local.load_project(plan.target)
+    assert [k.capabilities for k in spec.kernels] == [None]
+    cuda13 = {"7.5", "8.0", "8.6", "8.7", "8.8", "8.9", "9.0", "10.0", "10.3", "11.0", "12.0", "12.1"}
+    tools = build_local.Toolchain(
+        cuda_home=tmp_path / "cuda", nvcc=tmp_path / "cuda/bin/nvcc", cxx="c++", ninja="ninja",
+        nvcc_archs=frozenset(cuda13), cuda_version=(13, 0), cxx_std="c++20", torch_version="2.14.1",
+        torch_cuda="13.0", torch_include=(), torch_lib=str(tmp_path), python_include=str(tmp_path),
+        extra_system_include=(), cxx11_abi=1, nvcc_common=(),
+    )
+    monkeypatch.setattr(build_local, "_visible_device_archs", lambda: [])
+    chosen = build_local.choose_archs(spec, None, tools, lambda _msg: None)
+    assert chosen == {"rmsnorm": list(build_local.DEFAULT_CAPABILITIES_CUDA13)}
+    assert chosen["rmsnorm"][-1] == "12.1"
+    assert build_local.choose_archs(spec, ["8.0", "9.0"], tools, lambda _msg: None) == {"rmsnorm": ["8.0", "9.0"]}
