@@ -92,3 +92,11 @@ def test_installed_nvcc_lists_the_blackwell_targets_the_guide_names() -> None:
     version = subprocess.run([nvcc, "--version"], capture_output=True, text=True, timeout=60, check=False).stdout
     if "release 13.0" in version:  # the list the guide quotes for CUDA 13.0
         assert {"compute_100", "compute_103", "compute_110", "compute_120", "compute_121"} <= listed
+
+
+def test_build_local_takes_10_0a_and_lets_it_replace_10_0_as_the_guide_says() -> None:
+    build_local = _load("build_local")
+    assert build_local.normalize_arch("10.0a") == "10.0a"
+    assert build_local.loose_intersection(("10.0", "10.0a"), ["10.0"]) == ["10.0a"]
+    assert build_local.gencode_flags(["10.0a", "12.0"]) == [
+        "-gencode=arch=compute_100a,code=sm_100a", "-gencode=arch=compute_120,code=sm_120"]

@@ -241,3 +241,20 @@ def test_a_reader_that_stops_early_ends_the_script_quietly() -> None:
         finally:
             os.close(write_end)
         assert proc.returncode == 141 and proc.stderr == "", proc.stderr
+
+
+def test_blackwell_guides_comparison_table_matches_the_data_file() -> None:
+    # The hand-written "Two Blackwells" table: each column is one compute capability.
+    text = (skilldocs.SKILL / "references" / "blackwell-guide.md").read_text(encoding="utf-8")
+    rows = [line for line in text.split("## Two Blackwells", 1)[1].split("##", 1)[0].splitlines()
+            if line.startswith("| ") and not line.startswith("| Per SM")]
+    columns = {"9.0": 1, "10.0": 2, "12.0": 3, "8.9": 4}
+    fields = {"Shared memory": "shared_memory_per_sm_kb", "Shared memory per block (opt-in)": "shared_memory_per_block_kb",
+              "Resident threads": "max_resident_threads_per_sm", "Resident blocks": "max_resident_blocks_per_sm",
+              "32-bit registers": "registers_per_sm"}
+    assert len(rows) == len(fields)
+    for row in rows:
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        for cc, col in columns.items():
+            fact = SPECS["compute_capabilities"][cc][fields[cells[0]]]
+            assert cells[col] == gpu_specs._format_value(fields[cells[0]], fact), (cells[0], cc)
