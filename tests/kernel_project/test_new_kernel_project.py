@@ -273,7 +273,7 @@ def test_a_default_scaffold_builds_for_kernel_builders_list_or_the_requested_arc
         torch_cuda="13.0", torch_include=(), torch_lib=str(tmp_path), python_include=str(tmp_path),
         extra_system_include=(), cxx11_abi=1, nvcc_common=(),
     )
-    monkeypatch.setattr(build_local, "_visible_device_archs", lambda: [])
+    monkeypatch.setattr(build_local, "_visible_device_archs", list)
     chosen = build_local.choose_archs(spec, None, tools, lambda _msg: None)
     assert chosen == {"rmsnorm": list(build_local.DEFAULT_CAPABILITIES_CUDA13)}
     assert chosen["rmsnorm"][-1] == "12.1"
