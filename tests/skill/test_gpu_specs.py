@@ -173,6 +173,19 @@ def test_rented_gpus_are_in_the_file_with_their_compute_capability() -> None:
         assert SPECS["gpus"][key]["guide"] == "references/blackwell-guide.md"
 
 
+def test_rented_gpus_memory_is_nvidias_figure_for_the_named_variant() -> None:
+    # NVIDIA NIM documentation (sources nim-llm-gpus, nim-genmol-gpus): per-GPU memory. B200 is
+    # the HGX/DGX part (180 GB), not the GB200 superchip's GPU (186 GB). No NVIDIA document read
+    # so far gives L4's memory, nor any of these GPUs' bandwidth, SM count or L2.
+    gpus = SPECS["gpus"]
+    expected = {"b200": 180, "rtx-5090": 32, "rtx-pro-6000-blackwell": 96, "l40s": 48, "a10g": 24, "l4": None}
+    assert {key: gpus[key]["memory_gb"]["value"] for key in expected} == expected
+    for key in expected:
+        for field in ("memory_bandwidth_gbs", "sm_count", "l2_cache_mb"):
+            assert gpus[key][field]["value"] is None, f"{key}.{field}: name its NVIDIA document in this test"
+    assert "186" in gpus["b200"]["memory_gb"]["note"] and "GB200" in gpus["b200"]["memory_gb"]["note"]
+
+
 def test_blackwell_guide_says_it_was_read_not_measured() -> None:
     text = (skilldocs.SKILL / "references" / "blackwell-guide.md").read_text(encoding="utf-8")
     first_paragraph = text.split("\n\n")[1]
