@@ -55,7 +55,7 @@ def test_add_imports_neither_hub_nor_torch(sandbox):
 
 def test_python_dash_m(sandbox):
     version = run_module("--version")
-    assert version.returncode == 0 and version.stdout.strip() == f"kernel-skills {__version__}"
+    assert version.returncode == 0 and version.stdout.splitlines()[0] == f"kernel-skills {__version__}"
     result = run_module("skills", "add", "demo", "--claude", env=os.environ, cwd=sandbox.project)
     assert result.returncode == 0, result.stderr
     assert "Installed demo" in result.stdout

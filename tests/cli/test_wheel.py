@@ -88,7 +88,7 @@ def test_installed_wheel_adds_skills_outside_the_checkout_offline(venv, wheel, s
     assert Path(where.stdout.strip()).is_relative_to(venv), "kernel_skills must come from the wheel"
     for script in ("kernels", "kernel-skills"):
         version = _run([_script(venv, script), "--version"], env=env, cwd=elsewhere)
-        assert version.stdout.strip() == f"kernel-skills {__version__}"
+        assert version.stdout.splitlines()[0] == f"kernel-skills {__version__}"
 
     available = json.loads(_run([_script(venv, "kernels"), "skills", "list", "--available", "--json"], env=env, cwd=elsewhere).stdout)
     names = [s["name"] for s in available["available"]]

@@ -4,6 +4,7 @@ No logic lives here: every decision is the core's (agents, skill, sources, insta
 config). Module map:
 
 - app.py        the `kernels` app, its `skills` group, --version, main()
+- forward.py    sharing `kernels` with Hugging Face's package: every command but `skills` goes to its CLI
 - handler.py    the one error handler: KernelsError, OSError, signals, EPIPE -> exit codes
 - compat.py     everything that touches typer/click internals (pinned typer; tests/cli/test_compat.py)
 - common.py     shared options, the per-agent flags, source contexts, printing a plan

@@ -1,18 +1,43 @@
 """The `kernels` app and its `skills` group; the commands register themselves on ``skills_app``."""
 
 import signal
-from typing import Annotated
+import sys
+from typing import Annotated, Any
 
 import typer
 
 from .. import __version__
-from .compat import Group
+from . import forward
+from .compat import Group, click_class
 from .handler import Root, on_sigterm, state
 
 SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
+
+class Kernels(Root):
+    """The root group: its help also says who answers the commands that are not `skills`."""
+
+    def format_epilog(self, ctx: Any, formatter: Any) -> None:
+        super().format_epilog(ctx, formatter)
+        with formatter.section("Hugging Face's kernels"):
+            formatter.write_text(forward.help_text(forward.find()))
+
+    def resolve_command(self, ctx: Any, args: list[str]) -> Any:
+        # Reached for a command that is not ours only when Hugging Face's CLI is not installed
+        # (main() forwards it otherwise): say where such commands come from.
+        try:
+            return super().resolve_command(ctx, args)
+        except click_class("UsageError") as exc:
+            if args and not args[0].startswith("-") and hasattr(exc, "message"):
+                exc.message += (
+                    f" `kernels {args[0]}` may be a command of Hugging Face's kernels package, which is not installed "
+                    "here (pip install kernels); this package provides `kernels skills`."
+                )
+            raise
+
+
 app = typer.Typer(
-    cls=Root,
+    cls=Kernels,
     name="kernels",
     help="Install agent skills (starting with cuda-kernels) into Claude Code, Codex, OpenCode and other coding agents.",
     epilog="Start with: kernels skills add cuda-kernels --claude. Exit codes: 0 done; 1 failed (one 'Error:' line on "
@@ -36,6 +61,9 @@ app.add_typer(skills_app, name="skills")
 def _version(value: bool) -> None:
     if value:
         typer.echo(f"kernel-skills {__version__}")
+        line = forward.version_line(forward.find())
+        if line:
+            typer.echo(line)
         raise typer.Exit()
 
 
@@ -51,7 +79,16 @@ def _root(
 
 
 def main() -> None:
-    """Console-script entry point (`kernels`, `kernel-skills`, `python -m kernel_skills`)."""
+    """Console-script entry point (`kernels`, `kernel-skills`, `python -m kernel_skills`).
+
+    A command other than `skills` goes to Hugging Face's `kernels` CLI when its package is
+    installed (cli/forward.py); everything else is ours.
+    """
+    argv = sys.argv[1:]
+    if not forward.is_ours(argv):
+        hf = forward.find()
+        if hf is not None:
+            sys.exit(forward.run(hf, argv))
     if hasattr(signal, "SIGTERM"):
         signal.signal(signal.SIGTERM, on_sigterm)
     app()
