@@ -142,7 +142,7 @@ def test_help_teaches(sandbox):
 def test_version(sandbox):
     from kernel_skills import __version__
 
-    assert cli("--version").stdout.strip() == f"kernel-skills {__version__}"
+    assert cli("--version").stdout.splitlines()[0] == f"kernel-skills {__version__}"
 
 
 @pytest.mark.parametrize("command", ["add", "remove", "update", "show", "validate"])
