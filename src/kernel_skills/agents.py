@@ -18,33 +18,90 @@ from typing import Literal
 from .errors import KernelsError
 
 SHARED_AGENT = "agents"
-# Agents documented to load skills from the shared .agents/skills root.
-SHARED_READERS = "Codex, OpenCode, Cursor, Gemini CLI, GitHub Copilot, Windsurf, Goose, Roo Code and Cline"
 
 
 @dataclass(frozen=True)
 class Agent:
+    """One coding agent: the folders ``--<name>`` installs into, and every folder it loads skills from.
+
+    ``also_project`` / ``also_user`` are the other skills folders the agent's documentation
+    says it loads (the shared ``.agents/skills`` root among them, for most), in the same
+    template syntax as ``project`` / ``user``. They decide who reads the shared root and when
+    one install makes a skill visible to an agent twice.
+    """
+
     name: str
     label: str
     project: str
     user: str
-    reads_shared: bool  # also loads skills from the shared .agents/skills root
+    also_project: tuple[str, ...] = ()
+    also_user: tuple[str, ...] = ()
+
+    @property
+    def reads_shared(self) -> bool:
+        """Loads the project's shared .agents/skills root."""
+        return self.reads_shared_in(global_=False)
+
+    def reads_shared_in(self, *, global_: bool) -> bool:
+        """Loads the shared root of that scope (.agents/skills, or ~/.agents/skills with ``global_``)."""
+        if global_:
+            return SHARED_USER in (self.user, *self.also_user)
+        return SHARED_PROJECT in (self.project, *self.also_project)
+
+    def reads(self, loc: Location, *, global_: bool) -> list[Path]:
+        """Every skills folder this agent loads in one scope (its own first)."""
+        templates = (self.user, *self.also_user) if global_ else (self.project, *self.also_project)
+        return [loc.expand(t) for t in templates]
 
 
+SHARED_PROJECT, SHARED_USER = ".agents/skills", "~/.agents/skills"
+_CLAUDE_PROJECT, _CLAUDE_USER = ".claude/skills", "~/.claude/skills"
+
+# Each row checked against the agent's own documentation (the URL above it), December 2026.
 # fmt: off
 AGENTS: tuple[Agent, ...] = (
-    Agent("claude",   "Claude Code",       ".claude/skills",   "{CLAUDE_CONFIG_DIR:~/.claude}/skills",         reads_shared=False),
-    Agent("codex",    "Codex",             ".agents/skills",   "~/.agents/skills",                             reads_shared=True),
-    Agent("opencode", "OpenCode",          ".opencode/skills", "{XDG_CONFIG_HOME:~/.config}/opencode/skills",  reads_shared=True),
-    Agent("cursor",   "Cursor",            ".cursor/skills",   "~/.cursor/skills",                             reads_shared=True),
-    Agent("gemini",   "Gemini CLI",        ".gemini/skills",   "~/.gemini/skills",                             reads_shared=True),
-    Agent("copilot",  "GitHub Copilot",    ".github/skills",   "~/.copilot/skills",                            reads_shared=True),
-    Agent("windsurf", "Windsurf",          ".windsurf/skills", "~/.codeium/windsurf/skills",                   reads_shared=True),
-    Agent("kiro",     "Kiro",              ".kiro/skills",     "~/.kiro/skills",                               reads_shared=False),
-    Agent("agents",   "shared root",       ".agents/skills",   "~/.agents/skills",                             reads_shared=True),
+    # https://code.claude.com/docs/en/skills
+    Agent("claude",   "Claude Code",    _CLAUDE_PROJECT,    "{CLAUDE_CONFIG_DIR:~/.claude}/skills"),
+    # https://developers.openai.com/codex/skills (repository and user .agents/skills)
+    Agent("codex",    "Codex",          SHARED_PROJECT,     SHARED_USER),
+    # https://opencode.ai/docs/skills (Discovery: .claude/skills and .agents/skills "compatibility" sources)
+    Agent("opencode", "OpenCode",       ".opencode/skills", "{XDG_CONFIG_HOME:~/.config}/opencode/skills",
+          also_project=(SHARED_PROJECT, _CLAUDE_PROJECT), also_user=(SHARED_USER, _CLAUDE_USER)),
+    # https://cursor.com/docs/skills (Skill directories; Claude and Codex folders "for compatibility")
+    Agent("cursor",   "Cursor",         ".cursor/skills",   "~/.cursor/skills",
+          also_project=(SHARED_PROJECT, _CLAUDE_PROJECT, ".codex/skills"), also_user=(SHARED_USER, _CLAUDE_USER, "~/.codex/skills")),
+    # https://geminicli.com/docs/cli/using-agent-skills/ (Discovery tiers: .agents/skills is an alias)
+    Agent("gemini",   "Gemini CLI",     ".gemini/skills",   "~/.gemini/skills",
+          also_project=(SHARED_PROJECT,), also_user=(SHARED_USER,)),
+    # https://docs.github.com/en/copilot/how-tos/copilot-on-github/customize-copilot/customize-cloud-agent/add-skills
+    Agent("copilot",  "GitHub Copilot", ".github/skills",   "~/.copilot/skills",
+          also_project=(SHARED_PROJECT, _CLAUDE_PROJECT), also_user=(SHARED_USER,)),
+    # https://docs.windsurf.com/windsurf/cascade/skills#skill-scopes (.agents/skills "for cross-agent
+    # compatibility"; .claude/skills only with Claude Code config reading switched on, so not counted)
+    Agent("windsurf", "Windsurf",       ".windsurf/skills", "~/.codeium/windsurf/skills",
+          also_project=(SHARED_PROJECT,), also_user=(SHARED_USER,)),
+    # https://kiro.dev/docs/skills (Skill scope: .kiro/skills and ~/.kiro/skills only)
+    Agent("kiro",     "Kiro",           ".kiro/skills",     "~/.kiro/skills"),
+    # https://docs.cline.bot/customization/skills (Where Skills Live: no .agents/skills)
+    Agent("cline",    "Cline",          ".cline/skills",    "~/.cline/skills",
+          also_project=(".clinerules/skills", _CLAUDE_PROJECT)),
+    # https://ampcode.com/manual#agent-skills (.agents/skills, ~/.config/agents/skills and ~/.config/amp/skills,
+    # .claude/skills and ~/.claude/skills; read here as mirrored at https://syllago.dev/using-syllago/providers/amp/skills/)
+    Agent("amp",      "Amp",            SHARED_PROJECT,     "~/.config/agents/skills",
+          also_project=(_CLAUDE_PROJECT,), also_user=("~/.config/amp/skills", _CLAUDE_USER)),
+    Agent("agents",   "shared root",    SHARED_PROJECT,     SHARED_USER),
+)
+
+# Agents that load skills only from folders of the table above: no flag of their own, but they
+# count when a skill would be visible twice, and they are named among the shared root's readers.
+OTHER_READERS: tuple[Agent, ...] = (
+    # https://github.com/block/goose/blob/main/documentation/docs/guides/context-engineering/using-skills.md
+    # (Skill Locations: .agents/skills and ~/.agents/skills, the shared root; for "backward
+    # compatibility" also .goose/skills, .claude/skills and ~/.claude/skills)
+    Agent("goose",    "Goose",          SHARED_PROJECT,     SHARED_USER,
+          also_project=(".goose/skills", _CLAUDE_PROJECT), also_user=(_CLAUDE_USER,)),
 )
 # fmt: on
-
 _BY_NAME = {agent.name: agent for agent in AGENTS}
 _VAR = re.compile(r"\{(\w+):([^}]*)\}")
 
@@ -144,9 +201,93 @@ def known_targets(loc: Location, *, scopes: Sequence[str] = ("project", "global"
     return dedupe(targets)
 
 
-def not_reading_shared() -> list[Agent]:
-    """Agents that ignore the shared .agents/skills root (they need their own flag)."""
-    return [agent for agent in AGENTS if not agent.reads_shared]
+def not_reading_shared(*, global_: bool = False) -> list[Agent]:
+    """Agents that ignore the shared root of that scope (they need their own flag)."""
+    return [agent for agent in AGENTS if not agent.reads_shared_in(global_=global_)]
+
+
+def shared_readers(*, global_: bool = False) -> list[Agent]:
+    """The agents (shared root itself aside) that load the shared root of that scope."""
+    return [a for a in (*AGENTS, *OTHER_READERS) if a.name != SHARED_AGENT and a.reads_shared_in(global_=global_)]
+
+
+def seen_twice(folders: Iterable[Path], loc: Location) -> list[Agent]:
+    """The agents that load more than one of these skills folders in one scope.
+
+    A skill in two of them is seen twice by such an agent (OpenCode, say, loads both
+    .claude/skills and .agents/skills). Two spellings of one folder count once. A project copy
+    beside a user-wide one is not counted: agents document that one of them takes precedence.
+    """
+    keys = {_key(folder) for folder in folders}
+    return [agent for agent in _readers() if _doubled(agent, keys, loc)]
+
+
+def _readers() -> list[Agent]:
+    return [agent for agent in (*AGENTS, *OTHER_READERS) if agent.name != SHARED_AGENT]
+
+
+def _doubled(agent: Agent, keys: set[str], loc: Location) -> set[str]:
+    """The folders among ``keys`` that ``agent`` loads in a scope where it loads two or more of them."""
+    doubled: set[str] = set()
+    for global_ in (False, True):
+        hit = keys & {_key(p) for p in agent.reads(loc, global_=global_)}
+        if len(hit) > 1:
+            doubled |= hit
+    return doubled
+
+
+def twice_warning(placed: Mapping[str, Iterable[Path]], loc: Location) -> str | None:
+    """One warning for a command after which some agent sees one of its skills twice, or None.
+
+    ``placed`` maps each skill the command installed (or found already installed) to the
+    skills folders it put it in. Copies of the skill already in other folders agents load
+    count too (`add --claude` after an `add` into .agents/skills doubles it as well), but only
+    agents for which this command's folders are among the doubled ones are named.
+    """
+    groups: dict[tuple[str, ...], list[str]] = {}  # folders seen twice -> the agents that see them
+    skills: list[str] = []
+    for skill, placed_in in placed.items():
+        targets = {_key(t) for t in placed_in}
+        folders = {_key(f): f for f in [*placed_in, *_holding(skill, loc)]} if targets else {}
+        for agent in _readers():
+            doubled = _doubled(agent, set(folders), loc)
+            if not doubled & targets:
+                continue  # not doubled, or doubled before this command by folders it did not touch
+            seen = tuple(_show(folders[k], loc) for k in folders if k in doubled)
+            if agent.label not in groups.setdefault(seen, []):
+                groups[seen].append(agent.label)
+            if skill not in skills:
+                skills.append(skill)
+    if not groups:
+        return None
+    clauses = [
+        f"{_and(labels)} load{'s' if len(labels) == 1 else ''} {'both' if len(seen) == 2 else 'all of'} {_and(list(seen))}"
+        for seen, labels in groups.items()
+    ]
+    one = len(groups) == 1 and len(next(iter(groups.values()))) == 1
+    return (
+        f"{'; '.join(clauses)}: {'it' if one else 'they'} will see {_and(skills)} twice, and the copies can drift "
+        "apart. One of those folders is enough for each agent (`kernels skills agents` shows the folders each agent loads)."
+    )
+
+
+def _holding(skill: str, loc: Location) -> list[Path]:
+    """The folders any agent reads (either scope) that already hold ``skill``."""
+    folders = {_key(p): p for a in (*AGENTS, *OTHER_READERS) for scope in (False, True) for p in a.reads(loc, global_=scope)}
+    return [p for p in folders.values() if os.path.lexists(p / skill)]
+
+
+def _show(folder: Path, loc: Location) -> str:
+    for base, prefix in ((loc.cwd, ""), (loc.home, "~/")):
+        try:
+            return prefix + folder.relative_to(base).as_posix()
+        except ValueError:
+            continue
+    return str(folder)
+
+
+def _and(items: Sequence[str]) -> str:
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
 
 
 def add_targets(
@@ -166,10 +307,11 @@ def add_targets(
     if default_agents:
         return select_targets(default_agents, loc, global_=global_), None
     targets = select_targets([SHARED_AGENT], loc, global_=global_)
-    others = not_reading_shared()
+    others = not_reading_shared(global_=global_)
+    root = SHARED_USER if global_ else SHARED_PROJECT
     note = (
-        f"This goes into the shared .agents/skills root, which {SHARED_READERS} read. "
-        f"{' and '.join(a.label for a in others)} do not: add {' '.join('--' + a.name for a in others)} for them, "
+        f"This goes into the shared {root} root, which {_and([a.label for a in shared_readers(global_=global_)])} read. "
+        f"{_and([a.label for a in others])} do not: add {' '.join('--' + a.name for a in others)} for them, "
         f"or set your defaults with `kernels skills config default_agents {' '.join(a.name for a in others)} {SHARED_AGENT}`."
     )
     return targets, note

@@ -113,8 +113,8 @@ def test_no_target_installs_into_the_shared_root_and_says_who_does_not_read_it(s
     result = cli("skills", "add", "demo")
     assert result.exit_code == 0, result.output
     assert (sandbox.project / ".agents/skills/demo/SKILL.md").is_file()
-    assert "Claude Code and Kiro do not" in result.stderr
-    assert "--claude --kiro" in result.stderr
+    assert "Claude Code, Kiro and Cline do not" in result.stderr
+    assert "--claude --kiro --cline" in result.stderr
 
 
 def test_seed_example_add_cuda_kernels_global(sandbox):
@@ -576,3 +576,39 @@ def test_nothing_left_behind_after_a_run(sandbox):
     assert cli("skills", "add", "demo", "--claude", "--force").exit_code == 0
     assert leftovers(sandbox.root) == []
     assert os.listdir(sandbox.project / ".claude/skills") == ["demo"]
+
+
+# ------------------------------------------------------------ one skill, seen twice by one agent
+
+
+def test_adding_for_claude_and_codex_warns_once_that_other_agents_see_the_skill_twice(sandbox):
+    result = cli("skills", "add", "demo", "cuda-kernels", "--claude", "--codex")
+    assert result.exit_code == 0, result.output
+    warnings = [line for line in result.stderr.splitlines() if line.startswith("Warning:")]
+    assert len(warnings) == 1
+    assert "OpenCode, Cursor, GitHub Copilot, Amp and Goose load both .claude/skills and .agents/skills" in warnings[0]
+    assert "demo and cuda-kernels twice" in warnings[0]
+
+
+def test_the_warning_is_a_list_in_json_and_empty_when_nobody_sees_a_skill_twice(sandbox):
+    doubled = json.loads(cli("skills", "add", "demo", "--claude", "--cline", "--json").stdout)
+    assert doubled["ok"] and len(doubled["warnings"]) == 1 and doubled["warnings"][0].startswith("Cline loads both")
+    single = json.loads(cli("skills", "add", "demo", "--kiro", "--gemini", "--json").stdout)
+    assert single["ok"] and single["warnings"] == []
+
+
+def test_a_copy_installed_earlier_counts_and_a_dry_run_warns_too(sandbox):
+    assert cli("skills", "add", "demo", "-q").exit_code == 0  # the shared .agents/skills root
+    dry = cli("skills", "add", "demo", "--claude", "--dry-run")
+    assert "Warning: " in dry.stderr and "OpenCode" in dry.stderr and not (sandbox.project / ".claude/skills/demo").exists()
+    assert "OpenCode" in cli("skills", "add", "demo", "--claude").stderr
+    # Already doubled, and this command adds a folder nobody else loads: nothing to say.
+    assert "Warning" not in cli("skills", "add", "demo", "--kiro").stderr
+    # Re-adding what is there (identical, skipped) still says so.
+    assert "OpenCode" in cli("skills", "add", "demo", "--claude").stderr
+
+
+def test_user_wide_folders_are_checked_against_what_agents_load_there(sandbox):
+    result = cli("skills", "add", "demo", "--claude", "--codex", "--global", "--json")
+    (warning,) = json.loads(result.stdout)["warnings"]
+    assert warning.startswith("OpenCode, Cursor and Goose load both ~/.claude/skills and ~/.agents/skills")

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from kernel_skills.agents import AGENTS, Location, resolve_targets
+from kernel_skills.agents import AGENTS, OTHER_READERS, Location, agent_names, resolve_targets, seen_twice, shared_readers, twice_warning
 from kernel_skills.errors import KernelsError
 
 
@@ -69,3 +69,77 @@ def test_an_empty_dest_or_an_unknown_agent_is_a_usage_error(loc, purpose):
         with pytest.raises(KernelsError) as exc:
             resolve_targets(purpose, loc, **kwargs)
         assert exc.value.usage
+
+
+# ------------------------------------------------------------------ the agent table, as documented
+
+
+def test_cline_has_its_own_folders_and_does_not_read_the_shared_root(loc):
+    targets, _ = resolve_targets("add", loc, agents=["cline"])
+    assert paths(targets) == {loc.cwd / ".cline/skills"}
+    user, _ = resolve_targets("add", loc, agents=["cline"], global_=True)
+    assert paths(user) == {loc.home / ".cline/skills"}
+    _, note = resolve_targets("add", loc)
+    assert note and "Cline do not" in note and "--cline" in note and "Cline read" not in note
+
+
+def test_amp_shares_the_project_root_but_not_the_user_one(loc):
+    project, _ = resolve_targets("add", loc, agents=["amp", "codex"])
+    assert paths(project) == {loc.cwd / ".agents/skills"}  # one folder, written once
+    user, _ = resolve_targets("add", loc, agents=["amp"], global_=True)
+    assert paths(user) == {loc.home / ".config/agents/skills"}
+    _, project_note = resolve_targets("add", loc)
+    _, user_note = resolve_targets("add", loc, global_=True)
+    assert "Amp" in project_note.split(" do not")[0] and "--amp" not in project_note
+    assert "--amp" in user_note and user_note.startswith("This goes into the shared ~/.agents/skills root")
+
+
+def test_goose_reads_the_shared_root_so_it_has_no_flag_of_its_own(loc):
+    assert "goose" not in agent_names()
+    assert "Goose" in [a.label for a in shared_readers()] and "Goose" in [a.label for a in shared_readers(global_=True)]
+
+
+@pytest.mark.parametrize(
+    ("folders", "expected"),
+    [
+        ([".claude/skills", ".agents/skills"], {"opencode", "cursor", "copilot", "amp", "goose"}),
+        ([".claude/skills", ".cline/skills"], {"cline"}),
+        ([".claude/skills", ".cursor/skills", ".codex/skills"], {"cursor"}),
+        ([".claude/skills", ".kiro/skills", ".gemini/skills"], set()),
+        (["~/.claude/skills", "~/.agents/skills"], {"opencode", "cursor", "goose"}),  # Copilot and Amp: not both
+        ([".claude/skills", "~/.claude/skills"], set()),  # project beside user: one takes precedence
+    ],
+)
+def test_which_agents_see_a_skill_twice(loc, folders, expected):
+    assert {a.name for a in seen_twice([loc.expand(f) for f in folders], loc)} == expected
+
+
+def test_one_warning_names_every_agent_and_folder_pair_once(loc):
+    placed = {"demo": [loc.cwd / ".claude/skills", loc.cwd / ".agents/skills", loc.cwd / ".cline/skills"], "other": [loc.cwd / ".claude/skills", loc.cwd / ".agents/skills"]}
+    warning = twice_warning(placed, loc)
+    assert warning is not None
+    assert warning.startswith("OpenCode, Cursor, GitHub Copilot, Amp and Goose load both .claude/skills and .agents/skills; Cline loads both")
+    assert "see demo and other twice" in warning
+    assert twice_warning({"demo": [loc.cwd / ".claude/skills", loc.cwd / ".kiro/skills"]}, loc) is None
+
+
+def test_copies_already_there_count_but_only_when_this_command_adds_to_them(loc):
+    (loc.cwd / ".agents/skills/demo").mkdir(parents=True)
+    assert "OpenCode" in (twice_warning({"demo": [loc.cwd / ".claude/skills"]}, loc) or "")
+    (loc.cwd / ".claude/skills/demo").mkdir(parents=True)
+    assert twice_warning({"demo": [loc.cwd / ".kiro/skills"]}, loc) is None
+
+
+def test_every_agent_row_cites_the_documentation_it_was_checked_against():
+    import inspect
+
+    from kernel_skills import agents
+
+    source = inspect.getsource(agents)
+    table = source[source.index("AGENTS: tuple") : source.index("# fmt: on")]
+    lines = table.splitlines()
+    for agent in (*AGENTS, *OTHER_READERS):
+        if agent.name == "agents":
+            continue
+        row = next(i for i, line in enumerate(lines) if f'Agent("{agent.name}"' in line)
+        assert lines[row - 1].strip().startswith("# https://") or lines[row - 2].strip().startswith("# https://") or lines[row - 3].strip().startswith("# https://"), agent.name

@@ -1,5 +1,6 @@
 """`kernels skills add`: install skills (or, with --list, say what a source offers)."""
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -81,7 +82,7 @@ def add_cmd(
     """
     out, roots = setup(json_, quiet)
     from .. import config, install
-    from ..agents import resolve_targets
+    from ..agents import resolve_targets, twice_warning
 
     specs, select = split_specs(skills, skill, roots.bundled)
     if list_:
@@ -110,7 +111,14 @@ def add_cmd(
         if not dry_run:
             install.apply(plan, state_dir=roots.get_state_dir, force=force)
     plan.notes += source_notes(found) + ([note] if note else [])
-    report_plan(out, plan, roots, command="add", dry_run=dry_run)
+    placed: dict[str, list[Path]] = {}
+    for action in plan.actions:
+        placed.setdefault(action.skill, []).append(action.target.path)
+    for skipped in plan.skipped:
+        if not skipped.failed:
+            placed.setdefault(skipped.skill, []).append(skipped.path.parent)
+    twice = twice_warning(placed, roots.location)
+    report_plan(out, plan, roots, command="add", dry_run=dry_run, warnings=[twice] if twice else [])
 
 
 def _list_offers(

@@ -172,8 +172,9 @@ def source_notes(found: "list[SkillSource]") -> list[str]:
     ]
 
 
-def report_plan(out: "Output", plan: "Plan", roots: "Roots", *, command: str, dry_run: bool) -> None:
-    """Print what a plan did (or, with ``dry_run``, would do): lines, or one JSON document."""
+def report_plan(out: "Output", plan: "Plan", roots: "Roots", *, command: str, dry_run: bool, warnings: list[str] | None = None) -> None:
+    """Print what a plan did (or, with ``dry_run``, would do): lines, or one JSON document
+    (``warnings`` print once, after the actions; in JSON they are a ``warnings`` list)."""
     from ..output import show_path
 
     if out.json_mode:
@@ -190,6 +191,7 @@ def report_plan(out: "Output", plan: "Plan", roots: "Roots", *, command: str, dr
                 "actions": actions,
                 "skipped": [s.to_json() for s in plan.skipped],
                 "notes": plan.notes,
+                "warnings": warnings or [],
             }
         )
         return
@@ -214,5 +216,7 @@ def report_plan(out: "Output", plan: "Plan", roots: "Roots", *, command: str, dr
         out.line(("Skipped ", "yellow"), (skipped.skill, "bold"), f" at {show_path(skipped.path, loc)}: {skipped.reason}")
     for note in plan.notes:
         out.note(note)
+    for warning in warnings or []:
+        out.warn(warning)
     if dry_run:
         out.line(("Dry run: nothing was written.", "dim"))
