@@ -9,6 +9,7 @@ tests/cli/test_names.py does the same with the real package in real venvs (slow)
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -29,7 +30,10 @@ def hf(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     dist = site / "kernels-9.9.1.dist-info"
     dist.mkdir(parents=True)
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: kernels\nVersion: 9.9.1\n")
-    (dist / "entry_points.txt").write_text(f"[console_scripts]\nkernels = {FAKE}.cli:main\n")
+    # Shaped like kernels 0.17.2's own file: another section first, another script beside ours.
+    (dist / "entry_points.txt").write_text(
+        f"[egg_info.writers]\nkernels = {FAKE}.locking:write\n\n[console_scripts]\nkernels-extra = x:y\nkernels = {FAKE}.cli:main\n"
+    )
     package = site / FAKE
     package.mkdir()
     marker = tmp_path / "imported"
@@ -91,7 +95,10 @@ def test_skills_help_and_version_stay_ours_and_import_nothing_of_hugging_faces(h
     assert code == 0
     assert "skills" in out and "Hugging Face's kernels 9.9.1" in out and "other than `skills`" in out
     code, out, _ = kernels(monkeypatch, capsys, "--version")
-    assert code == 0 and out.splitlines() == [f"kernel-skills {__version__}", "kernels 9.9.1 (Hugging Face; runs every command but `skills`)"]
+    assert code == 0 and out.splitlines() == [
+        f"kernel-skills {__version__}",
+        "kernels 9.9.1 (Hugging Face; runs every command but `skills`)",
+    ]
     code, _, err = kernels(monkeypatch, capsys)  # no arguments: our help (on stderr, as click does)
     assert "Hugging Face's kernels 9.9.1" in err
     assert not hf.exists() and FAKE not in sys.modules
@@ -144,7 +151,23 @@ def test_an_entry_point_that_names_kernel_skills_is_never_forwarded_to(tmp_path,
     assert forward.find() is None
 
 
+def test_the_metadata_reader_agrees_with_importlib_metadata_on_this_environment(monkeypatch):
+    import importlib.metadata
+
+    monkeypatch.setattr(forward, "SEARCH_PATH", None)
+    try:
+        dist = importlib.metadata.distribution("kernels")
+    except importlib.metadata.PackageNotFoundError:
+        assert forward.find() is None
+        return
+    (script,) = [ep for ep in dist.entry_points if ep.group == "console_scripts" and ep.name == "kernels"]
+    assert forward.find() == forward.HuggingFaceCli(version=dist.version, target=script.value)
+
+
 def test_help_with_the_real_environment_imports_neither_torch_nor_hugging_faces_kernels():
     # The dev environment has Hugging Face's kernels installed: finding it must not import it.
     modules = _imported_by(["--help"])
     assert "kernels" not in modules and "torch" not in modules and "sigstore" not in modules
+    code = "import sys\nsys.argv = ['kernels', '--help']\nfrom kernel_skills.cli import main\ntry:\n    main()\nexcept SystemExit:\n    pass\nprint('importlib.metadata' in sys.modules)\n"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60).stdout
+    assert out.splitlines()[-1] == "False"  # ~25 ms of CPU: the dist-info files are read directly

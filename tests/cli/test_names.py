@@ -70,7 +70,10 @@ def test_ours_installed_last_runs_skills_and_forwards_the_rest(online, wheel, tm
     kernels = str(bin_dir / "kernels")
 
     version = _run([kernels, "--version"], env=env, cwd=cwd)
-    assert version.stdout.splitlines() == [f"kernel-skills {__version__}", f"kernels {HF_VERSION} (Hugging Face; runs every command but `skills`)"]
+    assert version.stdout.splitlines() == [
+        f"kernel-skills {__version__}",
+        f"kernels {HF_VERSION} (Hugging Face; runs every command but `skills`)",
+    ]
     available = json.loads(_run([kernels, "skills", "list", "--available", "--json"], env=env, cwd=cwd).stdout)
     assert "cuda-kernels" in [s["name"] for s in available["available"]]
     helped = _run([kernels, "--help"], env=env, cwd=cwd).stdout
