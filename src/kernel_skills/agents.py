@@ -219,19 +219,23 @@ def seen_twice(folders: Iterable[Path], loc: Location) -> list[Agent]:
     beside a user-wide one is not counted: agents document that one of them takes precedence.
     """
     keys = {_key(folder) for folder in folders}
-    return [agent for agent in _readers() if _doubled(agent, keys, loc)]
+    return [agent for agent, scopes in _readers(loc) if _doubled(scopes, keys)]
 
 
-def _readers() -> list[Agent]:
-    return [agent for agent in (*AGENTS, *OTHER_READERS) if agent.name != SHARED_AGENT]
+def _readers(loc: Location) -> list[tuple[Agent, tuple[set[str], set[str]]]]:
+    """Every agent (shared root aside) with the folders it loads: (project ones, user ones)."""
+    return [
+        (agent, ({_key(p) for p in agent.reads(loc, global_=False)}, {_key(p) for p in agent.reads(loc, global_=True)}))
+        for agent in (*AGENTS, *OTHER_READERS)
+        if agent.name != SHARED_AGENT
+    ]
 
 
-def _doubled(agent: Agent, keys: set[str], loc: Location) -> set[str]:
-    """The folders among ``keys`` that ``agent`` loads in a scope where it loads two or more of them."""
+def _doubled(scopes: tuple[set[str], set[str]], keys: set[str]) -> set[str]:
+    """The folders among ``keys`` loaded in a scope where two or more of them are loaded."""
     doubled: set[str] = set()
-    for global_ in (False, True):
-        hit = keys & {_key(p) for p in agent.reads(loc, global_=global_)}
-        if len(hit) > 1:
+    for read in scopes:
+        if len(hit := keys & read) > 1:
             doubled |= hit
     return doubled
 
@@ -246,11 +250,12 @@ def twice_warning(placed: Mapping[str, Iterable[Path]], loc: Location) -> str | 
     """
     groups: dict[tuple[str, ...], list[str]] = {}  # folders seen twice -> the agents that see them
     skills: list[str] = []
+    readers = _readers(loc)
     for skill, placed_in in placed.items():
         targets = {_key(t) for t in placed_in}
         folders = {_key(f): f for f in [*placed_in, *_holding(skill, loc)]} if targets else {}
-        for agent in _readers():
-            doubled = _doubled(agent, set(folders), loc)
+        for agent, scopes in readers:
+            doubled = _doubled(scopes, set(folders))
             if not doubled & targets:
                 continue  # not doubled, or doubled before this command by folders it did not touch
             seen = tuple(_show(folders[k], loc) for k in folders if k in doubled)
@@ -273,7 +278,7 @@ def twice_warning(placed: Mapping[str, Iterable[Path]], loc: Location) -> str | 
 
 def _holding(skill: str, loc: Location) -> list[Path]:
     """The folders any agent reads (either scope) that already hold ``skill``."""
-    folders = {_key(p): p for a in (*AGENTS, *OTHER_READERS) for scope in (False, True) for p in a.reads(loc, global_=scope)}
+    folders = {str(p): p for a in (*AGENTS, *OTHER_READERS) for scope in (False, True) for p in a.reads(loc, global_=scope)}
     return [p for p in folders.values() if os.path.lexists(p / skill)]
 
 

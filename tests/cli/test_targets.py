@@ -115,10 +115,15 @@ def test_which_agents_see_a_skill_twice(loc, folders, expected):
 
 
 def test_one_warning_names_every_agent_and_folder_pair_once(loc):
-    placed = {"demo": [loc.cwd / ".claude/skills", loc.cwd / ".agents/skills", loc.cwd / ".cline/skills"], "other": [loc.cwd / ".claude/skills", loc.cwd / ".agents/skills"]}
+    placed = {
+        "demo": [loc.cwd / ".claude/skills", loc.cwd / ".agents/skills", loc.cwd / ".cline/skills"],
+        "other": [loc.cwd / ".claude/skills", loc.cwd / ".agents/skills"],
+    }
     warning = twice_warning(placed, loc)
     assert warning is not None
-    assert warning.startswith("OpenCode, Cursor, GitHub Copilot, Amp and Goose load both .claude/skills and .agents/skills; Cline loads both")
+    assert warning.startswith(
+        "OpenCode, Cursor, GitHub Copilot, Amp and Goose load both .claude/skills and .agents/skills; Cline loads both"
+    )
     assert "see demo and other twice" in warning
     assert twice_warning({"demo": [loc.cwd / ".claude/skills", loc.cwd / ".kiro/skills"]}, loc) is None
 
@@ -142,4 +147,4 @@ def test_every_agent_row_cites_the_documentation_it_was_checked_against():
         if agent.name == "agents":
             continue
         row = next(i for i, line in enumerate(lines) if f'Agent("{agent.name}"' in line)
-        assert lines[row - 1].strip().startswith("# https://") or lines[row - 2].strip().startswith("# https://") or lines[row - 3].strip().startswith("# https://"), agent.name
+        assert any(line.strip().startswith("# https://") for line in lines[max(row - 3, 0) : row]), agent.name
