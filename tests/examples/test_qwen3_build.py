@@ -22,6 +22,7 @@ pytestmark = pytest.mark.slow
 SKILL = Path(__file__).resolve().parents[2] / "skills" / "cuda-kernels"
 SCRIPTS = SKILL / "scripts"
 EXAMPLE = SKILL / "examples" / "qwen3_8b"
+EVIDENCE = SKILL.parents[1] / "evidence" / "qwen3_8b"  # run logs and sweeps, kept in the repository, not shipped
 # The same architectures the qwen3_kernels fixture (tests/examples/conftest.py) builds for.
 TEST_ARCHS = os.environ.get("KERNEL_SKILLS_TEST_ARCHS", "8.0,9.0").split(",")
 
@@ -135,8 +136,9 @@ def test_committed_qk_norm_rope_results_md_is_make_results_output_of_its_json(tm
 
 def test_compare_runs_estimates_from_the_committed_runs() -> None:
     bench = EXAMPLE / "benchmarks"
-    proc = _run([sys.executable, str(bench / "compare_runs.py"), str(bench / "logs" / "h200_run1" / "results.json"),
-                 str(bench / "logs" / "h200_run3" / "results.json"), "--e2e",
+    runs = EVIDENCE / "benchmarks"
+    proc = _run([sys.executable, str(bench / "compare_runs.py"), str(runs / "h200_run1" / "results.json"),
+                 str(runs / "h200_run3" / "results.json"), "--e2e",
                  str(EXAMPLE / "integration" / "results" / "e2e_h200.json")])
     assert proc.returncode == 0, proc.stderr
     assert "| swiglu | 4096x12288 (halves of gate_up [4096, 24576]) | 89.34 | 71.26 |" in proc.stdout
@@ -149,11 +151,12 @@ def test_the_committed_results_are_the_newest_runs_json_and_describe_the_fresh_o
     # results.json is run 16's, byte for byte, and every committed run since run 5 kept each
     # call's output (the timer that replaced the one-buffer timer of runs 1-4).
     bench = EXAMPLE / "benchmarks"
-    assert (bench / "results.json").read_bytes() == (bench / "logs" / "h200_run16" / "results.json").read_bytes()
+    runs = EVIDENCE / "benchmarks"
+    assert (bench / "results.json").read_bytes() == (runs / "h200_run16" / "results.json").read_bytes()
     for run in ("h200_run5", "h200_run6", "h200_run7", "h200_run10", "h200_run11", "h200_run14", "h200_run16"):
-        meta = json.loads((bench / "logs" / run / "results.json").read_text())["meta"]
+        meta = json.loads((runs / run / "results.json").read_text())["meta"]
         assert "own output buffer" in meta["timing"], run
-    one_buffer = json.loads((bench / "logs" / "h200_run3" / "results.json").read_text())["meta"]
+    one_buffer = json.loads((runs / "h200_run3" / "results.json").read_text())["meta"]
     assert "own output buffer" not in one_buffer.get("timing", "")
 
 

@@ -14,32 +14,34 @@ import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 import skilldocs
 
-QWEN3_KERNELS = "examples/qwen3_8b/benchmarks/logs/h200_run11/results.json"  # published until run 16
+EVIDENCE = "evidence/"  # the repository's run logs and sweeps: tests read them, the skill does not ship them
+QWEN3_KERNELS = "evidence/qwen3_8b/benchmarks/h200_run11/results.json"  # published until run 16
 QWEN3_KERNELS_PUB = "examples/qwen3_8b/benchmarks/results.json"  # the published run (16)
-QWEN3_KERNELS_RUN5 = "examples/qwen3_8b/benchmarks/logs/h200_run5/results.json"  # run-3 kernels, fresh outputs
-QWEN3_KERNELS_RUN3 = "examples/qwen3_8b/benchmarks/logs/h200_run3/results.json"  # one-buffer timer, 50-register VPT 2
-QWEN3_KERNELS_RUN7 = "examples/qwen3_8b/benchmarks/logs/h200_run7/results.json"  # 32-register VPT 2, generic row kernel
-QWEN3_SWIGLU_RUN15 = "examples/qwen3_8b/benchmarks/logs/h200_run15/swiglu_tune.json"  # the flat SwiGLU kernel's sweep
+QWEN3_KERNELS_RUN5 = "evidence/qwen3_8b/benchmarks/h200_run5/results.json"  # run-3 kernels, fresh outputs
+QWEN3_KERNELS_RUN3 = "evidence/qwen3_8b/benchmarks/h200_run3/results.json"  # one-buffer timer, 50-register VPT 2
+QWEN3_KERNELS_RUN7 = "evidence/qwen3_8b/benchmarks/h200_run7/results.json"  # 32-register VPT 2, generic row kernel
+QWEN3_SWIGLU_RUN15 = "evidence/qwen3_8b/benchmarks/h200_run15/swiglu_tune.json"  # the flat SwiGLU kernel's sweep
 GRID_STRIDE_128 = {"threads": 128, "vpt": 1, "exact": 0, "width": 0, "flat": 0}  # the SwiGLU default before run 16
-QWEN3_KERNELS_RUN16 = "examples/qwen3_8b/benchmarks/logs/h200_run16/results.json"  # the two-pass norm kernel's sweep
+QWEN3_KERNELS_RUN16 = "evidence/qwen3_8b/benchmarks/h200_run16/results.json"  # the two-pass norm kernel's sweep
 QWEN3_E2E = "examples/qwen3_8b/integration/results/e2e_h200.json"
 QWEN3_PROFILE = "examples/qwen3_8b/integration/results/profile_h200.json"  # profile_e2e.py, kernel ms by category
 LTX_KERNELS = "examples/ltx_video/benchmarks/bench.json"
 # Run 2 of the ltx_video kernels (earlier kernel, format-1 JSON): the last run that timed a
 # graph-captured copy_, and the "before" of the weighted RMSNorm.
-LTX_KERNELS_RUN2 = "examples/ltx_video/benchmarks/logs/h200_run2/bench.json"
+LTX_KERNELS_RUN2 = "evidence/ltx_video/benchmarks/h200_run2/bench.json"
 LTX_E2E = "examples/ltx_video/integration/results/e2e_h200.json"
 # Run 35: the hinted default ops against their unhinted lean kernels, one output buffer vs a
 # fresh one per call (benchmarks/hint_check.py).
-LTX_HINTS = "examples/ltx_video/benchmarks/logs/h200_run35/hint_check.json"
+LTX_HINTS = "evidence/ltx_video/benchmarks/h200_run35/hint_check.json"
 # Run 38: the GELU launch-configuration sweep (bench_ops.py --sweep-gelu, fresh output per call).
-LTX_GELU_SWEEP = "examples/ltx_video/benchmarks/logs/h200_run38/sweeps.json"
+LTX_GELU_SWEEP = "evidence/ltx_video/benchmarks/h200_run38/sweeps.json"
 # The model scripts' own CUDA runs (scripts/transformers_injection_example.py and
 # scripts/huggingface_kernels_example.py --example qwen3_8b --real-size).
 QWEN3_INJECTION = "examples/qwen3_8b/integration/results/transformers_injection_example_h200.json"
@@ -76,8 +78,13 @@ def _tuning_default(op: str, shape: str, field: str) -> Callable[[Any], float]:
     return read
 
 
+def _path(file: str) -> Path:
+    """A shipped file is named relative to the skill; evidence (never shipped) relative to the repository."""
+    return skilldocs.REPO / file if file.startswith(EVIDENCE) else skilldocs.SKILL / file
+
+
 def _load(file: str) -> Any:
-    return json.loads((skilldocs.SKILL / file).read_text(encoding="utf-8"))
+    return json.loads(_path(file).read_text(encoding="utf-8"))
 
 
 def _prefill(variant: str, tokens: int) -> Callable[[Any], float]:
@@ -153,8 +160,8 @@ QK_BIG = "16384x32x128 (524288 rows)"
 
 QUOTES = [
     # The copy bandwidth the H200 guide and the troubleshooting guide quote.
-    Quote(H200, QWEN3_KERNELS, lambda d: d["meta"]["copy_bandwidth_GBps"], "streaming rate: {} GB/s", "{:.0f}"),
-    Quote(TROUBLE, QWEN3_KERNELS, lambda d: d["meta"]["copy_bandwidth_GBps"], "H200 (driver 580.159.04): {} GB/s", "{:.0f}"),
+    Quote(H200, QWEN3_KERNELS_PUB, lambda d: d["meta"]["copy_bandwidth_GBps"], "streaming rate: {} GB/s", "{:.0f}"),
+    Quote(TROUBLE, QWEN3_KERNELS_PUB, lambda d: d["meta"]["copy_bandwidth_GBps"], "H200 (driver 580.159.04): {} GB/s", "{:.0f}"),
     # Launch-bound prefill and decode (end to end, unpatched model).
     Quote(H200, QWEN3_E2E, _prefill("eager", 512), "{} ms per 512-token prefill eager", "{:.2f}"),
     Quote(H200, QWEN3_E2E, _prefill("eager_cudagraph", 512), "eager and {} ms replayed from a CUDA graph", "{:.2f}"),
@@ -271,7 +278,7 @@ QUOTES = [
     # One wave or two (troubleshooting): the 1024-row RMSNorm before (run 5) and after (run 7)
     # the 32-register cap, then with the full-row instance (run 11, the committed results).
     Quote(TROUBLE, QWEN3_KERNELS_RUN5, _result("rms_norm", RMS_SMALL, "kernel", "us"), "less time ({} →", "{:.2f}"),
-    Quote(TROUBLE, QWEN3_KERNELS_RUN7, _result("rms_norm", RMS_SMALL, "kernel", "us"), "→ {} µs, [run 5]", "{:.2f}"),
+    Quote(TROUBLE, QWEN3_KERNELS_RUN7, _result("rms_norm", RMS_SMALL, "kernel", "us"), "→ {} µs, run 5", "{:.2f}"),
     Quote(TROUBLE, QWEN3_KERNELS_RUN7, lambda d: 100 * (1 - _result("rms_norm", RMS_SMALL, "kernel", "us")(d)
                                                         / _result("rms_norm", RMS_SMALL, "kernel", "us")(_load(QWEN3_KERNELS_RUN5))),
           "it took {} % less time (6.97", "{:.0f}"),
@@ -371,7 +378,7 @@ def _normalized(text: str) -> str:
 
 @pytest.mark.parametrize("quote", QUOTES, ids=[q.id for q in QUOTES])
 def test_quoted_number_is_the_committed_one(quote: Quote) -> None:
-    data = json.loads((skilldocs.SKILL / quote.file).read_text(encoding="utf-8"))
+    data = _load(quote.file)
     expected = _normalized(quote.text.format(quote.fmt.format(quote.read(data))))
     doc = _normalized((skilldocs.SKILL / quote.doc).read_text(encoding="utf-8"))
     assert expected in doc, f"{quote.doc} should say {expected!r} (from {quote.file})"
@@ -379,9 +386,13 @@ def test_quoted_number_is_the_committed_one(quote: Quote) -> None:
 
 def test_quoted_files_are_linked_where_they_are_quoted() -> None:
     # A reader must be able to open the JSON (or the RESULTS.md generated from it) that a
-    # document quotes: the document links the file or its folder's RESULTS.md.
+    # document quotes: the document links the file or its folder's RESULTS.md. Evidence is
+    # not installed with the skill, so a document names it as a repository path instead.
     for doc, file in sorted({(q.doc, q.file) for q in QUOTES}):
         text = (skilldocs.SKILL / doc).read_text(encoding="utf-8")
+        if file.startswith(EVIDENCE):
+            assert f"`{file}`" in text, f"{doc} quotes {file} but does not name it"
+            continue
         folder = file.rsplit("/", 1)[0]
         results_md = folder.rsplit("/results", 1)[0] + "/RESULTS.md"
         here = doc.rsplit("/", 1)[0]

@@ -177,12 +177,12 @@ RowConfig choose_row_config(int64_t d, int n_per_chunk, int target) {
 //     without a weight the default op runs the lean kernel at 2 chunks instead
 //     (adaln_default_lean below: 2048 -> 128x2, 3072 -> 192x2).
 // Chosen on the H200 by measurement. Plain: benchmarks/sweep_norm_targets.sh +
-// pick_norm_targets.py (run 4, benchmarks/logs/h200_run4/target_sweep): 4 beat 6 by 2 %
+// pick_norm_targets.py (run 4, evidence/ltx_video/benchmarks/h200_run4/target_sweep): 4 beat 6 by 2 %
 // summed over the shapes >= 20 MB; after the FastDiv change (run 20) the weighted norm
 // lost 4-9 % at 2048 and 2688 rows, and bench_ops.py --ops rms_norm --sweep (run 22,
-// benchmarks/logs/h200_run22) timed 128x2 / 128x3 1.2-8.6 % faster than 64x4 / 96x4 on 6
+// evidence/ltx_video/benchmarks/h200_run22) timed 128x2 / 128x3 1.2-8.6 % faster than 64x4 / 96x4 on 6
 // of 9 shapes, so the target is 3, the one that picks both. Modulate and fused add: bench_ops.py --sweep-adaln
-// (run 5, benchmarks/logs/h200_run5/adaln_sweep.json), every threads x chunks of the rows
+// (run 5, evidence/ltx_video/benchmarks/h200_run5/adaln_sweep.json), every threads x chunks of the rows
 // kernel and of the column-stationary kernel on the >= 64 MB and 2688-token shapes: the
 // fused add at 4 chunks was 1.13-1.28x faster than at 2 on this kernel (the earlier target
 // sweep never tried 4 for it; the lean kernel at 2 chunks beat both in run 16), modulate
@@ -229,11 +229,11 @@ struct NormRequest {
 
 // Pipeline stages the default AdaLN ops run the pipelined kernel with (0 = the rows kernel),
 // by operand set and the rows configuration chosen for the row. Measured by
-// bench_ops.py --sweep-adaln on the H200 (run 10, benchmarks/logs/h200_run10): modulate at
+// bench_ops.py --sweep-adaln on the H200 (run 10, evidence/ltx_video/benchmarks/h200_run10): modulate at
 // 64x4 (d = 2048) took 6-11 % less time with 2 stages than the rows kernel on all 7 shapes
 // with d = 2048 (3 stages: -1 to +5 % against 2); at d = 3072 the best pipelined point was
 // within 1 % of the 128x3 rows kernel either way; the fused add at 64x4 took 5-8 % more
-// time pipelined. Run 13 (benchmarks/logs/h200_run13, after the per-row and per-element
+// time pipelined. Run 13 (evidence/ltx_video/benchmarks/h200_run13, after the per-row and per-element
 // instruction cuts): 2 stages were the fastest or within 1 % of the fastest point for
 // modulate on all 9 sweep shapes, now also at d = 3072 (96x4: 7.7 % and 4.5 % less time
 // than the 128x3 rows kernel at 2x4096x3072 and 4x4096x3072); the fused add stayed fastest
@@ -265,7 +265,7 @@ int64_t sm_count(int device) { return device_attribute<cudaDevAttrMultiProcessor
 // thread instead of norm_target_vpt's configuration.
 // The fused residual add + AdaLN without a weight (LTX's h + attn2(h) followed by norm2
 // and the MLP's AdaLN, once per block), always: bench_ops.py --sweep-adaln on the H200
-// (run 16, benchmarks/logs/h200_run16) found lean at 2 chunks (2048 -> 128x2, 3072 -> 192x2)
+// (run 16, evidence/ltx_video/benchmarks/h200_run16) found lean at 2 chunks (2048 -> 128x2, 3072 -> 192x2)
 // the fastest point on all 9 sweep shapes, 1.4-11.6 % less time than the 4-chunk rows kernel
 // (4x1024x2048: 18.67 against 20.70 us); without the gate, as LTX calls it, 1.1-9.7 % less
 // on all 9 (run 18, h200_run18/adaln_sweep_ungated.json). Ncu put the two side by side at
@@ -274,7 +274,7 @@ int64_t sm_count(int device) { return device_attribute<cudaDevAttrMultiProcessor
 // L2 size (kModLeanNum/Den; modulate_bytes = 2 * rows * d * element size): the lean kernel at
 // 128x2, with the cache hints only where default_hints is switched on (at most 1/3 of L2 is
 // inside the fused add's 5/4). With programmatic dependent
-// launch and its early trigger (run 28, benchmarks/logs/h200_run28) the hinted lean kernel took 10 % and 13 %
+// launch and its early trigger (run 28, evidence/ltx_video/benchmarks/h200_run28) the hinted lean kernel took 10 % and 13 %
 // less time than the pipelined kernel at 8.4 and 16.8 MB moved (1x1024x2048: 3.63 against
 // 4.04 us, 2x1024x2048: 5.91 against 6.76; plain lean 3.59 / 5.89); without the trigger, as
 // the default in run 30 (h200_run30), 10 % and 4 % less (3.70 / 6.01 us against the
@@ -339,11 +339,11 @@ Stream launch_stream(int device) {
 // Whether the default ops give the lean kernels torch.compile's cache hints (kLeanHints).
 // Off by default (g_cache_hints); switched on, only for calls that move at most num/den of
 // the L2 size (q/k norm + RoPE 3/2, the weightless fused add 5/4).
-// The rule came from run 25 (benchmarks/logs/h200_run25), where the hinted lean kernels
+// The rule came from run 25 (evidence/ltx_video/benchmarks/h200_run25), where the hinted lean kernels
 // took 3-9 % less time than unhinted ones on calls that fit in L2 and 2-8 % more above. That
 // timer wrote every call's output into one buffer, which stayed in L2 and gave the
 // evict-first loads room nothing in a model gives them. Timed with a fresh output per call
-// (benchmarks/hint_check.py, run 35, benchmarks/logs/h200_run35) every hinted default was
+// (benchmarks/hint_check.py, run 35, evidence/ltx_video/benchmarks/h200_run35) every hinted default was
 // slower than its unhinted twin: q/k 20.62 against 19.48 us at 2x1024x2048 and 25.69
 // against 24.08 at 1x2688x2048, the fused add 19.36 against 18.43 at 4x1024x2048, modulate
 // 7.36 against 7.21 at 2x1024x2048. The switch stays for A/B runs in a model
@@ -547,7 +547,7 @@ bool dense_rows(const RowIndex& r, int64_t d, int64_t rows) {
 // flat kernel at 4 elements per thread. Run 7's --sweep-rope (README "RoPE"): the flat
 // kernel at 1 chunk per thread was 0.6-7.1 % faster than the per-row kernel on the five
 // shapes with batch > 1; 2 and 4 chunks per thread were no more than 0.2 % faster than 1,
-// mostly slower. Run 31's (benchmarks/logs/h200_run31/rope_sweep.json): the narrow kernel
+// mostly slower. Run 31's (evidence/ltx_video/benchmarks/h200_run31/rope_sweep.json): the narrow kernel
 // at 4 elements took 0.2-1.2 % less time than the flat kernel at 1 chunk on 8 of 9 shapes
 // and the same on the ninth (1x2688x2048: 16.77 against 16.97 us), at 2 elements 0.2-1.4 %
 // less; 4 won on both LTX shapes and the sum over the 9. The streaming hints (kRopeStreaming, opt-in) stay off:
@@ -626,7 +626,7 @@ std::tuple<at::Tensor, at::Tensor> norm_rope_forward(const char* op, const at::T
   const int64_t d = in.x.size(-1);
   // One chunk per thread (q, k, cos and sin: 24 registers in bf16) while a row fits in 256
   // threads, else up to 3: 2048 -> 256 x 1, 3072 -> 128 x 3. bench_ops.py --sweep-qk (H200
-  // run 10, benchmarks/logs/h200_run10): at 2048, 256x1 took 1-7 % less time than the former
+  // run 10, evidence/ltx_video/benchmarks/h200_run10): at 2048, 256x1 took 1-7 % less time than the former
   // 128x2 on all 7 shapes (96x3 took 7-15 % more); at 3072, 128x3 took 1-2 % less than
   // 192x2 and 384x1 27-29 % more.
   const int64_t qk_chunks = ceil_div(d, n);
@@ -645,7 +645,7 @@ std::tuple<at::Tensor, at::Tensor> norm_rope_forward(const char* op, const at::T
               rows);
   const int64_t sms = sm_count(in.x.get_device());
   // The default runs the one-chunk kernel lean (kMaxLeanRopeBlock's note): bench_ops.py --sweep-qk
-  // (H200 run 19, benchmarks/logs/h200_run19) timed it 1.0-4.6 % faster than the plain one-chunk
+  // (H200 run 19, evidence/ltx_video/benchmarks/h200_run19) timed it 1.0-4.6 % faster than the plain one-chunk
   // kernel on all 7 shapes at d = 2048, bit for bit the same output.
   if (forced_tpr == 0 && vec && cfg.vpt == 1 && cfg.tpr <= kMaxLeanRopeBlock && rows < kLeanMaxRows) {
     lean = true;
@@ -702,7 +702,7 @@ std::tuple<at::Tensor, at::Tensor> norm_rope_forward(const char* op, const at::T
 // The default op's launch configuration: blocks of kGeluDefaultThreads (128) threads, each
 // moving kGeluDefaultUnroll (1) 16-byte chunk per grid-stride step - a grid that covers the
 // tensor once, one chunk per thread. bench_ops.py --sweep-gelu on the H200 (run 38,
-// benchmarks/logs/h200_run38/sweeps.json, fresh output per call): 128x1 was the fastest of the
+// evidence/ltx_video/benchmarks/h200_run38/sweeps.json, fresh output per call): 128x1 was the fastest of the
 // 12 configurations on 6 of the 9 shapes and within 0.85 % of the fastest on the other three,
 // and took 4.0-19.2 % less time than 256x4, the default until then (1x1024x2048: 4.02 against
 // 4.72 us, 2x2688x8192: 43.76 against 45.77). One size for all: no shape gained more than
