@@ -42,7 +42,7 @@ and compile counts, estimated seconds) is printed first; --plan prints it and ex
                         [--adaln-rows-only] [--adaln-ungated]] [--sweep-rope] [--sweep-qk]
                         [--sweep-gelu] [--plan]
 
---sweep-adaln times the opt-in AdaLN launch knobs (README "Opt-in AdaLN launch knobs") and
+--sweep-adaln times the opt-in AdaLN launch knobs (repository evidence/ltx_video/HISTORY.md, "Opt-in AdaLN launch knobs") and
 writes them under the JSON key "adaln_sweep"; make_results.py does not render it.
 --adaln-rows-only leaves the column-stationary grid out (rows_per_block 0: flags 0, 4, 8, 16, 64, 128, 320).
 --adaln-ungated sweeps the fused add without its gate (h = residual + x), the call LTX's

@@ -3,7 +3,7 @@
 Why: guessing why a kernel loses to a peer costs GPU runs; this script gives ncu the kernels
 side by side on identical inputs, to read DRAM throughput, occupancy, launch shape, executed
 instructions and stall reasons instead (the AdaLN ops read fewer percent of copy bandwidth
-than RMSNorm, README "Why AdaLN missed"; torch.compile's fused add beat ours at 4 x 1024 x 2048,
+than RMSNorm, repository evidence/ltx_video/HISTORY.md, "Why AdaLN missed"; torch.compile's fused add beat ours at 4 x 1024 x 2048,
 "The lean fused add"; RoPE alone trails compile by 1-3 %):
 
     ncu --clock-control none --kernel-name regex:'rms_norm|rope|triton' \\

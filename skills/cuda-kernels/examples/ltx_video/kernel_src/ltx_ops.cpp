@@ -544,14 +544,14 @@ bool dense_rows(const RowIndex& r, int64_t d, int64_t rows) {
 }
 
 // What rope_interleaved runs where the flat layout holds (else the per-row kernel): the narrow
-// flat kernel at 4 elements per thread. Run 7's --sweep-rope (README "RoPE"): the flat
+// flat kernel at 4 elements per thread. Run 7's --sweep-rope (repository evidence/ltx_video/HISTORY.md, "RoPE"): the flat
 // kernel at 1 chunk per thread was 0.6-7.1 % faster than the per-row kernel on the five
 // shapes with batch > 1; 2 and 4 chunks per thread were no more than 0.2 % faster than 1,
 // mostly slower. Run 31's (evidence/ltx_video/benchmarks/h200_run31/rope_sweep.json): the narrow kernel
 // at 4 elements took 0.2-1.2 % less time than the flat kernel at 1 chunk on 8 of 9 shapes
 // and the same on the ninth (1x2688x2048: 16.77 against 16.97 us), at 2 elements 0.2-1.4 %
 // less; 4 won on both LTX shapes and the sum over the 9. The streaming hints (kRopeStreaming, opt-in) stay off:
-// README "Cache hints and the benchmark's output buffer" (runs 33-35).
+// repository evidence/ltx_video/HISTORY.md, "Cache hints and the benchmark's output buffer" (runs 33-35).
 constexpr int kRopeDefaultNarrowElems = 4;
 
 // flat_cpt: -1 = the default choice; 0 = the per-row kernel; 1, 2, 4 = the flat kernel

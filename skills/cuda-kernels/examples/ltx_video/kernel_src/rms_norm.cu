@@ -21,7 +21,7 @@
 //    fused add runs it only through the *_with_config ops.
 //  * colstat_kernel (opt-in, only the *_with_config ops): the AdaLN norms with one
 //    batch's scale/shift/gate/weight chunks held in registers over several rows of that
-//    batch, for the sweep in README.md "Next: the AdaLN sweep".
+//    batch, for the sweep in the repository's evidence/ltx_video/HISTORY.md, "The AdaLN sweep".
 //  * VEC = 16-byte accesses, used only when every pointer and row offset is
 //    16-byte aligned and D is a multiple of the chunk width (checked in
 //    ltx_ops.cpp). Otherwise the loop kernel runs element by element with

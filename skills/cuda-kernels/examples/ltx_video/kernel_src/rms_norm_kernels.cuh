@@ -39,7 +39,7 @@ __device__ __forceinline__ void add_squares(const Pack<T, N>& v, float& ss) {
 // rstd is folded into the per-element factor, fma(rstd, scale, rstd), so an element costs
 // two FFMAs where x * rstd, 1 + scale and the final FFMA took three instructions - the
 // AdaLN kernels issue about 1.5x the instructions of the plain norm and run close to the
-// schedulers' issue limit (README, "Fewer instructions per row and element").
+// schedulers' issue limit (repository evidence/ltx_video/HISTORY.md, "Fewer instructions per row and element").
 template <typename T, int N>
 __device__ __forceinline__ void modulate_chunk(float (&y)[N], float rstd, const Pack<T, N>& sv,
                                                const Pack<T, N>& hv) {
@@ -124,7 +124,7 @@ __device__ __forceinline__ void finish_chunk(const Pack<T, N>& v, float rstd, co
 // registers. Why: the fused add at 4 chunks holds 126 registers (23 % achieved occupancy)
 // and lost to torch.compile's 32-register two-pass kernel at 4 x 1024 x 2048; uncapped at 1-2
 // chunks it still took 64-84. Lean at 2 chunks was the fused add's fastest configuration on
-// every shape of the H200 run-16 sweep (README, "The lean fused add").
+// every shape of the H200 run-16 sweep (repository evidence/ltx_video/HISTORY.md, "The lean fused add").
 // RELOAD (AdaLN only, on top of LEAN; opt-in through the *_with_config ops' flag 128):
 // nothing the output needs is held across the reduction. x (modulate) or the h just stored
 // to residual_out (fused add) is read again after it, with scale, shift and the weight, as
@@ -322,7 +322,7 @@ __global__ void __launch_bounds__(LATE ? 256 : 512, rows_min_blocks(VPT, ADD, LA
 // add_rms_norm_modulate_with_config with rows_per_block >= 1; the default ops never launch
 // it). It tested a hypothesis: that the rows kernel above is held back by re-reading
 // scale, shift (and weight, gate) from L2 for every row, which adds 4-8 bytes of L2->SM
-// traffic per element to the 4 bytes of DRAM traffic. The H200 sweep refuted it (README
+// traffic per element to the 4 bytes of DRAM traffic. The H200 sweep refuted it (repository evidence/ltx_video/HISTORY.md
 // "The AdaLN sweep (run 5)": at most 5 % faster than the best rows kernel on one shape,
 // 2-13 % slower on most); it stays as a sweep knob. Here `tpr`
 // consecutive threads own a "strip" of up to `strip_rows` consecutive rows of ONE batch
