@@ -108,3 +108,62 @@ def test_installed_wheel_adds_skills_outside_the_checkout_offline(venv, wheel, s
         # The skill is still being written: the wheel's CLI must refuse it cleanly.
         assert result.returncode == 1 and "is not valid" in result.stderr, result.stderr
         assert not (elsewhere / ".claude").exists()
+
+
+# What `kernels skills add cuda-kernels` copies into every agent folder is what an agent greps:
+# sources, tests, build files, published JSON and design notes; the run logs stay in the
+# repository's evidence/. Bounds from issue 31 (measured there on the wheel of main: 644 files,
+# 11 MB installed, an 82 KB receipt).
+MAX_FILES = 200
+MAX_RECEIPT_BYTES = 20_000
+# Today's tree, as a guard against regrowth, and the issue's targets, not reached yet.
+MAX_INSTALLED_BYTES, TARGET_INSTALLED_BYTES = 2_000_000, 1_500_000
+MAX_WHEEL_BYTES, TARGET_WHEEL_BYTES = 700_000, 600_000
+
+
+@pytest.fixture(scope="module")
+def installed_skill(venv, tmp_path_factory) -> Path:
+    # Module-scoped, so outside the per-test sandbox: every root the CLI may touch is made here.
+    root = tmp_path_factory.mktemp("agent")
+    dest = root / "skills"
+    env = {k: v for k, v in os.environ.items() if k not in ("KERNEL_SKILLS_BUNDLED_ROOT", "PYTHONPATH", "VIRTUAL_ENV")}
+    env.update(HOME=str(root / "home"), XDG_CONFIG_HOME=str(root / "config"), XDG_STATE_HOME=str(root / "state"),
+               XDG_DATA_HOME=str(root / "data"), XDG_CACHE_HOME=str(root / "cache"), CLAUDE_CONFIG_DIR=str(root / "claude"),
+               HF_HUB_OFFLINE="1", PIP_NO_INDEX="1")
+    _run([_script(venv, "kernels"), "skills", "add", "cuda-kernels", "--dest", str(dest)], env=env, cwd=dest.parent)
+    return dest / "cuda-kernels"
+
+
+def _tree(root: Path) -> tuple[int, int]:
+    files = [p for p in root.rglob("*") if p.is_file()]
+    return len(files), sum(p.stat().st_size for p in files)
+
+
+def test_installed_skill_ships_no_run_logs_and_few_files(installed_skill):
+    logs = [p for p in installed_skill.rglob("*") if p.name == "logs" or p.suffix == ".log"]
+    assert not logs, f"run logs belong in the repository's evidence/, not in agent folders: {logs[:5]}"
+    files, _ = _tree(installed_skill)
+    assert files <= MAX_FILES, f"{files} files installed (bound {MAX_FILES})"
+
+
+def test_install_receipt_is_small(installed_skill):
+    receipt = installed_skill / ".kernel-skills.json"
+    assert receipt.is_file()
+    assert receipt.stat().st_size <= MAX_RECEIPT_BYTES, f"receipt {receipt.stat().st_size} bytes"
+
+
+def test_installed_tree_stays_within_todays_size(installed_skill):
+    _, size = _tree(installed_skill)
+    assert size <= MAX_INSTALLED_BYTES, f"{size} bytes installed (bound {MAX_INSTALLED_BYTES})"
+
+
+def test_wheel_stays_within_todays_size(wheel):
+    assert wheel.stat().st_size <= MAX_WHEEL_BYTES, f"wheel {wheel.stat().st_size} bytes (bound {MAX_WHEEL_BYTES})"
+
+
+@pytest.mark.xfail(strict=True, reason="issue 31 targets 1.5 MB installed and a 600 KB wheel; after the logs moved "
+                                       "the tree is 1.92 MB (sources, tests, published JSON): remove this mark "
+                                       "when it passes")
+def test_installed_tree_and_wheel_meet_the_issue_targets(installed_skill, wheel):
+    _, size = _tree(installed_skill)
+    assert size <= TARGET_INSTALLED_BYTES and wheel.stat().st_size <= TARGET_WHEEL_BYTES
