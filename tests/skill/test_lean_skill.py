@@ -4,6 +4,7 @@ from the committed JSON (never typed), and every bandwidth table naming its time
 from __future__ import annotations
 
 import importlib.util
+import re
 import json
 import subprocess
 import sys
@@ -131,3 +132,48 @@ def test_both_timers_table_renders_a_run(tmp_path: Path) -> None:
     missing = tables.render("both-timers", tmp_path / "absent.json")
     assert missing.startswith("Not measured yet") and "both_timers.py" in missing
 
+
+# --- no run diaries in what ships -----------------------------------------------------------------
+
+# A diary reference names a run instead of a result: "run 16", "runs 5-7", "H200 run 9",
+# "(run 42)", "h200_run11/". Code spans and code blocks are left out (a repository path such
+# as `evidence/x/benchmarks/h200_run2/bench.json` is a citation, not a diary), and so are
+# counts and versions ("tests run 2^31 + 4096 elements", "CI runs 5.17.0").
+DIARY = re.compile(r"\b(?:[HABLT]\d{2,3} )?[Rr]uns? \d+(?![\d.^])|\b[a-z]\d{3}_run\d+\b")
+
+
+def _prose(text: str) -> str:
+    return re.sub(r"`[^`\n]*`", "", skilldocs.strip_code(text))
+
+
+def test_the_diary_pattern_catches_run_references_and_spares_counts() -> None:
+    for diary in ("in run 16 it", "runs 5-7 showed", "H200 run 9 measured", "(run 42)", "see h200_run11/ logs"):
+        assert DIARY.search(_prose(diary)), diary
+    for fine in ("the GPU tests run 2^31 + 4096", "CI runs 5.17.0", "`evidence/x/h200_run2/bench.json`",
+                 "a run of the benchmark", "runs on the current stream"):
+        assert not DIARY.search(_prose(fine)), fine
+
+
+def test_shipped_markdown_tells_results_not_run_diaries() -> None:
+    found = []
+    for doc in sorted(skilldocs.SKILL.rglob("*.md")):
+        for n, line in enumerate(_prose(doc.read_text(encoding="utf-8")).splitlines(), 1):
+            if DIARY.search(line):
+                found.append(f"{doc.relative_to(skilldocs.SKILL)}: {line.strip()[:120]}")
+    assert not found, "run diaries belong in evidence/<example>/HISTORY.md:\n" + "\n".join(found[:20])
+
+
+def test_skill_md_is_at_most_180_lines() -> None:
+    lines = len((skilldocs.SKILL / "SKILL.md").read_text(encoding="utf-8").splitlines())
+    assert lines <= 180, f"SKILL.md has {lines} lines: the workflow and the hard rules; anecdotes go to lessons.md"
+
+
+def test_lessons_are_one_line_each_with_a_number_and_a_source() -> None:
+    text = (skilldocs.SKILL / "references" / "lessons.md").read_text(encoding="utf-8")
+    rows = [line for line in text.splitlines() if line.startswith("| ") and not line.startswith(("| Rule", "|---"))]
+    rows = [r for r in rows if r.count(" | ") >= 2 and not r.startswith("| op ")]
+    assert len(rows) >= 10
+    for row in rows:
+        rule, number, source = (c.strip() for c in row.strip("| ").split(" | ")[:3])
+        assert rule.endswith((".", ":")) and re.search(r"\d", number), row
+        assert ".json" in source or "no JSON" in source, row

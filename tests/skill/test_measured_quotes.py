@@ -21,15 +21,13 @@ import pytest
 
 import skilldocs
 
-EVIDENCE = "evidence/"  # the repository's run logs and sweeps: tests read them, the skill does not ship them
-QWEN3_KERNELS = "evidence/qwen3_8b/benchmarks/h200_run11/results.json"  # published until run 16
+EVIDENCE = ("evidence/", "benchmarks/")  # repository files (run logs, sweeps): tests read them, the skill does not ship them
 QWEN3_KERNELS_PUB = "examples/qwen3_8b/benchmarks/results.json"  # the published run (16)
 QWEN3_KERNELS_RUN5 = "evidence/qwen3_8b/benchmarks/h200_run5/results.json"  # run-3 kernels, fresh outputs
 QWEN3_KERNELS_RUN3 = "evidence/qwen3_8b/benchmarks/h200_run3/results.json"  # one-buffer timer, 50-register VPT 2
 QWEN3_KERNELS_RUN7 = "evidence/qwen3_8b/benchmarks/h200_run7/results.json"  # 32-register VPT 2, generic row kernel
 QWEN3_SWIGLU_RUN15 = "evidence/qwen3_8b/benchmarks/h200_run15/swiglu_tune.json"  # the flat SwiGLU kernel's sweep
 GRID_STRIDE_128 = {"threads": 128, "vpt": 1, "exact": 0, "width": 0, "flat": 0}  # the SwiGLU default before run 16
-QWEN3_KERNELS_RUN16 = "evidence/qwen3_8b/benchmarks/h200_run16/results.json"  # the two-pass norm kernel's sweep
 QWEN3_E2E = "examples/qwen3_8b/integration/results/e2e_h200.json"
 QWEN3_PROFILE = "examples/qwen3_8b/integration/results/profile_h200.json"  # profile_e2e.py, kernel ms by category
 LTX_KERNELS = "examples/ltx_video/benchmarks/bench.json"
@@ -53,6 +51,9 @@ H200 = "references/h200-optimization-guide.md"
 TRANSFORMERS = "references/transformers-integration.md"
 HUB = "references/huggingface-kernels-integration.md"
 TROUBLE = "references/troubleshooting.md"
+LESSONS = "references/lessons.md"
+QWEN3_BOUNDARY_H100 = "evidence/qwen3_8b/benchmarks/h100_run1/boundary_probe.json"  # boundary_probe.py on an H100
+TEMPLATE_GLU = "benchmarks/results/template_glu_h200.json"  # the --op glu scaffold's own benchmark
 
 
 def _result(op: str, shape: str, provider: str, field: str = "pct_copy") -> Callable[[Any], float]:
@@ -202,7 +203,7 @@ QUOTES = [
     Quote(H200, QWEN3_E2E, _decode("eager"), "launch-bound: {} tokens/s eager"),
     Quote(H200, QWEN3_E2E, _decode("patched"), "eager, {} patched (fewer ops"),
     Quote(H200, QWEN3_E2E, _decode("patched_cudagraph"), "per token), {} patched and"),
-    Quote(H200, QWEN3_E2E, _decode("compile"), "CUDA graph, {} compiled,"),
+    Quote(H200, QWEN3_E2E, _decode("compile"), "CUDA graph, {} compiled."),
     # The power cap: where the 4096-token forward's kernel time goes, eager vs patched.
     Quote(H200, QWEN3_PROFILE, _profile("eager", "matmul"), "eager {} ms of matmul", "{:.2f}"),
     Quote(H200, QWEN3_PROFILE, _profile("eager", "attention"), "of matmul, {} ms of attention", "{:.2f}"),
@@ -226,7 +227,7 @@ QUOTES = [
           "the matmuls took {} %", "{:.0f}"),
     Quote(TROUBLE, LTX_KERNELS, _ltx_result("rms_norm_rope_qk", "norm_q/norm_k + RoPE on q and k", [2, 1024, 2048],
                                             "kernel", "graph_pct_copy"),
-          "op picks it by row count (examples/ltx_video README, \"What moved since run 39\"; {} % at"),
+          "op picks it by row count ({} % at 2×1024×2048"),
     # ltx_video: kernels (graph replay, the verdict timer; do_bench where the text says so)
     # and one denoising step.
     Quote(H200, LTX_KERNELS, _ltx_result("rms_norm", "weight (norm_q/norm_k)", [4, 4096, 3072], "kernel", "graph_pct_copy"),
@@ -250,15 +251,6 @@ QUOTES = [
     Quote(H200, LTX_E2E, _ltx_step(1, "compile+cudagraph"), "vs {} ms at batch 1", "{:.2f}"),
     Quote(H200, LTX_E2E, _ltx_step(2, "patched+compile+cudagraph"), "×), {} vs", "{:.2f}"),
     Quote(H200, LTX_E2E, _ltx_step(2, "compile+cudagraph"), "vs {} ms at batch 2", "{:.2f}"),
-    Quote(H200, LTX_HINTS, _ltx_hint("rms_norm_rope_qk", [2, 1024, 2048], "kernel", "distinct"),
-          "2×1024×2048: {} µs hinted", "{:.2f}"),
-    Quote(H200, LTX_HINTS, _ltx_hint("rms_norm_rope_qk", [2, 1024, 2048], "lean, no hints", "distinct"),
-          "µs hinted,\n  {} µs without", "{:.2f}"),
-    # the default of the time (256 threads x 4 packs) against 128 x 1, which became the default
-    Quote(H200, LTX_GELU_SWEEP, _ltx_gelu_sweep([2, 1024, 2048], None), "(2×1024×2048: {}\n  against", "{:.2f}"),
-    Quote(H200, LTX_GELU_SWEEP, _ltx_gelu_sweep([2, 1024, 2048], "128x1"), "against {} µs; 2×2688×8192", "{:.2f}"),
-    Quote(H200, LTX_GELU_SWEEP, _ltx_gelu_sweep([2, 2688, 8192], None), "2×2688×8192: {} against", "{:.2f}"),
-    Quote(H200, LTX_GELU_SWEEP, _ltx_gelu_sweep([2, 2688, 8192], "128x1"), "against {} µs).", "{:.2f}"),
     # bf16 logit errors at full size, and what a one-class Hub mapping buys vs the full patch.
     Quote(TRANSFORMERS, QWEN3_HUB, lambda d: d["stock_rel_err_vs_float32"], "bf16 logits were {} (relative L2)", "{:.1e}"),
     Quote(TRANSFORMERS, QWEN3_INJECTION, lambda d: d["logits_vs_unpatched"]["rel_l2"], "the patched model {} from", "{:.1e}"),
@@ -275,35 +267,6 @@ QUOTES = [
     # benchmark no longer times it; run 2's JSON holds it).
     Quote(TROUBLE, LTX_KERNELS_RUN2, lambda d: d["copy_bandwidth_graph_gbs"],
           "{} GB/s for a 1 GiB `copy_` replayed from a graph"),
-    # One wave or two (troubleshooting): the 1024-row RMSNorm before (run 5) and after (run 7)
-    # the 32-register cap, then with the full-row instance (run 11, the committed results).
-    Quote(TROUBLE, QWEN3_KERNELS_RUN5, _result("rms_norm", RMS_SMALL, "kernel", "us"), "less time ({} →", "{:.2f}"),
-    Quote(TROUBLE, QWEN3_KERNELS_RUN7, _result("rms_norm", RMS_SMALL, "kernel", "us"), "→ {} µs, run 5", "{:.2f}"),
-    Quote(TROUBLE, QWEN3_KERNELS_RUN7, lambda d: 100 * (1 - _result("rms_norm", RMS_SMALL, "kernel", "us")(d)
-                                                        / _result("rms_norm", RMS_SMALL, "kernel", "us")(_load(QWEN3_KERNELS_RUN5))),
-          "it took {} % less time (6.97", "{:.0f}"),
-    Quote(TROUBLE, QWEN3_KERNELS_RUN7,
-          lambda d: _result("rms_norm", RMS_SMALL, "triton", "us")(d) / _result("rms_norm", RMS_SMALL, "kernel", "us")(d),
-          "and {}× its speed", "{:.2f}"),
-    Quote(TROUBLE, QWEN3_KERNELS, _result("rms_norm", RMS_SMALL, "kernel", "us"), "instead of 26 %, and {} µs", "{:.2f}"),
-    # troubleshooting, "Read the kernel torch.compile generated": the flat SwiGLU kernel and the two-pass norm
-    Quote(TROUBLE, QWEN3_SWIGLU_RUN15, _tuning("swiglu", "1x12288", "us", threads=128, width=8, flat=1),
-          "took {} µs against", "{:.2f}"),
-    Quote(TROUBLE, QWEN3_SWIGLU_RUN15, _tuning("swiglu", "1x12288", "us", **GRID_STRIDE_128), "against {} at one token",
-          "{:.2f}"),
-    Quote(TROUBLE, QWEN3_SWIGLU_RUN15, _tuning("swiglu", "512x12288", "us", threads=128, width=8, flat=1),
-          "and {} against", "{:.2f}"),
-    Quote(TROUBLE, QWEN3_SWIGLU_RUN15, _tuning("swiglu", "512x12288", "us", **GRID_STRIDE_128), "against {} at 512 tokens",
-          "{:.2f}"),
-    Quote(TROUBLE, QWEN3_KERNELS_RUN16, _tuning("fused_add_rms_norm", "512x4096", "us", threads=512, hint=8),
-          "loop written in CUDA took {} µs", "{:.2f}"),
-    Quote(TROUBLE, QWEN3_KERNELS_RUN16, _tuning_default("fused_add_rms_norm", "512x4096", "us"),
-          "one-pass kernel took {} and", "{:.2f}"),
-    Quote(TROUBLE, QWEN3_KERNELS_RUN16, _result("fused_add_rms_norm", "512x4096", "compile", "us"),
-          "and compile's {}", "{:.2f}"),
-    Quote(TROUBLE, QWEN3_KERNELS,
-          lambda d: _result("rms_norm", RMS_SMALL, "triton", "us")(d) / _result("rms_norm", RMS_SMALL, "kernel", "us")(d),
-          "µs, {}× Triton's speed", "{:.2f}"),
     Quote(H200, QWEN3_KERNELS_PUB,
           lambda d: 100 * (1 - _tuning("rms_norm", RMS_SMALL, "us", threads=256, persistent=0, hint=0)(d)
                            / _tuning("rms_norm", RMS_SMALL, "us", threads=256, persistent=0, hint=4)(d)),
@@ -317,15 +280,11 @@ QUOTES = [
           "µs ({} %), 512 threads"),
     Quote(H200, QWEN3_KERNELS_PUB, _tuning("rms_norm", RMS_BIG, "us", threads=512, persistent=0, hint=0), "512 threads {} µs"),
     Quote(H200, QWEN3_KERNELS_PUB, _tuning("rms_norm", RMS_BIG, "pct_copy", threads=512, persistent=0, hint=0),
-          "µs ({} %). Fewer threads"),
+          "µs ({} %): one pack"),
     Quote(H200, QWEN3_KERNELS_PUB, _tuning("rms_norm", RMS_BIG, "us", threads=64, persistent=0, hint=0),
           "64 threads × 8 packs: {} µs"),
     Quote(H200, QWEN3_KERNELS_PUB, _tuning("rms_norm", RMS_BIG, "pct_copy", threads=64, persistent=0, hint=0),
           "µs, {} %, a tie with 128), as long as"),
-    Quote(H200, QWEN3_KERNELS_RUN3, _tuning("rms_norm", RMS_BIG, "us", threads=256, persistent=0, hint=0),
-          "256 threads took {} µs"),
-    Quote(H200, QWEN3_KERNELS_RUN3, _tuning("rms_norm", RMS_BIG, "pct_copy", threads=256, persistent=0, hint=0),
-          "µs ({} %) in run 3"),
     Quote(H200, QWEN3_KERNELS_PUB,
           lambda d: 100 * (_tuning("rms_norm", RMS_BIG, "us", threads=512, persistent=0, hint=0)(d)
                            / _tuning("rms_norm", RMS_BIG, "us", threads=128, persistent=0, hint=0)(d) - 1),
@@ -338,6 +297,68 @@ QUOTES = [
           "four rows per group {} µs"),
     Quote(H200, QWEN3_KERNELS_PUB, _tuning("qk_norm", QK_BIG, "pct_copy", threads=128, rows_per_group=4, persistent=0),
           "µs ({} %)."),
+]
+
+
+def _boundary(shape: str, provider: str, setting: str) -> Callable[[Any], float]:
+    return lambda data: data["shapes"][shape][provider][f"{setting}_us"]
+
+
+def _glu(rows: int, d: int, field: str) -> Callable[[Any], float]:
+    def read(data: Any) -> float:
+        (row,) = [r for r in data["results"] if r["rows"] == rows and r["d"] == d]
+        return row[field] if field != "compile_speedup" else row["speedup"]["compile"]
+    return read
+
+
+LTX_W = "weight (norm_q/norm_k)"
+# references/lessons.md: one rule, one number, one JSON per line (shipped, or the repository's evidence/).
+QUOTES += [
+    Quote(LESSONS, LTX_KERNELS_RUN2, lambda d: d["copy_bandwidth_graph_gbs"],
+          "{} GB/s for a 1 GiB `copy_` replayed from a graph"),
+    Quote(LESSONS, QWEN3_KERNELS_PUB, lambda d: d["meta"]["copy_bandwidth_GBps"], "copies {} GB/s outside graphs", "{:.0f}"),
+    Quote(LESSONS, LTX_HINTS, _ltx_hint("rms_norm_rope_qk", [2, 1024, 2048], "kernel", "distinct"),
+          "a fresh output per call: {} µs hinted", "{:.2f}"),
+    Quote(LESSONS, LTX_HINTS, _ltx_hint("rms_norm_rope_qk", [2, 1024, 2048], "lean, no hints", "distinct"),
+          "µs hinted, {} µs without hints", "{:.2f}"),
+    Quote(LESSONS, QWEN3_BOUNDARY_H100, _boundary("rms_norm 1x1024x4096", "kernel", "spaced"),
+          "between calls: {} µs against", "{:.2f}"),
+    Quote(LESSONS, QWEN3_BOUNDARY_H100, _boundary("rms_norm 1x1024x4096", "triton", "spaced"),
+          "against Triton's {} (back to back it led)", "{:.2f}"),
+    Quote(LESSONS, QWEN3_KERNELS_RUN5, _result("rms_norm", RMS_SMALL, "kernel", "us"), "50 → 32 registers: {} →", "{:.2f}"),
+    Quote(LESSONS, QWEN3_KERNELS_RUN7, _result("rms_norm", RMS_SMALL, "kernel", "us"), "→ {} µs (graph timer)", "{:.2f}"),
+    Quote(LESSONS, QWEN3_KERNELS_PUB,
+          lambda d: 100 * (1 - _tuning("rms_norm", RMS_SMALL, "us", threads=256, persistent=0, hint=0)(d)
+                           / _tuning("rms_norm", RMS_SMALL, "us", threads=256, persistent=0, hint=4)(d)),
+          "took {} % less time at 1×1024×4096"),
+    Quote(LESSONS, QWEN3_KERNELS_RUN3, _tuning("rms_norm", RMS_BIG, "us", threads=256, persistent=0, hint=0),
+          "at 256 threads: {} µs with 50 registers"),
+    Quote(LESSONS, QWEN3_KERNELS_PUB, _tuning("rms_norm", RMS_BIG, "us", threads=256, persistent=0, hint=0),
+          "µs with 50 registers, {} µs with 32"),
+    Quote(LESSONS, QWEN3_SWIGLU_RUN15, _tuning("swiglu", "1x12288", "us", threads=128, width=8, flat=1),
+          "no loop) {} µs against", "{:.2f}"),
+    Quote(LESSONS, QWEN3_SWIGLU_RUN15, _tuning("swiglu", "1x12288", "us", **GRID_STRIDE_128),
+          "µs against {} for the grid-stride loop", "{:.2f}"),
+    Quote(LESSONS, QWEN3_KERNELS_PUB, _tuning("fused_add_rms_norm", "512x4096", "us", threads=512, hint=8),
+          "written in CUDA {} µs", "{:.2f}"),
+    Quote(LESSONS, QWEN3_KERNELS_PUB, _tuning_default("fused_add_rms_norm", "512x4096", "us"),
+          "our one-pass kernel {}, compile", "{:.2f}"),
+    Quote(LESSONS, QWEN3_KERNELS_PUB, _result("fused_add_rms_norm", "512x4096", "compile", "us"),
+          "compile {} (graph timer)", "{:.2f}"),
+    Quote(LESSONS, LTX_GELU_SWEEP, _ltx_gelu_sweep([2, 1024, 2048], None), "256 threads × 4 packs {} µs", "{:.2f}"),
+    Quote(LESSONS, LTX_GELU_SWEEP, _ltx_gelu_sweep([2, 1024, 2048], "128x1"), "128 × 1 {} µs", "{:.2f}"),
+    Quote(LESSONS, LTX_KERNELS, _ltx_result("rms_norm", LTX_W, [1, 1024, 2048], "kernel, PDL off", "graph_us"),
+          "back to back: {} µs without PDL", "{:.2f}"),
+    Quote(LESSONS, LTX_KERNELS, _ltx_result("rms_norm", LTX_W, [1, 1024, 2048], "kernel", "graph_us"),
+          "µs without PDL, {} with", "{:.2f}"),
+    Quote(LESSONS, QWEN3_PROFILE, lambda d: _profile("eager")(d) / _profile("patched")(d),
+          "median SM clock {}× lower", "{:.3f}"),
+    Quote(LESSONS, TEMPLATE_GLU, _glu(4096, 12288, "pct_of_copy_bandwidth"), "reached {} % of copy bandwidth at 4096×12288"),
+    Quote(LESSONS, TEMPLATE_GLU, _glu(4096, 12288, "compile_speedup"), "and {}× `torch.compile`'s speed", "{:.2f}"),
+    Quote(LESSONS, LTX_KERNELS, _ltx_result("rms_norm", LTX_W, [4, 4096, 3072], "kernel", "graph_pct_copy"),
+          "4×4096×3072 reads {} % by the graph timer"),
+    Quote(LESSONS, LTX_KERNELS, _ltx_result("rms_norm", LTX_W, [4, 4096, 3072], "kernel"),
+          "by the graph timer and {} % by do_bench"),
 ]
 
 
@@ -398,3 +419,12 @@ def test_quoted_files_are_linked_where_they_are_quoted() -> None:
         here = doc.rsplit("/", 1)[0]
         targets = {os.path.relpath(path, here) for path in (file, f"{folder}/RESULTS.md", results_md)}
         assert any(f"]({t})" in text for t in targets), f"{doc} quotes {file} but links none of {sorted(targets)}"
+
+
+def test_lessons_ranking_claims_hold_in_their_json() -> None:
+    # lessons.md: the qwen3_8b RMSNorm led Triton back to back on the H100 and trailed it spaced.
+    probe = _load(QWEN3_BOUNDARY_H100)
+    ours, triton = (_boundary("rms_norm 1x1024x4096", who, "back_to_back")(probe) for who in ("kernel", "triton"))
+    assert ours < triton
+    ours, triton = (_boundary("rms_norm 1x1024x4096", who, "spaced")(probe) for who in ("kernel", "triton"))
+    assert ours > triton
