@@ -12,6 +12,9 @@
 # The benchmark measures every non-compile implementation first, then the torch.compile
 # peers (pre-compiled by worker processes meanwhile); if time still runs short it marks the
 # remaining compile peers skipped, and it writes its JSON after every shape.
+# To publish, copy OUTDIR/bench.json to benchmarks/ (and regenerate RESULTS.md); the rest of
+# OUTDIR is evidence: in the kernel-skills repository it goes to
+# evidence/ltx_video/benchmarks/<gpu>_run<N>/ (evidence/README.md), never into the skill.
 set -uo pipefail
 
 OUT=${1:?usage: run_gpu.sh OUTDIR [ARCH]}

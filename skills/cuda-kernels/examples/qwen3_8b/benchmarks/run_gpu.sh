@@ -15,6 +15,9 @@
 # A test failure does not stop the benchmarks; the exit code is non-zero if the build,
 # the tests or the benchmark failed. Copy OUT_DIR/results.json and OUT_DIR/RESULTS.md
 # into benchmarks/ to publish them.
+# The rest of OUT_DIR (logs, JUnit XML, probes) is evidence: in the kernel-skills
+# repository it goes to evidence/qwen3_8b/benchmarks/<gpu>_run<N>/ (evidence/README.md),
+# never into the skill.
 set -uo pipefail
 
 if [[ $# -ne 1 || "$1" == -* ]]; then
