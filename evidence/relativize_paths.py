@@ -31,7 +31,7 @@ HERE = Path(__file__).resolve().parent
 _CHECKOUT = r"/work/(?:main/\.gpu/snap|main|wt/[^/\s\"']+)/"
 _START = r"(?<![\w.\-/])"  # a path starts here, not in the middle of another one
 RULES: list[tuple[re.Pattern[str], str]] = [
-    (re.compile(_START + _CHECKOUT[:-1] + r"(?=[\s\"':,)]|$)", re.M), "."),  # the checkout itself
+    (re.compile(_START + _CHECKOUT[:-1] + r"(?=[\s\"':,)]|$)", re.MULTILINE), "."),  # the checkout itself
     (re.compile(_START + _CHECKOUT), ""),
     (re.compile(_START + r"/root/out/"), "out/"),
     (re.compile(_START + r"/root/\.cache/"), "build/cache/"),

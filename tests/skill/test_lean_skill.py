@@ -4,15 +4,14 @@ from the committed JSON (never typed), and every bandwidth table naming its time
 from __future__ import annotations
 
 import importlib.util
-import re
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
 
 import pytest
-
 import skilldocs
 
 EXAMPLES = skilldocs.SKILL / "examples"
@@ -69,19 +68,19 @@ def test_every_generated_table_names_its_timer_and_copy_reference() -> None:
 
 def test_the_generator_checks_and_refuses_cleanly(tmp_path: Path) -> None:
     readme = EXAMPLES / "qwen3_8b" / "README.md"
-    ok = subprocess.run([sys.executable, str(TABLES_SCRIPT), "--check", str(readme)], capture_output=True, text=True)
+    ok = subprocess.run([sys.executable, str(TABLES_SCRIPT), "--check", str(readme)], capture_output=True, text=True, check=False)
     assert ok.returncode == 0, ok.stdout + ok.stderr
     stale = tmp_path / "README.md"
     (tmp_path / "benchmarks").mkdir()
     (tmp_path / "benchmarks" / "results.json").write_bytes((EXAMPLES / "qwen3_8b/benchmarks/results.json").read_bytes())
     stale.write_text("x\n<!-- generated: qwen3-kernels benchmarks/results.json -->\nold\n<!-- end generated -->\n")
-    check = subprocess.run([sys.executable, str(TABLES_SCRIPT), "--check", str(stale)], capture_output=True, text=True)
+    check = subprocess.run([sys.executable, str(TABLES_SCRIPT), "--check", str(stale)], capture_output=True, text=True, check=False)
     assert check.returncode == 1 and "differs" in check.stdout
-    fix = subprocess.run([sys.executable, str(TABLES_SCRIPT), str(stale)], capture_output=True, text=True)
+    fix = subprocess.run([sys.executable, str(TABLES_SCRIPT), str(stale)], capture_output=True, text=True, check=False)
     assert fix.returncode == 0 and "| rms_norm | 1x8192x4096 |" in stale.read_text()
     none = tmp_path / "plain.md"
     none.write_text("no tables\n")
-    refused = subprocess.run([sys.executable, str(TABLES_SCRIPT), str(none)], capture_output=True, text=True)
+    refused = subprocess.run([sys.executable, str(TABLES_SCRIPT), str(none)], capture_output=True, text=True, check=False)
     assert refused.returncode == 2 and "no <!-- generated" in refused.stderr
 
 
@@ -93,7 +92,7 @@ def _run_without_gpu_modules(script: Path, *args: str) -> subprocess.CompletedPr
             "    sys.modules[name] = None\n"
             f"sys.argv = [{str(script)!r}, *{list(args)!r}]\n"
             f"runpy.run_path({str(script)!r}, run_name='__main__')\n")
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False)
 
 
 def test_both_timers_help_and_plan_need_no_torch() -> None:

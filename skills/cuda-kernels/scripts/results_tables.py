@@ -35,7 +35,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-BLOCK = re.compile(r"(<!-- generated: (?P<kind>[a-z0-9-]+) (?P<path>\S+) -->\n)(?P<body>.*?)(<!-- end generated -->)", re.S)
+BLOCK = re.compile(r"(<!-- generated: (?P<kind>[a-z0-9-]+) (?P<path>\S+) -->\n)(?P<body>.*?)(<!-- end generated -->)", re.DOTALL)
 
 GRAPH = "CUDA graph of back-to-back calls (median of 15 replays, inputs rotated past 4x L2, a fresh output per call)"
 DO_BENCH = "`triton.testing.do_bench` median (L2 flushed, each call timed alone)"
@@ -47,8 +47,8 @@ def _mb(nbytes: float) -> str:
 
 def qwen3_kernels(data: dict[str, Any]) -> list[str]:
     meta = data["meta"]
-    out = [f"Timer: {GRAPH}. % = of the {meta['copy_bandwidth_GBps']:.0f} GB/s `copy_` measured in the same run "
-           f"({meta['device']}, {meta.get('source') or 'source unrecorded'}, {meta['date'][:10]}).",
+    out = [(f"Timer: {GRAPH}. % = of the {meta['copy_bandwidth_GBps']:.0f} GB/s `copy_` measured in the same run "
+            f"({meta['device']}, {meta.get('source') or 'source unrecorded'}, {meta['date'][:10]})."),
            "",
            "| op | shape (bf16) | MB | ours µs | ours % of copy | best peer: µs (% of copy) | × best peer | × compile |",
            "|---|---|--:|--:|--:|---|--:|--:|"]
@@ -66,9 +66,9 @@ def qwen3_kernels(data: dict[str, Any]) -> list[str]:
 
 
 def ltx_kernels(data: dict[str, Any]) -> list[str]:
-    out = [f"Two timers: graph = {GRAPH}; do_bench = {DO_BENCH}. % = of the {data['copy_bandwidth_gbs']:.0f} GB/s "
-           f"`copy_` measured in the same run ({data['device']}, {data['date'][:10]}); × = the best peer's time / ours, "
-           "graph timer.",
+    out = [(f"Two timers: graph = {GRAPH}; do_bench = {DO_BENCH}. % = of the {data['copy_bandwidth_gbs']:.0f} GB/s "
+            f"`copy_` measured in the same run ({data['device']}, {data['date'][:10]}); × = the best peer's time / ours, "
+            "graph timer."),
            "",
            "| op | variant | shape (bf16) | MB | graph µs | graph % | do_bench µs | do_bench % | best peer (graph) | × |",
            "|---|---|---|--:|--:|--:|--:|--:|---|--:|"]
@@ -85,9 +85,9 @@ def ltx_kernels(data: dict[str, Any]) -> list[str]:
 
 def _both_timers(data: dict[str, Any], kernel_only: bool) -> list[str]:
     meta = data["meta"]
-    out = [f"graph = {GRAPH}; do_bench = {DO_BENCH}. Both in one process on one build; % = of the "
-           f"{meta['copy_bandwidth_GBps']:.0f} GB/s `copy_` measured in the same run ({meta['device']}, "
-           f"{meta.get('source') or 'source unrecorded'}, {meta['date'][:10]}).",
+    out = [(f"graph = {GRAPH}; do_bench = {DO_BENCH}. Both in one process on one build; % = of the "
+            f"{meta['copy_bandwidth_GBps']:.0f} GB/s `copy_` measured in the same run ({meta['device']}, "
+            f"{meta.get('source') or 'source unrecorded'}, {meta['date'][:10]})."),
            ""]
     head = "| op | shape (bf16) | MB |" + ("" if kernel_only else " provider |")
     out += [head + " graph µs | graph % | do_bench µs | do_bench % | do_bench / graph |",

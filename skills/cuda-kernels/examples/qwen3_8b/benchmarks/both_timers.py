@@ -95,7 +95,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     import bench_ops as B
     from triton.testing import do_bench
 
-    log = lambda msg: print(msg, flush=True)  # noqa: E731
+    def log(msg: str) -> None:
+        print(msg, flush=True)
+
     pkg = B.load_package(args.package_path, args.arch)
     meta = B.environment("cuda")
     meta["source"] = args.source or B.source_revision(HERE)
@@ -128,10 +130,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             try:
                 if name == "compile":
                     fn = B.compiled_peer(fn, eager, case)
-                graph = B.time_cuda(lambda i, fn=fn: fn(*inputs[i]), case.bytes, n_sets)
+                graph = B.time_cuda(lambda i, fn=fn, inputs=inputs: fn(*inputs[i]), case.bytes, n_sets)
                 state = {"i": 0}
 
-                def alone(fn=fn, state=state) -> Any:
+                def alone(fn=fn, state=state, inputs=inputs, n_sets=n_sets) -> Any:
                     state["i"] += 1
                     return fn(*inputs[state["i"] % n_sets])
 
