@@ -162,7 +162,7 @@ def test_wheel_stays_within_todays_size(wheel):
 
 
 @pytest.mark.xfail(strict=True, reason="issue 31 targets 1.5 MB installed and a 600 KB wheel; after the logs moved "
-                                       "the tree is 1.92 MB (sources, tests, published JSON): remove this mark "
+                                       "the tree is 1.98 MB (sources, tests, published JSON): remove this mark "
                                        "when it passes")
 def test_installed_tree_and_wheel_meet_the_issue_targets(installed_skill, wheel):
     _, size = _tree(installed_skill)
