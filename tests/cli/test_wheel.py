@@ -116,9 +116,10 @@ def test_installed_wheel_adds_skills_outside_the_checkout_offline(venv, wheel, s
 # 11 MB installed, an 82 KB receipt).
 MAX_FILES = 200
 MAX_RECEIPT_BYTES = 20_000
-# Today's tree, as a guard against regrowth, and the targets, not reached yet.
-MAX_INSTALLED_BYTES, TARGET_INSTALLED_BYTES = 2_000_000, 1_500_000
-MAX_WHEEL_BYTES, TARGET_WHEEL_BYTES = 700_000, 600_000
+# Today's tree (1.98 MB, a 697 KB wheel) with about 6 % headroom, as a guard against regrowth,
+# and the targets, not reached yet.
+MAX_INSTALLED_BYTES, TARGET_INSTALLED_BYTES = 2_100_000, 1_500_000
+MAX_WHEEL_BYTES, TARGET_WHEEL_BYTES = 740_000, 600_000
 
 
 @pytest.fixture(scope="module")
