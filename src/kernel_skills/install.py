@@ -621,17 +621,18 @@ def _dir_mode(mode: int, umask: int) -> int:
     return ((stat.S_IMODE(mode) & 0o777) & ~umask) | 0o700
 
 
-def copy_tree(src: Path, dst: Path) -> dict[str, str]:
+def copy_tree(src: Path, dst: Path, *, everything: bool = False) -> dict[str, str]:
     """Copy ``src`` into the new folder ``dst``: bytes, modes and in-tree symlinks.
 
     Returns the manifest (relative path -> sha256 or symlink target) of what was written.
-    Receipts and regenerable clutter (``__pycache__``) are not copied.
+    Receipts are not copied, and neither is regenerable clutter (``__pycache__``) unless
+    ``everything`` (a backup of an install: every file in it may be the user's).
     """
     fsops.make_dir(str(dst), 0o700)
     umask = _umask()
     files: dict[str, str] = {}
     dir_modes: list[tuple[str, int]] = []
-    for rel, entry in walk(src):
+    for rel, entry in walk(src, everything=everything):
         if rel == RECEIPT_FILE:
             continue
         out = os.path.join(dst, rel)
@@ -711,7 +712,7 @@ class _Run:
         fsops.make_dirs(root, self.created)
         partial = root / f".partial-{_folder_key(action.target.path)}-{_token()}"
         self.backups.append(partial)
-        copy_tree(action.dest, partial)
+        copy_tree(action.dest, partial, everything=True)
         final = root / f"{action.skill}-{time.strftime('%Y%m%d-%H%M%S')}-{_token()}"
         with _no_interrupts():
             fsops.rename(str(partial), str(final))
@@ -945,7 +946,7 @@ def describe_tree(folder: Path) -> list[dict[str, Any]]:
     """Every file and folder of a skill with its size (for `show`); an install's receipt is
     the installer's record, not part of the skill, and is left out as copy_tree leaves it."""
     rows = []
-    for rel, entry in walk(folder):
+    for rel, entry in walk(folder, everything=(folder / RECEIPT_FILE).is_file()):
         if rel == RECEIPT_FILE:
             continue
         st = entry.stat(follow_symlinks=False)

@@ -32,9 +32,11 @@ def file_sha256(path: str) -> str:
 
 
 def manifest(skill_dir: Path) -> dict[str, str]:
-    """relative path -> sha256 (files) or ``symlink:<target>`` (links), receipt excluded."""
+    """relative path -> sha256 (files) or ``symlink:<target>`` (links) of an install, receipt
+    excluded. Every other file counts, clutter names included: a ``mine.pyc`` the user put
+    in an install is theirs, and a tree that differs from its receipt is backed up."""
     entries: dict[str, str] = {}
-    for rel, entry in walk(skill_dir):
+    for rel, entry in walk(skill_dir, everything=True):
         if rel == RECEIPT_FILE:
             continue
         if entry.is_symlink():

@@ -260,16 +260,20 @@ def _check_skill_md(skill_dir: Path, skill_md: Path, report: Report) -> None:
         report.warn(SKILL_FILE, f"is {lines} lines long; keep it under {LINES_WARN} and move detail into references/")
 
 
-def walk(skill_dir: Path) -> Iterator[tuple[str, os.DirEntry[str]]]:
+def walk(skill_dir: Path, *, everything: bool = False) -> Iterator[tuple[str, os.DirEntry[str]]]:
     """Every entry under ``skill_dir`` as (relative posix path, entry), depth first in name
-    order, a folder before its content; symlinks are not followed and ignored clutter
-    (``__pycache__``, ``*.pyc``) is skipped."""
+    order, a folder before its content; symlinks are not followed.
+
+    Regenerable clutter (``__pycache__``, ``*.pyc``) is skipped in a *source*, so it is never
+    copied; an *install* is walked with ``everything=True``, because in an agent's folder
+    any file the receipt does not list is the user's and must be counted and backed up.
+    """
 
     def visit(prefix: str, directory: str) -> Iterator[tuple[str, os.DirEntry[str]]]:
         with os.scandir(directory) as it:
             entries = sorted(it, key=lambda e: e.name)
         for entry in entries:
-            if is_ignored(entry.name):
+            if not everything and is_ignored(entry.name):
                 continue
             rel = f"{prefix}{entry.name}"
             yield rel, entry
