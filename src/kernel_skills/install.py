@@ -242,6 +242,13 @@ def _identical(action: Action, existing: Existing) -> bool:
     return receipt is not None and source is not None and _same_source(receipt, action) and receipt.digest == source.digest
 
 
+_IDENTICAL = "already installed ({what}); nothing to do, --force reinstalls it"
+
+
+def _identical_what(action: Action, existing: Existing) -> str:
+    return f"a link to {action.link_to}" if existing.kind == "symlink" else "unedited and identical to its source"
+
+
 def _same_source(receipt: Receipt | None, action: Action) -> bool:
     """Was the install behind ``receipt`` made from the skill and source ``action`` installs?"""
     source = action.source
@@ -287,8 +294,7 @@ def plan_add(skill_sources: Sequence[SkillSource], targets: Sequence[Target], *,
                 continue
             existing = inspect(action.dest)
             if not force and _identical(action, existing):
-                what = f"a link to {action.link_to}" if existing.kind == "symlink" else "unedited and identical to its source"
-                plan.skipped.append(Skipped(source.name, action.dest, f"already installed ({what}); nothing to do, --force reinstalls it"))
+                plan.skipped.append(Skipped(source.name, action.dest, _IDENTICAL.format(what=_identical_what(action, existing))))
                 continue
             if error := _check_dest(action, force=force, existing=existing):
                 errors.append(error)
@@ -779,9 +785,10 @@ class _Run:
                 stack.enter_context(fsops.locked(folders))
                 for folder in folders:
                     self.plan.notes += recover(folder, self._state_dir)
-                errors = [e for e in (self.recheck(a) for a in actions) if e]
+                errors = [e for e in (self.recheck(a) for a in list(actions)) if e]
                 if errors:
                     raise _combine(errors)
+                actions = self.plan.actions  # recheck() may have found some already done
                 for action in actions:
                     self.stage(action)
                 for action in actions:
@@ -810,7 +817,14 @@ class _Run:
             if action.existing.kind == "none":
                 return KernelsError(f"{action.dest} disappeared while removing it", "Run `kernels skills list` to check.")
             return None
-        return _check_dest(action, force=self.force or action.op == "replace")
+        existing = inspect(action.dest)
+        if action.op == "install" and not self.force and _identical(action, existing):
+            # A concurrent run wrote exactly what this one would: the same no-op success a
+            # single run reports for an identical install (16 parallel `add`s all exit 0).
+            self.plan.actions.remove(action)
+            self.plan.skipped.append(Skipped(action.skill, action.dest, _IDENTICAL.format(what=_identical_what(action, existing))))
+            return None
+        return _check_dest(action, force=self.force or action.op == "replace", existing=existing)
 
     def finish(self, actions: Sequence[Action]) -> None:
         for action in actions:

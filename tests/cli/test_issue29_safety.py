@@ -67,3 +67,37 @@ def test_update_force_backs_up_a_pycache_an_agent_left(sandbox):
     assert done.exit_code == 0, done.output
     backup = Path(json.loads(done.stdout)["actions"][0]["backup"])
     assert (backup / "scripts/__pycache__/tool.cpython-311.pyc").read_bytes() == b"\0"
+
+
+# ------------------------------------------- 2. a concurrent run that finds its own result succeeds
+
+
+def test_sixteen_concurrent_identical_adds_all_succeed(sandbox):
+    import subprocess
+    import sys
+
+    dest = sandbox.root / "r"
+    env = sandbox.env(KERNEL_SKILLS_BUNDLED_ROOT=str(sandbox.bundled))
+    procs = [
+        subprocess.Popen([sys.executable, "-m", "kernel_skills", "skills", "add", "demo", "--dest", str(dest), "-q"],
+                         env=env, cwd=sandbox.project, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for _ in range(16)
+    ]
+    results = [p.communicate(timeout=120) for p in procs]
+    assert [p.returncode for p in procs] == [0] * 16, [err for _, err in results if err]
+    assert os.listdir(dest) == ["demo"]
+
+
+def test_an_identical_install_made_after_the_preflight_is_skipped_under_the_lock(sandbox):
+    from kernel_skills import install
+    from kernel_skills.agents import Target
+
+    from kernel_skills.sources import SourceContext
+
+    target = Target(sandbox.root / "r", "dest", [])
+    ctx = SourceContext(sandbox.bundled)
+    first = install.plan_add(install.skill_sources(["demo"], ctx), [target])
+    second = install.plan_add(install.skill_sources(["demo"], ctx), [target])  # both saw an empty folder
+    install.apply(first, state_dir=sandbox.roots.state_dir)
+    install.apply(second, state_dir=sandbox.roots.state_dir)  # used to raise "appeared while installing"
+    assert [s.path for s in second.skipped] == [target.path / "demo"] and not second.actions
