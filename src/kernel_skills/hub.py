@@ -524,8 +524,14 @@ def unchanged(origin: Mapping[str, Any], ctx: SourceContext) -> str | None:
 
     offline = is_offline(ctx)
     with _hub_errors(ref, ref.uri(), offline=offline):
-        now = HfApi().resolve_revision(ref.repo_id, repo_type=ref.repo_type, revision=ref.revision, local_files_only=offline)
-    if str(now.resolved) == sha:
+        if offline:
+            now = str(HfApi().resolve_revision(ref.repo_id, repo_type=ref.repo_type, revision=ref.revision, local_files_only=True).resolved)
+        else:
+            # Ask the Hub itself: resolve_revision falls back to the cached sha when the Hub
+            # cannot be reached, and "still at <sha>" would then report a check that never
+            # happened (a CI update step would silently stay old). Unreachable = failed.
+            now = str(HfApi().repo_info(ref.repo_id, repo_type=ref.repo_type, revision=ref.revision).sha)
+    if now == sha:
         where = " in the local cache" if offline else ""
         return f"{ref.revision or DEFAULT_REVISION} is still at {sha[:7]}{where}"
     return None

@@ -101,3 +101,21 @@ def test_an_identical_install_made_after_the_preflight_is_skipped_under_the_lock
     install.apply(first, state_dir=sandbox.roots.state_dir)
     install.apply(second, state_dir=sandbox.roots.state_dir)  # used to raise "appeared while installing"
     assert [s.path for s in second.skipped] == [target.path / "demo"] and not second.actions
+
+
+# ------------------------------------------------ 3. a source that could not be checked has failed
+
+
+def test_update_with_the_hub_unreachable_fails_instead_of_saying_up_to_date(sandbox, hub):
+    from .hubfake import skill_files as hub_skill
+
+    hub.commit("my-org/skills", hub_skill("house-style"))
+    assert cli("skills", "add", "hf://my-org/skills/house-style", "--dest", "d", "-q").exit_code == 0
+    hub.stop()
+    result = cli("skills", "update", "--dest", "d", "--json")
+    assert result.exit_code == 1, result.output
+    report = json.loads(result.stdout)
+    assert report["ok"] is False
+    [skipped] = report["skipped"]
+    assert skipped["failed"] is True and "up to date" not in skipped["reason"]
+    assert "Hub" in skipped["reason"]
