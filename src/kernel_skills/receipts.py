@@ -31,12 +31,15 @@ def file_sha256(path: str) -> str:
     return digest.hexdigest()
 
 
-def manifest(skill_dir: Path) -> dict[str, str]:
-    """relative path -> sha256 (files) or ``symlink:<target>`` (links) of an install, receipt
-    excluded. Every other file counts, clutter names included: a ``mine.pyc`` the user put
-    in an install is theirs, and a tree that differs from its receipt is backed up."""
+def manifest(skill_dir: Path, *, source: bool = False) -> dict[str, str]:
+    """relative path -> sha256 (files) or ``symlink:<target>`` (links), receipt excluded.
+
+    For an install every other file counts, clutter names included: a ``mine.pyc`` the
+    user put there is theirs, and a tree that differs from its receipt is backed up. For
+    a ``source`` (what an install would copy) clutter is left out, as the copy leaves it.
+    """
     entries: dict[str, str] = {}
-    for rel, entry in walk(skill_dir, everything=True):
+    for rel, entry in walk(skill_dir, everything=not source):
         if rel == RECEIPT_FILE:
             continue
         if entry.is_symlink():
@@ -88,15 +91,41 @@ class Receipt:
         return sorted(p for p in set(now) | set(recorded) if now.get(p) != recorded.get(p))
 
 
+# A receipt is a few KB per hundred files; one far larger was not written by us.
+MAX_RECEIPT_BYTES = 64 * 1024 * 1024
+_SCALAR = (str, int, float, bool, type(None))
+
+
 def read(skill_dir: Path) -> Receipt | None:
-    """The receipt in ``skill_dir``; None when there is none or it is not ours."""
+    """The receipt in ``skill_dir``; None when there is none, it is not ours, or it is not
+    the shape we write (then :func:`damaged` tells the two apart). Never raises: a receipt
+    nested 200,000 levels deep, or holding numbers where hashes belong, is just damaged."""
     try:
-        data = json.loads((skill_dir / RECEIPT_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        with open(skill_dir / RECEIPT_FILE, "rb") as handle:
+            raw = handle.read(MAX_RECEIPT_BYTES + 1)
+        if len(raw) > MAX_RECEIPT_BYTES:
+            return None
+        data = json.loads(raw.decode("utf-8"))
+    except (OSError, ValueError, RecursionError, MemoryError):
         return None
-    if not isinstance(data, dict) or data.get("installer") != "kernel-skills" or not isinstance(data.get("files"), dict):
-        return None
-    return Receipt(data)
+    return Receipt(data) if _well_formed(data) else None
+
+
+def _well_formed(data: Any) -> bool:
+    """Is ``data`` shaped like the receipts :func:`render` writes (every field list, update
+    and remove read has the type they expect)?"""
+    if not isinstance(data, dict) or data.get("installer") != "kernel-skills":
+        return False
+    files, source = data.get("files"), data.get("source", {})
+    if not isinstance(files, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in files.items()):
+        return False
+    if not isinstance(source, dict) or not all(isinstance(k, str) and isinstance(v, _SCALAR) for k, v in source.items()):
+        return False
+    return (
+        isinstance(data.get("skill", ""), str)
+        and isinstance(data.get("skill_version"), _SCALAR)
+        and isinstance(data.get("digest", ""), (str, type(None)))
+    )
 
 
 def damaged(skill_dir: Path, receipt: Receipt | None) -> bool:

@@ -9,7 +9,11 @@ offending path:
   names live outside the skill, and anything that is not a file, folder or symlink
   (device, fifo, socket);
 - a file over ``max_file`` bytes or a tree over ``max_total`` bytes (``--max-file-mb`` and
-  ``--max-total-mb`` raise the limits);
+  ``--max-total-mb`` raise the limits; defaults 10 MB and 50 MB);
+- a tree of more than ``max_files`` files (default 5,000; ``--max-files``) or with a path
+  more than ``max_depth`` levels deep (default 32; ``--max-depth``): the bundled
+  cuda-kernels skill holds about 600 files at most 7 levels deep, while a crafted tree of
+  1,500 levels or 20,000 files only costs the user time and disk;
 - a skill name that fails the Agent Skills rules.
 
 SKILL.md itself is checked by :func:`kernel_skills.skill.validate`, which every install
@@ -31,29 +35,50 @@ from .skill import name_problem, walk
 MB = 1_000_000
 DEFAULT_MAX_FILE_MB = 10
 DEFAULT_MAX_TOTAL_MB = 50
+DEFAULT_MAX_FILES = 5000
+DEFAULT_MAX_DEPTH = 32
 
 
 @dataclass(frozen=True)
 class Limits:
-    """Size limits for an untrusted skill tree, in bytes."""
+    """Size limits for an untrusted skill tree: bytes, files, and path depth."""
 
     max_file: int = DEFAULT_MAX_FILE_MB * MB
     max_total: int = DEFAULT_MAX_TOTAL_MB * MB
+    max_files: int = DEFAULT_MAX_FILES
+    max_depth: int = DEFAULT_MAX_DEPTH
 
     @classmethod
     def unlimited(cls) -> Limits:
         """No size limits (for comparing a source with an install, not for installing it)."""
-        return cls(max_file=1 << 62, max_total=1 << 62)
+        return cls(max_file=1 << 62, max_total=1 << 62, max_files=1 << 62, max_depth=1 << 62)
 
     @classmethod
-    def from_options(cls, max_file_mb: str | None, max_total_mb: str | None) -> Limits:
-        """Limits from the --max-file-mb / --max-total-mb strings (None = the default)."""
+    def from_options(
+        cls, max_file_mb: str | None, max_total_mb: str | None, max_files: str | None = None, max_depth: str | None = None
+    ) -> Limits:
+        """Limits from the --max-file-mb / --max-total-mb / --max-files / --max-depth strings
+        (None = the default)."""
         file_ = _megabytes("--max-file-mb", max_file_mb, DEFAULT_MAX_FILE_MB)
         total = _megabytes("--max-total-mb", max_total_mb, DEFAULT_MAX_TOTAL_MB)
-        return cls(max_file=file_, max_total=total)
+        count = _count("--max-files", max_files, DEFAULT_MAX_FILES)
+        depth = _count("--max-depth", max_depth, DEFAULT_MAX_DEPTH)
+        return cls(max_file=file_, max_total=total, max_files=count, max_depth=depth)
 
 
 NO_LIMIT = 1 << 62  # bytes
+
+
+def _count(flag: str, value: str | None, default: int) -> int:
+    if value is None:
+        return default
+    try:
+        number = int(value.strip())
+    except ValueError:
+        number = 0
+    if number < 1:
+        raise KernelsError(f"{flag} must be a positive whole number, not '{value}'", f"For example {flag} {default * 2}.", usage=True)
+    return min(number, NO_LIMIT)
 
 
 def _megabytes(flag: str, value: str | None, default: int) -> int:
@@ -107,11 +132,32 @@ def check_relative(path: str, label: str) -> None:
         raise Refused(label, path, "has an empty, '.' or '..' path component", "A skill may only contain paths inside its own folder.")
 
 
+_COUNT_FIX = "Raise the limit with --max-files if you trust this skill."
+_DEPTH_FIX = "Raise the limit with --max-depth if you trust this skill."
+
+
+def _too_many(label: str, path: str, limits: Limits) -> Refused:
+    return Refused(label, path, f"takes the skill to more than {limits.max_files} files", _COUNT_FIX)
+
+
+def _too_deep(label: str, path: str, limits: Limits) -> Refused:
+    return Refused(label, _shorten(path), f"is deeper than {limits.max_depth} levels", _DEPTH_FIX)
+
+
+def _shorten(path: str, keep: int = 120) -> str:
+    # A 1,500-level path would fill the screen; its start and end say where it is.
+    return path if len(path) <= keep else f"{path[: keep // 2]}...{path[-keep // 2 :]}"
+
+
 def check_listing(files: Mapping[str, int | None], label: str, limits: Limits) -> None:
     """Check a listing of ``relative path -> size`` (a Hub repo's, before downloading)."""
     total = 0
-    for path, size in sorted(files.items()):
+    for count, (path, size) in enumerate(sorted(files.items()), start=1):
         check_relative(path, label)
+        if count > limits.max_files:
+            raise _too_many(label, path, limits)
+        if path.count("/") + 1 > limits.max_depth:
+            raise _too_deep(label, path, limits)
         size = size or 0
         if size > limits.max_file:
             raise Refused(
@@ -144,9 +190,33 @@ def problems(root: Path, label: str, limits: Limits) -> Iterator[Refused]:
     over_total = False
     links: dict[tuple[int, int], list[str]] = {}
     nlinks: dict[tuple[int, int], int] = {}
-    for rel, entry in walk(root):
+    files = folders = 0
+    too_deep = False
+    entries = walk(root)
+    while True:
+        try:
+            rel, entry = next(entries)
+        except StopIteration:
+            break
+        except OSError as exc:
+            where = os.path.relpath(exc.filename, root) if isinstance(exc.filename, str) else "."
+            yield Refused(label, _shorten(where), f"cannot be read ({exc.strerror})", "Check its permissions.")
+            break
+        if rel.count("/") + 1 > limits.max_depth:
+            if not too_deep:
+                too_deep = True
+                yield _too_deep(label, rel, limits)
+            continue
         st = entry.stat(follow_symlinks=False)
         mode = st.st_mode
+        if stat.S_ISDIR(mode):
+            folders += 1
+        else:
+            files += 1
+        if files > limits.max_files or folders > limits.max_files:
+            # A tree of a million entries is refused without looking at each one.
+            yield _too_many(label, rel, limits)
+            break
         if stat.S_ISLNK(mode):
             problem = _symlink_problem(real_root, rel, entry.path, label)
             if problem:

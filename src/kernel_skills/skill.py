@@ -147,6 +147,8 @@ def parse_front_matter(text: str) -> dict[str, Any]:
         # long description, a visible share of `kernels skills add`.
         loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
         data = yaml.load(raw, Loader=loader) if raw.strip() else {}
+    except RecursionError:
+        raise FrontMatterError("front matter is nested too deeply", 2) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 2 if mark is not None else None
@@ -193,12 +195,20 @@ def validate(skill_dir: Path) -> Report:
         report.error(".", "not a folder" if skill_dir.exists() else "does not exist")
         return report
     skill_md = skill_dir / SKILL_FILE
-    if not skill_md.is_file():
-        report.error(SKILL_FILE, "missing: a skill is a folder with a SKILL.md file")
-    else:
-        _check_skill_md(skill_dir, skill_md, report)
-    _check_tree(skill_dir, report)
-    _check_references(skill_dir, report)
+    try:
+        if not skill_md.is_file():
+            report.error(SKILL_FILE, "missing: a skill is a folder with a SKILL.md file")
+        else:
+            _check_skill_md(skill_dir, skill_md, report)
+        _check_tree(skill_dir, report)
+        _check_references(skill_dir, report)
+    except OSError as exc:
+        # An unreadable folder is this skill's problem: `validate` over a folder of skills
+        # must still report every other one.
+        where = os.path.relpath(exc.filename, skill_dir) if isinstance(exc.filename, str) else "."
+        report.error(where if len(where) < 200 else "...", f"cannot be read ({exc.strerror or exc})")
+    except RecursionError:
+        report.error(".", "is nested too deeply to check")
     return report
 
 
@@ -269,18 +279,25 @@ def walk(skill_dir: Path, *, everything: bool = False) -> Iterator[tuple[str, os
     any file the receipt does not list is the user's and must be counted and backed up.
     """
 
-    def visit(prefix: str, directory: str) -> Iterator[tuple[str, os.DirEntry[str]]]:
+    def listing(directory: str) -> Iterator[os.DirEntry[str]]:
         with os.scandir(directory) as it:
-            entries = sorted(it, key=lambda e: e.name)
-        for entry in entries:
-            if not everything and is_ignored(entry.name):
-                continue
-            rel = f"{prefix}{entry.name}"
-            yield rel, entry
-            if entry.is_dir(follow_symlinks=False):
-                yield from visit(f"{rel}/", entry.path)
+            return iter(sorted(it, key=lambda e: e.name))
 
-    yield from visit("", str(skill_dir))
+    # An explicit stack, not recursion: a crafted tree 1,500 folders deep must not end in
+    # RecursionError (the safety checks then refuse it by its depth).
+    stack: list[tuple[str, Iterator[os.DirEntry[str]]]] = [("", listing(str(skill_dir)))]
+    while stack:
+        prefix, entries = stack[-1]
+        entry = next(entries, None)
+        if entry is None:
+            stack.pop()
+            continue
+        if not everything and is_ignored(entry.name):
+            continue
+        rel = f"{prefix}{entry.name}"
+        yield rel, entry
+        if entry.is_dir(follow_symlinks=False):
+            stack.append((f"{rel}/", listing(entry.path)))
 
 
 def _check_tree(skill_dir: Path, report: Report) -> None:

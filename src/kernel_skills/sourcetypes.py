@@ -42,7 +42,7 @@ class SkillSource:
         """The hash of the whole tree, as a receipt records it (computed once per source)."""
         from . import receipts
 
-        return receipts.digest(receipts.manifest(self.path))
+        return receipts.digest(receipts.manifest(self.path, source=True))
 
     @property
     def display(self) -> str:

@@ -119,3 +119,137 @@ def test_update_with_the_hub_unreachable_fails_instead_of_saying_up_to_date(sand
     [skipped] = report["skipped"]
     assert skipped["failed"] is True and "up to date" not in skipped["reason"]
     assert "Hub" in skipped["reason"]
+
+
+# ---------------------------------------------- 6. deep or huge structures are refused, never a crash
+
+
+def _deep(root: Path, levels: int) -> None:
+    """root/d/d/.../d/leaf.md, ``levels`` folders deep (made from inside: see _undeep)."""
+    here = os.getcwd()
+    try:
+        os.chdir(root)
+        for _ in range(levels):
+            os.mkdir("d")
+            os.chdir("d")
+        Path("leaf.md").write_text("deep\n")
+    finally:
+        os.chdir(here)
+
+
+def _undeep(root: Path) -> None:
+    """rmtree recurses once per level on Python 3.11; remove a deep chain bottom-up instead,
+    from inside it (every call on a 1,500-component path would walk all of it)."""
+    here = os.getcwd()
+    try:
+        os.chdir(root)
+        depth = 0
+        while os.path.isdir("d"):
+            os.chdir("d")
+            depth += 1
+        for name in os.listdir("."):
+            os.unlink(name)
+        for _ in range(depth):
+            os.chdir("..")
+            os.rmdir("d")
+    finally:
+        os.chdir(here)
+
+
+NESTED = "[" * 200_000 + "]" * 200_000
+
+
+@pytest.mark.parametrize(
+    "receipt",
+    [
+        NESTED,
+        '{"installer": "kernel-skills", "files": ' + NESTED + "}",
+        '{"installer": "kernel-skills", "files": {"SKILL.md": 5}}',
+        '{"installer": "kernel-skills", "files": {}, "source": [1, 2]}',
+        '{"installer": "kernel-skills", "files": {}, "source": {"kind": {"x": 1}}}',
+        '{"installer": "kernel-skills", "files": {}, "skill": ["demo"], "digest": 3}',
+    ],
+    ids=["nested-list", "nested-files", "number-hash", "list-source", "dict-kind", "list-skill"],
+)
+def test_a_receipt_of_any_shape_that_does_not_parse_is_damaged(sandbox, receipt):
+    assert cli("skills", "add", "demo", "--claude", "-q").exit_code == 0
+    dest = sandbox.project / ".claude/skills/demo"
+    (dest / ".kernel-skills.json").write_text(receipt)
+
+    listed = cli("skills", "list", "--json")
+    assert listed.exit_code == 0, listed.output
+    [item] = json.loads(listed.stdout)["installed"]
+    assert item["receipt_damaged"] is True and item["managed"] is False
+
+    update = cli("skills", "update", "--claude", "--json")
+    assert update.exit_code == 1 and "damaged" in json.loads(update.stdout)["skipped"][0]["reason"]
+    refused = cli("skills", "remove", "demo")
+    assert refused.exit_code == 1 and "damaged" in refused.stderr and "bug" not in refused.stderr
+    repaired = cli("skills", "add", "demo", "--claude", "--force", "--json")
+    assert repaired.exit_code == 0, repaired.output
+    assert json.loads(repaired.stdout)["actions"][0]["backup"]
+    assert cli("skills", "remove", "demo", "-q").exit_code == 0
+
+
+def test_a_1500_level_tree_is_refused_by_add_and_reported_by_validate(sandbox):
+    skill = make_skill(sandbox.root / "src", "deep")
+    _deep(skill / "references", 1500)
+    try:
+        add = cli("skills", "add", str(skill), "--dest", "out")
+        assert add.exit_code == 1, add.output
+        assert "deeper than" in add.stderr and "--max-depth" in add.stderr and "bug" not in add.stderr
+        assert not (sandbox.project / "out/deep").exists()
+
+        check = cli("skills", "validate", str(skill), "--json")
+        assert check.exit_code == 1
+        [report] = json.loads(check.stdout)["results"]
+        assert any("deeper than" in e["message"] for e in report["errors"])
+    finally:
+        _undeep(skill / "references")
+
+
+def test_validate_of_a_folder_of_skills_keeps_every_result_when_one_is_bad(sandbox):
+    team = sandbox.root / "team"
+    for name in ("alpha", "beta", "gamma"):
+        make_skill(team, name)
+    _deep(team / "beta" / "references", 1500)
+    try:
+        result = cli("skills", "validate", str(team), "--json")
+        assert result.exit_code == 1
+        valid = {Path(r["path"]).name: r["valid"] for r in json.loads(result.stdout)["results"]}
+        assert valid == {"alpha": True, "beta": False, "gamma": True}
+    finally:
+        _undeep(team / "beta" / "references")
+
+
+def test_file_count_and_depth_limits_have_defaults_and_can_be_raised(sandbox):
+    many = make_skill(sandbox.root / "src", "many", extra={f"assets/f{i}.txt": "x" for i in range(60)})
+    refused = cli("skills", "add", str(many), "--dest", "out", "--max-files", "50")
+    assert refused.exit_code == 1 and "more than 50 files" in refused.stderr and "--max-files" in refused.stderr
+    assert cli("skills", "add", str(many), "--dest", "out", "-q").exit_code == 0  # default: 5000
+
+    nested = make_skill(sandbox.root / "src", "nested")
+    _deep(nested / "references", 40)
+    assert "deeper than 32 levels" in cli("skills", "add", str(nested), "--dest", "out").stderr
+    assert cli("skills", "add", str(nested), "--dest", "out", "--max-depth", "64", "-q").exit_code == 0
+    bad = cli("skills", "add", str(nested), "--dest", "out", "--max-depth", "zero")
+    assert bad.exit_code == 2 and "--max-depth" in bad.stderr
+
+
+def test_a_hub_listing_over_the_file_limit_is_refused_before_download(sandbox, hub):
+    from .hubfake import skill_files as hub_skill
+
+    hub.commit("my-org/skills", hub_skill("wide", extra={f"assets/f{i}.txt": "x" for i in range(30)}))
+    result = cli("skills", "add", "hf://my-org/skills/wide", "--dest", "out", "--max-files", "20")
+    assert result.exit_code == 1 and "more than 20 files" in result.stderr
+    assert hub.hits("/resolve/") == 0
+
+
+def test_clutter_in_the_source_does_not_make_a_clean_install_outdated(sandbox):
+    # pip compiles a wheel's scripts/*.py into __pycache__ beside the bundled skill.
+    assert cli("skills", "add", "demo", "--claude", "-q").exit_code == 0
+    (sandbox.bundled / "demo/scripts/__pycache__").mkdir()
+    (sandbox.bundled / "demo/scripts/__pycache__/tool.cpython-311.pyc").write_bytes(b"\0")
+    [item] = json.loads(cli("skills", "list", "--json").stdout)["installed"]
+    assert (item["status"], item["modified"]) == ("current", False)
+    assert "already installed" in cli("skills", "add", "demo", "--claude").stdout

@@ -14,7 +14,9 @@ from .common import (
     ForceOpt,
     GlobalOpt,
     JsonOpt,
+    MaxDepthOpt,
     MaxFileOpt,
+    MaxFilesOpt,
     MaxTotalOpt,
     QuietOpt,
     SelectOpt,
@@ -57,6 +59,8 @@ def add_cmd(
     ] = False,
     max_file_mb: MaxFileOpt = None,
     max_total_mb: MaxTotalOpt = None,
+    max_files: MaxFilesOpt = None,
+    max_depth: MaxDepthOpt = None,
     dry_run: DryRunOpt = False,
     json_: JsonOpt = False,
     quiet: QuietOpt = False,
@@ -95,7 +99,7 @@ def add_cmd(
             "--dry-run": dry_run,
         }
         refuse_with(flags, "--list installs nothing")
-        _list_offers(out, roots, specs, max_file_mb, max_total_mb, quiet=quiet or json_)
+        _list_offers(out, roots, specs, max_file_mb, max_total_mb, quiet=quiet or json_, max_files=max_files, max_depth=max_depth)
         return
     targets, note = resolve_targets(
         "add",
@@ -105,7 +109,7 @@ def add_cmd(
         global_=global_,
         default_agents=lambda: config.load(roots.config_file).default_agents,
     )
-    with sources(roots, max_file_mb, max_total_mb, quiet=quiet or json_) as ctx:
+    with sources(roots, max_file_mb, max_total_mb, quiet=quiet or json_, max_files=max_files, max_depth=max_depth) as ctx:
         found = install.skill_sources(specs or [DEFAULT_SKILL], ctx, select)
         plan = install.plan_add(found, targets, force=force, link=link)
         if not dry_run:
@@ -122,11 +126,19 @@ def add_cmd(
 
 
 def _list_offers(
-    out: "Output", roots: "Roots", specs: list[str], max_file_mb: str | None, max_total_mb: str | None, *, quiet: bool
+    out: "Output",
+    roots: "Roots",
+    specs: list[str],
+    max_file_mb: str | None,
+    max_total_mb: str | None,
+    *,
+    quiet: bool,
+    max_files: str | None = None,
+    max_depth: str | None = None,
 ) -> None:
     from ..sources import bundled_names, offers
 
-    with sources(roots, max_file_mb, max_total_mb, quiet=quiet) as ctx:
+    with sources(roots, max_file_mb, max_total_mb, quiet=quiet, max_files=max_files, max_depth=max_depth) as ctx:
         rows = [offer for spec in specs or bundled_names(roots.bundled) for offer in offers(spec, ctx)]
     if out.json_mode:
         out.json({"ok": True, "offers": [row.to_json() for row in rows]})

@@ -67,6 +67,24 @@ MaxTotalOpt = Annotated[
         show_default=False,
     ),
 ]
+MaxFilesOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--max-files",
+        metavar="N",
+        help="Refuse a skill from a folder or the Hub of more than N files (default 5000).",
+        show_default=False,
+    ),
+]
+MaxDepthOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--max-depth",
+        metavar="N",
+        help="Refuse a skill from a folder or the Hub with paths more than N levels deep (default 32).",
+        show_default=False,
+    ),
+]
 
 
 def agent_flags(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -116,7 +134,13 @@ def roots() -> "Roots":
 
 @contextmanager
 def sources(
-    roots: "Roots", max_file_mb: str | None = None, max_total_mb: str | None = None, *, quiet: bool = False
+    roots: "Roots",
+    max_file_mb: str | None = None,
+    max_total_mb: str | None = None,
+    *,
+    quiet: bool = False,
+    max_files: str | None = None,
+    max_depth: str | None = None,
 ) -> "Iterator[SourceContext]":
     """The context sources resolve in; trees fetched into its scratch folder are deleted after."""
     from ..safety import Limits
@@ -126,7 +150,7 @@ def sources(
         roots.bundled,
         roots.location.env,
         cwd=roots.location.cwd,
-        limits=Limits.from_options(max_file_mb, max_total_mb),
+        limits=Limits.from_options(max_file_mb, max_total_mb, max_files, max_depth),
         quiet=not bars_wanted(quiet),
     )
     try:

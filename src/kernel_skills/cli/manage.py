@@ -14,7 +14,9 @@ from .common import (
     GlobalOnlyOpt,
     GlobalOpt,
     JsonOpt,
+    MaxDepthOpt,
     MaxFileOpt,
+    MaxFilesOpt,
     MaxTotalOpt,
     QuietOpt,
     agent_flags,
@@ -160,6 +162,8 @@ def update_cmd(
     force: Annotated[bool, typer.Option("--force", "-f", help="Also update edited installs (backed up first).")] = False,
     max_file_mb: MaxFileOpt = None,
     max_total_mb: MaxTotalOpt = None,
+    max_files: MaxFilesOpt = None,
+    max_depth: MaxDepthOpt = None,
     dry_run: DryRunOpt = False,
     json_: JsonOpt = False,
     quiet: QuietOpt = False,
@@ -183,7 +187,7 @@ def update_cmd(
     from ..agents import resolve_targets
 
     targets, _ = resolve_targets("update", roots.location, agents=[*agent_flags, *(agent or [])], dests=dest or [], global_=global_)
-    with sources(roots, max_file_mb, max_total_mb, quiet=quiet or json_) as ctx:
+    with sources(roots, max_file_mb, max_total_mb, quiet=quiet or json_, max_files=max_files, max_depth=max_depth) as ctx:
         plan = install.plan_update(targets, ctx, names=skills, force=force)
         if not dry_run:
             install.apply(plan, state_dir=roots.get_state_dir, force=True)

@@ -8,7 +8,7 @@ import typer
 
 from ..errors import KernelsError
 from .app import skills_app
-from .common import JsonOpt, MaxFileOpt, MaxTotalOpt, QuietOpt, bars_wanted, setup
+from .common import JsonOpt, MaxDepthOpt, MaxFileOpt, MaxFilesOpt, MaxTotalOpt, QuietOpt, bars_wanted, setup
 from .compat import Command
 
 
@@ -29,6 +29,8 @@ def publish_cmd(
     ] = False,
     max_file_mb: MaxFileOpt = None,
     max_total_mb: MaxTotalOpt = None,
+    max_files: MaxFilesOpt = None,
+    max_depth: MaxDepthOpt = None,
     json_: JsonOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
@@ -51,7 +53,7 @@ def publish_cmd(
     if repo_type == "space":
         raise KernelsError("skills cannot be published to a Space (a Space runs an app)", "Use --repo-type model or dataset.", usage=True)
     ref = hub.parse_repo(repo, repo_type)
-    limits = Limits.from_options(max_file_mb, max_total_mb)
+    limits = Limits.from_options(max_file_mb, max_total_mb, max_files, max_depth)
     folder = Path(os.path.expanduser(path))
     result = hub.publish(
         folder if folder.is_absolute() else roots.location.cwd / folder,

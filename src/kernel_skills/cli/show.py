@@ -6,7 +6,7 @@ import typer
 
 from ..errors import KernelsError
 from .app import skills_app
-from .common import JsonOpt, MaxFileOpt, MaxTotalOpt, SelectOpt, setup, sources, split_specs
+from .common import JsonOpt, MaxDepthOpt, MaxFileOpt, MaxFilesOpt, MaxTotalOpt, SelectOpt, setup, sources, split_specs
 from .compat import Command
 
 
@@ -18,6 +18,8 @@ def show_cmd(
     skill: SelectOpt = None,
     max_file_mb: MaxFileOpt = None,
     max_total_mb: MaxTotalOpt = None,
+    max_files: MaxFilesOpt = None,
+    max_depth: MaxDepthOpt = None,
     json_: JsonOpt = False,
 ) -> None:
     """Describe a skill: description, version and its files with sizes.
@@ -32,7 +34,7 @@ def show_cmd(
     from ..output import human_size
 
     specs, select = split_specs([skill_spec], skill, roots.bundled)
-    with sources(roots, max_file_mb, max_total_mb, quiet=json_) as ctx:
+    with sources(roots, max_file_mb, max_total_mb, quiet=json_, max_files=max_files, max_depth=max_depth) as ctx:
         found = install.skill_sources(specs, ctx, select)
         if len(found) != 1:
             names = ", ".join(s.name for s in found)

@@ -6,7 +6,7 @@ import typer
 
 from ..errors import EXIT_FAILURE
 from .app import skills_app
-from .common import JsonOpt, MaxFileOpt, MaxTotalOpt, QuietOpt, SelectOpt, roots, sources
+from .common import JsonOpt, MaxDepthOpt, MaxFileOpt, MaxFilesOpt, MaxTotalOpt, QuietOpt, SelectOpt, roots, sources
 from .compat import Command
 from .handler import state
 
@@ -19,6 +19,8 @@ def validate_cmd(
     skill: SelectOpt = None,
     max_file_mb: MaxFileOpt = None,
     max_total_mb: MaxTotalOpt = None,
+    max_files: MaxFilesOpt = None,
+    max_depth: MaxDepthOpt = None,
     json_: JsonOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
@@ -41,7 +43,7 @@ def validate_cmd(
 
     state["json"] = json_
     out = Output(json_mode=json_, quiet=quiet)
-    with sources(roots(), max_file_mb, max_total_mb, quiet=quiet or json_) as ctx:
+    with sources(roots(), max_file_mb, max_total_mb, quiet=quiet or json_, max_files=max_files, max_depth=max_depth) as ctx:
         reports = [report for path in paths for report in validate_spec(path, ctx, list(skill or []))]
     if out.json_mode:
         out.json({"ok": all(r.ok for r in reports), "results": [r.to_json() for r in reports]})
