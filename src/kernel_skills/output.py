@@ -8,12 +8,33 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from .agents import Location
+
+# C0 and C1 control characters, DEL, and the invisible marks that reorder or hide text
+# (bidi overrides and isolates, zero-width spaces): a skill's name, description or file
+# name holding them could clear the screen, retitle the window or disguise a path.
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff]")
+_CONTROL_OR_NEWLINE = re.compile(f"[\\t\\n{_CONTROL.pattern[1:-1]}]")
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match.group(0))
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def printable(text: str, *, one_line: bool = False) -> str:
+    """``text`` with every control character written as a visible escape (``\\x1b``).
+
+    Everything printed for a person passes through here, because names, descriptions and
+    file names come from skills, and skills are untrusted. ``one_line`` escapes newlines
+    and tabs too (error lines, where a newline could forge a second line)."""
+    return (_CONTROL_OR_NEWLINE if one_line else _CONTROL).sub(_escape, text)
 
 
 def show_path(path: Path, loc: Location) -> str:
@@ -79,7 +100,7 @@ class Output:
         if _styled(stream):
             self.console(stderr=stderr).print(_text(parts))
         else:
-            stream.write("".join(p[0] if isinstance(p, tuple) else p for p in parts) + "\n")
+            stream.write(printable("".join(p[0] if isinstance(p, tuple) else p for p in parts)) + "\n")
 
     def line(self, *parts: str | tuple[str, str]) -> None:
         """One line for people: plain strings and (text, style) pairs; markup is not parsed."""
@@ -144,10 +165,10 @@ def wants_colour(stream: Any) -> bool:
 def _text(parts: Sequence[str | tuple[str, str]]) -> Any:
     from rich.text import Text
 
-    text = Text()
+    text = Text()  # Text.append never parses [markup], so "[bold]" in a description stays text
     for part in parts:
         if isinstance(part, tuple):
-            text.append(part[0], style=part[1])
+            text.append(printable(part[0]), style=part[1])
         else:
-            text.append(part)
+            text.append(printable(part))
     return text

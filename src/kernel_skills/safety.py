@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import os
 import posixpath
+import re
 import stat
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -123,8 +124,22 @@ def check_name(name: str, label: str) -> None:
         )
 
 
+# Control characters (C0, DEL, C1) in a file name: a newline or ESC in a name that is
+# later printed, logged or pasted into a shell is an attack, never a need.
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+_CONTROL_FIX = "Rename the file: skill file names may not hold control characters (newline, tab, ESC...)."
+
+
+def control_problem(path: str, label: str) -> Refused | None:
+    if _CONTROL.search(path):
+        return Refused(label, path, "has a control character in its name", _CONTROL_FIX)
+    return None
+
+
 def check_relative(path: str, label: str) -> None:
     """A path from a listing: relative, '/'-separated, with no empty, '.' or '..' parts."""
+    if problem := control_problem(path, label):
+        raise problem
     if path.startswith(("/", "\\")) or (len(path) > 1 and path[1] == ":"):
         raise Refused(label, path, "is an absolute path", "A skill may only contain paths inside its own folder.")
     parts = path.split("/")
@@ -207,6 +222,8 @@ def problems(root: Path, label: str, limits: Limits) -> Iterator[Refused]:
                 too_deep = True
                 yield _too_deep(label, rel, limits)
             continue
+        if problem := control_problem(rel, label):
+            yield problem
         st = entry.stat(follow_symlinks=False)
         mode = st.st_mode
         if stat.S_ISDIR(mode):

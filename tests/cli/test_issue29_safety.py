@@ -253,3 +253,70 @@ def test_clutter_in_the_source_does_not_make_a_clean_install_outdated(sandbox):
     [item] = json.loads(cli("skills", "list", "--json").stdout)["installed"]
     assert (item["status"], item["modified"]) == ("current", False)
     assert "already installed" in cli("skills", "add", "demo", "--claude").stdout
+
+
+# ------------------------------------------ 4. strings from a skill never drive the terminal
+
+EVIL_DESCRIPTION = r'"Clears the screen \e[2J, retitles \e]0;pwned\a, and [bold red]marks up[/] text. Use it never."'
+RAW_CONTROLS = ("\x1b", "\x07", "\x9b")
+
+
+def _assert_inert(text: str, *, styled: bool = False) -> None:
+    """No control sequence from the skill reached the output (rich's own styling may, when styled)."""
+    bad = ("\x1b[2J", "\x1b]", "\x07", "\x9b") if styled else RAW_CONTROLS
+    assert not any(c in text for c in bad), repr(text)
+
+
+@pytest.mark.parametrize("force_color", ["", "1"])
+def test_show_list_and_add_list_escape_control_characters(sandbox, monkeypatch, force_color):
+    if force_color:
+        monkeypatch.setenv("FORCE_COLOR", "1")  # the rich (terminal) path
+    skill_md = (
+        f"---\nname: demo\ndescription: {EVIL_DESCRIPTION}\nmetadata:\n  version: \"1.0\\e[31m\"\n---\n# demo\n"
+    )
+    make_skill(sandbox.bundled, "demo", skill_md=skill_md)
+    assert cli("skills", "add", "demo", "--claude", "-q").exit_code == 0
+    make_skill(sandbox.project / ".claude/skills", "evil\x1b[2J\x07", skill_md=skill_md)
+
+    shown = cli("skills", "show", "demo")
+    assert shown.exit_code == 0, shown.output
+    _assert_inert(shown.stdout, styled=bool(force_color))
+    assert "\\x1b[2J" in shown.stdout and "[bold red]marks up[/]" in shown.stdout
+
+    listed = cli("skills", "list")
+    assert listed.exit_code == 0, listed.output
+    _assert_inert(listed.stdout, styled=bool(force_color))
+    assert "evil\\x1b[2J\\x07" in listed.stdout and "1.0\\x1b[31m" in listed.stdout
+
+    offers = cli("skills", "add", "--list")
+    assert offers.exit_code == 0, offers.output
+    _assert_inert(offers.stdout, styled=bool(force_color))
+    # JSON carries the exact strings (escaped by JSON itself).
+    data = json.loads(cli("skills", "show", "demo", "--json").stdout)
+    assert "\x1b[2J" in data["description"]
+
+
+def test_error_lines_escape_control_characters_and_newlines(sandbox):
+    result = cli("skills", "remove", "no\x1b]0;pwned\x07such")
+    _assert_inert(result.stderr)
+    assert result.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize("name", ["a\nb.md", "x\x1b[2J.md", "tab\there.md", "del\x7f.md"])
+def test_hub_file_names_with_control_characters_are_refused(sandbox, hub, name):
+    from .hubfake import skill_files as hub_skill
+
+    hub.commit("my-org/skills", hub_skill("house-style", extra={f"references/{name}": "x"}))
+    result = cli("skills", "add", "hf://my-org/skills/house-style", "--dest", "out")
+    assert result.exit_code == 1, result.output
+    assert "control character" in result.stderr
+    _assert_inert(result.stderr)
+    assert result.stderr.count("\n") == 1
+    assert not (sandbox.project / "out").exists() and hub.hits("/resolve/") == 0
+
+
+def test_local_file_names_with_control_characters_are_refused(sandbox):
+    skill = make_skill(sandbox.root / "src", "odd", extra={"references/x\x1b[2J.md": "x"})
+    result = cli("skills", "add", str(skill), "--dest", "out")
+    assert result.exit_code == 1 and "control character" in result.stderr
+    _assert_inert(result.stderr)

@@ -45,7 +45,9 @@ def report(what: str, fix: str, code: int, exc: BaseException | None = None, *, 
 
         traceback.print_exception(type(exc), exc, exc.__traceback__)
     message = f"{what}. {fix}" if fix else f"{what}."
-    from ..output import wants_colour
+    from ..output import printable, wants_colour
+
+    message = printable(message, one_line=True)  # names and paths in it may come from a skill
 
     prefix = typer.style("Error:", fg="red", bold=True) if wants_colour(sys.stderr) else "Error:"
     typer.echo(f"{prefix} {message}", err=True)
