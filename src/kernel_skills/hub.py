@@ -26,15 +26,17 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
 from .errors import KernelsError
-from .receipts import RECEIPT_FILE
 from .safety import Limits, Refused, check_listing, check_tree
 from .safety import check_name as check_untrusted_name
 from .skill import SKILL_FILE, info_from, is_ignored, parse_front_matter, read_info, validate
 from .sourcetypes import ALL, Offer, SkillSource, SourceContext, choose
+
+if TYPE_CHECKING:
+    from .publish import Selection
 
 KIND = "hf"
 PREFIXES = {"models": "model", "datasets": "dataset", "spaces": "space"}
@@ -590,20 +592,6 @@ class Published:
         }
 
 
-UPLOAD_IGNORE = [
-    "__pycache__",
-    "**/__pycache__",
-    "*.pyc",
-    "**/*.pyc",
-    "*.pyo",
-    "**/*.pyo",
-    ".DS_Store",
-    "**/.DS_Store",
-    ".pytest_cache",
-    "**/.pytest_cache",
-]
-
-
 def publish(
     folder: Path,
     repo: HubRef,
@@ -614,13 +602,24 @@ def publish(
     create_pr: bool = False,
     quiet: bool = False,
     env: Mapping[str, str] | None = None,
-) -> Published:
+    excludes: Sequence[str] = (),
+    allow_secrets: Sequence[str] = (),
+    dry_run: bool = False,
+) -> tuple[Published | None, Selection]:
     """Check ``folder`` like an install would, then upload it to ``repo`` as ``<name>/``.
 
-    The folder on the Hub is replaced as a whole (files removed locally are removed
-    there too). With ``create_pr`` the change is opened as a pull request against the
-    default branch instead.
+    Only the files :func:`kernel_skills.publish.select` picks are sent (likely secrets are
+    refused unless allowed); they are staged into a private folder, checked there like an
+    untrusted tree, and that folder is uploaded. The folder on the Hub is replaced as a
+    whole (files removed locally are removed there too). With ``create_pr`` the change is
+    opened as a pull request against the default branch instead. ``dry_run`` stops after
+    the checks and returns no :class:`Published`.
     """
+    import tempfile
+
+    from . import fsops
+    from .publish import select, stage
+
     if create_pr and revision:
         raise KernelsError(
             "--create-pr opens a pull request against the default branch",
@@ -635,43 +634,64 @@ def publish(
     real = Path(os.path.realpath(folder))
     name = real.name
     check_untrusted_name(name, str(folder))
-    check_tree(real, str(folder), limits)
+    selection = select(real, excludes=excludes, allow_secrets=allow_secrets, scan_limit=limits.max_file)
+    selection.folder = folder
+    selection.refuse_secrets()
     version = read_info(real).version
     target = HubRef(repo.repo_type, repo.repo_id, revision, name)
     label = repo.uri()
-    if _offline(env or {}):
-        raise KernelsError("HF_HUB_OFFLINE=1 is set, and publishing needs the Hub", "Unset HF_HUB_OFFLINE and re-run.")
-    from huggingface_hub import HfApi
+    scratch = Path(tempfile.mkdtemp(prefix="kernel-skills-publish-"))
+    try:
+        staged = stage(selection, scratch / name)
+        check_tree(staged, str(folder), limits)
+        sent = validate(staged)
+        if not sent.ok:
+            raise KernelsError(
+                f"{folder} without its excluded files is not a valid skill: {sent.summary}",
+                "Keep the files SKILL.md needs (check .skillignore and --exclude); nothing was uploaded.",
+            )
+        if dry_run:
+            return None, selection
+        if _offline(env or {}):
+            raise KernelsError("HF_HUB_OFFLINE=1 is set, and publishing needs the Hub", "Unset HF_HUB_OFFLINE and re-run.")
+        from huggingface_hub import HfApi
 
-    if not _has_token():
-        raise KernelsError(
-            f"publishing to {repo.repo_id} needs a Hugging Face token with write access, and none is set",
-            f"{_LOGIN[0].upper()}{_LOGIN[1:]}.",
-        )
-    api = HfApi()
-    files = sum(
-        1 for p in real.rglob("*") if p.is_file() and p.name != RECEIPT_FILE and not any(map(is_ignored, p.relative_to(real).parts))
-    )
-    with _hub_errors(repo, label, writing=True), _progress(quiet):
-        api.create_repo(repo.repo_id, repo_type=repo.repo_type, private=private, exist_ok=True)
-        if revision:
-            api.create_branch(repo.repo_id, repo_type=repo.repo_type, branch=revision, exist_ok=True)
-        info = api.upload_folder(
-            repo_id=repo.repo_id,
-            repo_type=repo.repo_type,
-            folder_path=str(real),
-            path_in_repo=name,
-            revision=revision,
-            create_pr=create_pr,
-            commit_message=f"Publish skill {name}" + (f" {version}" if version else ""),
-            commit_description=f"Uploaded with `kernels skills publish`. Install it with `kernels skills add {target.uri()}`.",
-            ignore_patterns=[RECEIPT_FILE, f"**/{RECEIPT_FILE}", *UPLOAD_IGNORE],
-            delete_patterns=["*"],
-        )
+        if not _has_token():
+            raise KernelsError(
+                f"publishing to {repo.repo_id} needs a Hugging Face token with write access, and none is set",
+                f"{_LOGIN[0].upper()}{_LOGIN[1:]}.",
+            )
+        api = HfApi()
+        with _hub_errors(repo, label, writing=True), _progress(quiet):
+            api.create_repo(repo.repo_id, repo_type=repo.repo_type, private=private, exist_ok=True)
+            if revision:
+                api.create_branch(repo.repo_id, repo_type=repo.repo_type, branch=revision, exist_ok=True)
+            info = api.upload_folder(
+                repo_id=repo.repo_id,
+                repo_type=repo.repo_type,
+                folder_path=str(staged),
+                path_in_repo=name,
+                revision=revision,
+                create_pr=create_pr,
+                commit_message=f"Publish skill {name}" + (f" {version}" if version else ""),
+                commit_description=f"Uploaded with `kernels skills publish`. Install it with `kernels skills add {target.uri()}`.",
+                delete_patterns=["*"],
+            )
+    finally:
+        fsops.remove(str(scratch))
     pr_revision = getattr(info, "pr_revision", None)
     if create_pr and pr_revision:
         target = HubRef(repo.repo_type, repo.repo_id, pr_revision, name)
-    return Published(name, version, target, str(info.oid), str(info.commit_url), getattr(info, "pr_url", None), files)
+    published = Published(
+        name,
+        version,
+        target,
+        str(info.oid),
+        str(info.commit_url),
+        getattr(info, "pr_url", None),
+        len(selection.files) + len(selection.links),
+    )
+    return published, selection
 
 
 __all__ = ["HubRef", "parse_uri", "parse_repo", "resolve", "from_origin", "unchanged", "offers", "publish", "Published"]

@@ -2,14 +2,18 @@
 
 import os
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from ..errors import KernelsError
 from .app import skills_app
-from .common import JsonOpt, MaxDepthOpt, MaxFileOpt, MaxFilesOpt, MaxTotalOpt, QuietOpt, bars_wanted, setup
+from .common import DryRunOpt, JsonOpt, MaxDepthOpt, MaxFileOpt, MaxFilesOpt, MaxTotalOpt, QuietOpt, bars_wanted, setup
 from .compat import Command
+
+if TYPE_CHECKING:
+    from ..output import Output
+    from ..publish import Selection
 
 
 @skills_app.command(cls=Command, name="publish")
@@ -31,6 +35,19 @@ def publish_cmd(
     max_total_mb: MaxTotalOpt = None,
     max_files: MaxFilesOpt = None,
     max_depth: MaxDepthOpt = None,
+    dry_run: DryRunOpt = False,
+    exclude: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--exclude", metavar="GLOB", help="Do not send files matching GLOB (gitignore syntax; repeatable).", show_default=False
+        ),
+    ] = None,
+    allow_secret: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--allow-secret", metavar="PATH", help="Send this file although it looks like a secret (repeatable).", show_default=False
+        ),
+    ] = None,
     json_: JsonOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
@@ -39,6 +56,12 @@ def publish_cmd(
     The skill is checked like `add` checks it first. The folder on the Hub is replaced
     as a whole. Needs a token with write access (HF_TOKEN, or `hf auth login`). Prints
     the hf:// address that installs it.
+
+    Sends every file of the folder except .git/, clutter (__pycache__) and what a
+    .skillignore at its root (gitignore syntax) or --exclude leaves out. Likely secrets
+    (.env*, *.pem, *.key, id_rsa*, credential files, files holding tokens such as hf_...,
+    ghp_..., sk-..., AKIA...) are refused unless named with --allow-secret. --dry-run
+    lists exactly the files and bytes that would be sent.
 
     \b
     Examples:
@@ -55,7 +78,7 @@ def publish_cmd(
     ref = hub.parse_repo(repo, repo_type)
     limits = Limits.from_options(max_file_mb, max_total_mb, max_files, max_depth)
     folder = Path(os.path.expanduser(path))
-    result = hub.publish(
+    result, selection = hub.publish(
         folder if folder.is_absolute() else roots.location.cwd / folder,
         ref,
         limits=limits,
@@ -64,9 +87,25 @@ def publish_cmd(
         create_pr=create_pr,
         quiet=not bars_wanted(quiet or json_),
         env=roots.location.env,
+        excludes=list(exclude or []),
+        allow_secrets=list(allow_secret or []),
+        dry_run=dry_run,
     )
+    if result is None:  # --dry-run
+        _report_dry_run(out, selection, ref.repo_id)
+        return
     if out.json_mode:
-        out.json({"ok": True, "command": "publish", **result.to_json()})
+        listing = selection.to_json()
+        out.json(
+            {
+                "ok": True,
+                "command": "publish",
+                **result.to_json(),
+                "bytes": selection.bytes,
+                "sent": listing["files"],
+                "excluded": listing["excluded"],
+            }
+        )
         return
     version = f" {result.version}" if result.version else ""
     out.line(
@@ -78,3 +117,24 @@ def publish_cmd(
     if result.pr_url:
         out.line(("Pull request: ", "bold"), result.pr_url)
     out.line("Install it with: ", (f"kernels skills add {result.address}", "bold"))
+
+
+def _report_dry_run(out: "Output", selection: "Selection", repo_id: str) -> None:
+    if out.json_mode:
+        out.json({"ok": True, "command": "publish", "dry_run": True, **selection.to_json()})
+        return
+    from ..output import human_size
+
+    for rel, size in selection.files:
+        out.line(f"  {rel}", (f"  {size:,} B", "dim"))
+    for rel, link in selection.links:
+        out.line(f"  {rel} -> {link}")
+    for rel in selection.allowed:
+        out.warn(f"{rel} looks like a secret and is sent because --allow-secret names it")
+    count = len(selection.files) + len(selection.links)
+    name = Path(os.path.realpath(selection.folder)).name
+    out.line(
+        f"Would send {count} files, {selection.bytes:,} bytes ({human_size(selection.bytes)}) to {repo_id}/{name}; "
+        f"{len(selection.excluded)} left out.",
+        ("  Dry run: nothing was uploaded.", "dim"),
+    )
