@@ -29,14 +29,13 @@ import shutil
 import signal
 import stat
 import threading
-import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import fsops, receipts, sources
+from . import backups, fsops, receipts, sources
 from .agents import Target
 from .errors import KernelsError
 from .receipts import RECEIPT_FILE, Receipt
@@ -631,15 +630,16 @@ def copy_tree(src: Path, dst: Path, *, everything: bool = False) -> dict[str, st
     """Copy ``src`` into the new folder ``dst``: bytes, modes and in-tree symlinks.
 
     Returns the manifest (relative path -> sha256 or symlink target) of what was written.
-    Receipts are not copied, and neither is regenerable clutter (``__pycache__``) unless
-    ``everything`` (a backup of an install: every file in it may be the user's).
+    Receipts are not copied, and neither is regenerable clutter (``__pycache__``), unless
+    ``everything`` (a backup of an install: every file in it may be the user's, and its
+    receipt makes a restored copy a managed install again).
     """
     fsops.make_dir(str(dst), 0o700)
     umask = _umask()
     files: dict[str, str] = {}
     dir_modes: list[tuple[str, int]] = []
     for rel, entry in walk(src, everything=everything):
-        if rel == RECEIPT_FILE:
+        if rel == RECEIPT_FILE and not everything:
             continue
         out = os.path.join(dst, rel)
         st = entry.stat(follow_symlinks=False)
@@ -716,13 +716,29 @@ class _Run:
     def backup(self, action: Action) -> None:
         root = self.state_dir / BACKUP_DIR
         fsops.make_dirs(root, self.created)
-        partial = root / f".partial-{_folder_key(action.target.path)}-{_token()}"
-        self.backups.append(partial)
+        key = _folder_key(action.target.path)
+        partial = root / f".partial-{key}-{_token()}"
+        backup_id = backups.new_id(action.skill)
+        final = root / backup_id
+        # Everything this backup may leave, so that abort() can remove exactly that.
+        self.backups += [partial, root / backups.meta_partial_name(key, backup_id), root / f"{backup_id}{backups.META_SUFFIX}"]
         copy_tree(action.dest, partial, everything=True)
-        final = root / f"{action.skill}-{time.strftime('%Y%m%d-%H%M%S')}-{_token()}"
+        size, count = backups.tree_stats(partial)
+        verb = "replaced" if action.op == "replace" else "removed"
+        backups.write_meta(
+            root,
+            backup_id,
+            key=key,
+            skill=action.skill,
+            target=action.dest,
+            why=f"{verb}; it was {action.existing.describe()}",
+            size=size,
+            files=count,
+        )
         with _no_interrupts():
             fsops.rename(str(partial), str(final))
-            self.backups[-1] = action.backup_path = final
+            self.backups.append(final)
+            action.backup_path = final
 
     # -- commit and rollback
 
@@ -877,7 +893,20 @@ def apply(plan: Plan, *, state_dir: Path | Callable[[], Path], force: bool = Fal
     """Carry out a plan from plan_add/plan_update/plan_remove: all of it, or none of it."""
     if plan.actions:
         _Run(plan, state_dir, force=force).run()
+        if any(a.backup_path for a in plan.actions):
+            pruned = backups.retain(_state(state_dir))
+            if pruned:
+                plan.notes.append(
+                    f"deleted {len(pruned)} older backup(s): kernels keeps the {backups.default_keep()} newest of each skill "
+                    f"at each path ({backups.KEEP_ENV}=0 keeps all; see `kernels skills backups`)"
+                )
     return plan
+
+
+# Public names for backups.restore, which stages and swaps like an install does.
+no_interrupts = _no_interrupts
+rmdir_quiet = _rmdir_quiet
+folder_key = _folder_key
 
 
 # ---------------------------------------------------------------------------- recovery
@@ -905,14 +934,16 @@ def recover(folder: Path, state_dir: Path | Callable[[], Path]) -> list[str]:
             fsops.remove(str(path))
     if names and not notes:
         notes.append(f"cleaned up after an interrupted run in {folder}")
-    backups = _state(state_dir) / BACKUP_DIR
+    backup_root = _state(state_dir) / BACKUP_DIR
     prefix = f".partial-{_folder_key(folder)}-"
     try:
-        partials = [n for n in os.listdir(backups) if n.startswith(prefix)]
+        partials = [n for n in os.listdir(backup_root) if n.startswith(prefix)]
     except OSError:
         partials = []
     for name in partials:
-        fsops.remove(str(backups / name))
+        fsops.remove(str(backup_root / name))
+    for orphan in backups.orphans(_state(state_dir), _folder_key(folder)):
+        fsops.remove(str(orphan))
     _rmdir_quiet(tmp)
     return notes
 

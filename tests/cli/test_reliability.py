@@ -178,8 +178,9 @@ def test_interrupt_during_the_swaps_rolls_every_target_back(sandbox, monkeypatch
     for k, op, raised in each_kth_failure(monkeypatch, renames, KeyboardInterrupt(), lambda: run_add(sandbox, sources, targets)):
         assert raised and snapshot(sandbox.root) == before, f"rename {k} ({op})"
         hits.append(op)
-    # The backup's rename, then one swap per target (two renames each in the fallback).
-    assert len(hits) == (4 if swap_mode == "exchange" else 6)
+    # The backup's two renames (its ID.json, then its tree), then one swap per target
+    # (two renames each in the fallback).
+    assert len(hits) == (5 if swap_mode == "exchange" else 7)
 
 
 def test_interrupt_through_the_cli_exits_130_and_changes_nothing(sandbox, monkeypatch):

@@ -8,7 +8,7 @@ config). Module map:
 - handler.py    the one error handler: KernelsError, OSError, signals, EPIPE -> exit codes
 - compat.py     everything that touches typer/click internals (pinned typer; tests/cli/test_compat.py)
 - common.py     shared options, the per-agent flags, source contexts, printing a plan
-- add.py, manage.py (list, remove, update), show.py, validate.py, publish.py,
+- add.py, manage.py (list, remove, update), show.py, validate.py, publish.py, backups_cmd.py,
   agents_cmd.py, config_cmd.py: one module per command or group of commands
 
 Modules that cost start-up time (rich, yaml, platformdirs, the installer, the Hub client)
@@ -18,7 +18,7 @@ are imported inside the commands, so `kernels --help` stays fast.
 # Importing a command module registers its commands on the `skills` group, in this order
 # (the order `kernels skills --help` lists them in), so the import sorter must leave it be.
 # isort: off
-from . import add, manage, show, validate, publish, agents_cmd, config_cmd  # noqa: F401
+from . import add, manage, show, validate, publish, backups_cmd, agents_cmd, config_cmd  # noqa: F401
 
 # isort: on
 from .app import app as app
