@@ -296,6 +296,11 @@ class Commit:
     revision: Any  # huggingface_hub's ResolvedRevision (a str whose .resolved is the sha)
     files: dict[str, int | None] = field(default_factory=dict)
     offline: bool = False
+    unreachable: bool = False  # the Hub did not answer: the revision came from the cache, so must the files
+
+    @property
+    def cache_only(self) -> bool:
+        return self.offline or self.unreachable
 
     @property
     def sha(self) -> str:
@@ -328,18 +333,46 @@ def lookup(ref: HubRef, ctx: SourceContext) -> Commit:
     api = HfApi()
     label = ref.uri()
     with _hub_errors(ref, label, offline=offline):
-        revision = api.resolve_revision(ref.repo_id, repo_type=ref.repo_type, revision=ref.revision, local_files_only=offline)
+        with _cache_fallback() as fell_back:
+            revision = api.resolve_revision(ref.repo_id, repo_type=ref.repo_type, revision=ref.revision, local_files_only=offline)
+        unreachable = bool(fell_back)
         try:
             entries = get_cached_repo_tree(ref.repo_id, repo_type=ref.repo_type, revision=revision)
         except CachedRepoTreeNotFoundError:
-            if offline:
+            if offline or unreachable:
                 raise
             entries = [
                 f
                 for f in api.list_repo_tree(ref.repo_id, repo_type=ref.repo_type, revision=revision.resolved, recursive=True)
                 if isinstance(f, RepoFile)
             ]
-    return Commit(ref, revision, {f.path: f.size for f in entries}, offline)
+    return Commit(ref, revision, {f.path: f.size for f in entries}, offline, unreachable)
+
+
+@contextmanager
+def _cache_fallback() -> Iterator[list[str]]:
+    """Notice resolve_revision answering from the cache because the Hub did not answer.
+
+    It says so only in a warning of its logger. Knowing it matters: the files must then
+    come from the cache too (downloading them would retry for ~24 s before failing), and
+    the warning itself, which names no skill, is not printed. The list it yields gets one
+    entry when that happened."""
+    import logging
+
+    seen: list[str] = []
+
+    def note(record: logging.LogRecord) -> bool:
+        if record.getMessage().startswith("Could not reach the Hub"):
+            seen.append(record.getMessage())
+            return False
+        return True
+
+    logger = logging.getLogger("huggingface_hub.hf_api")
+    logger.addFilter(note)
+    try:
+        yield seen
+    finally:
+        logger.removeFilter(note)
 
 
 ROOT = ""
@@ -390,7 +423,7 @@ def download(commit: Commit, paths: Sequence[str], ctx: SourceContext) -> Path:
             repo_type=ref.repo_type,
             revision=commit.revision,
             allow_patterns=[_pattern(path) for path in paths],
-            local_files_only=commit.offline,
+            local_files_only=commit.cache_only,
         )
     return Path(folder)
 
