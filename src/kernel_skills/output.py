@@ -10,7 +10,8 @@ import json
 import os
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -97,10 +98,11 @@ class Output:
 
     def _print(self, parts: Parts, *, stderr: bool = False) -> None:
         stream = sys.stderr if stderr else sys.stdout
-        if _styled(stream):
-            self.console(stderr=stderr).print(_text(parts))
-        else:
-            stream.write(printable("".join(p[0] if isinstance(p, tuple) else p for p in parts)) + "\n")
+        with _stdout_errors(stderr):
+            if _styled(stream):
+                self.console(stderr=stderr).print(_text(parts))
+            else:
+                stream.write(printable("".join(p[0] if isinstance(p, tuple) else p for p in parts)) + "\n")
 
     def line(self, *parts: str | tuple[str, str]) -> None:
         """One line for people: plain strings and (text, style) pairs; markup is not parsed."""
@@ -121,8 +123,9 @@ class Output:
             self._print([("Warning: ", "yellow bold"), text], stderr=True)
 
     def json(self, data: Any) -> None:
-        sys.stdout.write(json.dumps(data, indent=2, default=str) + "\n")
-        sys.stdout.flush()
+        with _stdout_errors(False):
+            sys.stdout.write(json.dumps(data, indent=2, default=str) + "\n")
+            sys.stdout.flush()
 
     def table(
         self,
@@ -142,7 +145,25 @@ class Output:
             table.add_column(column, overflow="fold")
         for row in rows:
             table.add_row(*(_text([cell]) for cell in row))
-        self.console().print(table)
+        with _stdout_errors(False):
+            self.console().print(table)
+
+
+class StdoutError(OSError):
+    """Writing the command's output to stdout failed (a full disk behind `> file`,
+    /dev/full): the handler says so in one line, not as a failure of the command's work."""
+
+
+@contextmanager
+def _stdout_errors(stderr: bool) -> Iterator[None]:
+    try:
+        yield
+    except BrokenPipeError:
+        raise  # the reader went away: handled as SIGPIPE is
+    except OSError as exc:
+        if stderr or isinstance(exc, StdoutError) or exc.filename is not None:
+            raise
+        raise StdoutError(exc.errno, exc.strerror) from exc
 
 
 def isatty(stream: Any) -> bool:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import errno
 import json
 import os
+import subprocess
+import sys
 import time
 
 import pytest
@@ -27,3 +29,29 @@ def test_hub_down_and_a_skill_of_a_cached_repo_never_downloaded_fails_fast(sandb
     assert took < 5, f"{took:.1f} s: retried instead of failing"
     # What the cache holds still installs with the Hub down.
     assert cli("skills", "add", "hf://my-org/skills/house-style", "--dest", "c", "-q").exit_code == 0
+
+
+@pytest.mark.parametrize("args", [("skills", "list", "--dest", "d"), ("skills", "list", "--dest", "d", "--json"), ("skills", "agents")])
+def test_stdout_on_a_full_device_is_one_line_not_a_traceback(sandbox, args):
+    if not os.path.exists("/dev/full"):
+        pytest.skip("no /dev/full here")
+    assert cli("skills", "add", "demo", "--dest", "d", "-q").exit_code == 0
+    with open("/dev/full", "w") as full:
+        result = subprocess.run(
+            [sys.executable, "-m", "kernel_skills", *args],
+            env=sandbox.env(KERNEL_SKILLS_BUNDLED_ROOT=str(sandbox.bundled)),
+            cwd=sandbox.project,
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=120,
+        )
+    assert result.returncode == 1
+    assert result.stderr.startswith("Error: cannot write the output to stdout (No space left on device)")
+    assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("flag", ["--json=1", "--json=true", "--json="])
+def test_json_with_a_value_is_a_usage_error(sandbox, flag):
+    result = cli("skills", "list", flag)
+    assert result.exit_code == 2 and "does not take a value" in result.stderr

@@ -13,6 +13,7 @@ from typing import Any
 import typer
 
 from ..errors import EXIT_FAILURE, KernelsError
+from ..output import StdoutError
 from .compat import Group, click_class
 
 DEBUG_ENV = "KERNELS_DEBUG"
@@ -81,6 +82,14 @@ def _usage_error_as_json(exc: BaseException) -> None:
     typer.echo(dumps({"ok": False, "error": {"what": what, "fix": fix, "exit_code": 2}}))
 
 
+def _silence_stdout() -> None:
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+
+
 def dumps(data: Any) -> str:
     import json
 
@@ -110,12 +119,19 @@ class Root(Group):
             # The reader of stdout went away (`... | head`). What the command was asked to do
             # is done, so there is nothing to report on stderr; exit as a SIGPIPE'd tool would,
             # and point stdout at /dev/null so the interpreter's final flush does not fail again.
-            try:
-                devnull = os.open(os.devnull, os.O_WRONLY)
-                os.dup2(devnull, sys.stdout.fileno())
-            except (OSError, ValueError):
-                pass
+            _silence_stdout()
             code = EXIT_BROKEN_PIPE
+        except StdoutError as exc:
+            # Nothing more can go to stdout (not even the JSON error document); point it at
+            # /dev/null so the interpreter's final flush does not fail with a traceback.
+            _silence_stdout()
+            code = report(
+                f"cannot write the output to stdout ({exc.strerror or exc})",
+                "Free space where stdout goes, or send it elsewhere, then re-run.",
+                EXIT_FAILURE,
+                exc,
+                json_doc=False,
+            )
         except KeyboardInterrupt as exc:
             terminated = isinstance(exc, Terminated)
             code = report(
