@@ -63,7 +63,7 @@ def write_file(src: str, dst: str, mode: int) -> str:
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
     with open(src, "rb") as fin:
         fd = os.open(dst, flags, 0o600)
-        with os.fdopen(fd, "wb") as fout:
+        with _naming(dst), os.fdopen(fd, "wb") as fout:
             while chunk := fin.read(_CHUNK):
                 digest.update(chunk)
                 fout.write(chunk)
@@ -71,12 +71,23 @@ def write_file(src: str, dst: str, mode: int) -> str:
     return digest.hexdigest()
 
 
+@contextmanager
+def _naming(path: str) -> Iterator[None]:
+    """A failed write or close (ENOSPC, EDQUOT, EIO) names no file; name the one written."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.filename is None and exc.errno is not None:
+            raise OSError(exc.errno, exc.strerror, path) from exc
+        raise
+
+
 def write_bytes(dst: str, data: bytes, mode: int = 0o644) -> None:
     """Write a new file ``dst`` (it must not exist yet)."""
     _tick()
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
     fd = os.open(dst, flags, 0o600)
-    with os.fdopen(fd, "wb") as fout:
+    with _naming(dst), os.fdopen(fd, "wb") as fout:
         fout.write(data)
     os.chmod(dst, mode)
 

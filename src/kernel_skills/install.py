@@ -24,6 +24,7 @@ missing; everything else in the temp folder is deleted.
 from __future__ import annotations
 
 import difflib
+import errno
 import os
 import shutil
 import signal
@@ -604,6 +605,27 @@ def _no_interrupts() -> Iterator[None]:
         signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
+_FULL = {errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)}
+
+
+@contextmanager
+def _out_of_space(where: str, *, backup: bool = False) -> Iterator[None]:
+    """Say which disk filled up: the skills folder's, or the backup folder's (often another)."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.errno not in _FULL:
+            raise
+        fix = "Free some space there and re-run; nothing was changed."
+        if backup:
+            fix = (
+                "Free some space there (`kernels skills backups prune --keep 1` deletes old backups) or point "
+                "XDG_STATE_HOME at a disk with room, then re-run; nothing was changed."
+            )
+        writing = f" writing {exc.filename}" if exc.filename else ""
+        raise KernelsError(f"{where} is out of space ({exc.strerror}{writing})", fix) from exc
+
+
 def _token() -> str:
     return os.urandom(4).hex()
 
@@ -708,7 +730,8 @@ class _Run:
                 action.note = "symlinks are not available here, so this is a copy"
         path = tmp / f"new-{action.skill}-{_token()}"
         action._stage = path
-        files = copy_tree(action.source.path, path)
+        with _out_of_space(f"the skills folder {action.target.path}"):
+            files = copy_tree(action.source.path, path)
         info = action.source.info
         data = receipts.render(skill=action.skill, version=info.version, source=action.source.origin, files=files)
         fsops.write_bytes(str(path / RECEIPT_FILE), data)
@@ -722,7 +745,8 @@ class _Run:
         final = root / backup_id
         # Everything this backup may leave, so that abort() can remove exactly that.
         self.backups += [partial, root / backups.meta_partial_name(key, backup_id), root / f"{backup_id}{backups.META_SUFFIX}"]
-        copy_tree(action.dest, partial, everything=True)
+        with _out_of_space(f"the backup folder {root} (backing up {action.dest})", backup=True):
+            copy_tree(action.dest, partial, everything=True)
         size, count = backups.tree_stats(partial)
         verb = "replaced" if action.op == "replace" else "removed"
         backups.write_meta(

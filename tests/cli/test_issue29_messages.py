@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from .conftest import cli, run_module
+from .conftest import cli
 
 
 def test_hub_down_and_a_skill_of_a_cached_repo_never_downloaded_fails_fast(sandbox, hub):
@@ -55,3 +55,56 @@ def test_stdout_on_a_full_device_is_one_line_not_a_traceback(sandbox, args):
 def test_json_with_a_value_is_a_usage_error(sandbox, flag):
     result = cli("skills", "list", flag)
     assert result.exit_code == 2 and "does not take a value" in result.stderr
+
+
+class _FullFile:
+    """A file object whose writes fail as on a full disk (and, like the real one, name no file)."""
+
+    def __init__(self, real):
+        self._real = real
+
+    def write(self, data):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self._real.close()
+
+
+def _full_under(monkeypatch, folder_part: str) -> None:
+    from kernel_skills import fsops
+
+    real_write, real_fdopen = fsops.write_file, os.fdopen
+
+    def write_file(src, dst, mode):
+        if folder_part not in dst:
+            return real_write(src, dst, mode)
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(fsops.os, "fdopen", lambda fd, *a: _FullFile(real_fdopen(fd, *a)))
+            return real_write(src, dst, mode)
+
+    monkeypatch.setattr(fsops, "write_file", write_file)
+
+
+def test_a_full_backup_folder_is_named_as_the_one_that_is_full(sandbox, monkeypatch):
+    from .conftest import snapshot
+
+    assert cli("skills", "add", "demo", "--claude", "-q").exit_code == 0
+    (sandbox.project / ".claude/skills/demo/mine.txt").write_text("mine\n")
+    before = snapshot(sandbox.project)
+    _full_under(monkeypatch, "/backups/")
+    result = cli("skills", "add", "demo", "--claude", "--force")
+    assert result.exit_code == 1
+    assert f"the backup folder {sandbox.backups} (backing up {sandbox.project / '.claude/skills/demo'}) is out of space" in result.stderr
+    assert "No space left on device writing " + str(sandbox.backups) in result.stderr and "prune" in result.stderr
+    assert snapshot(sandbox.project) == before
+
+
+def test_a_full_skills_folder_is_named_with_the_file(sandbox, monkeypatch):
+    _full_under(monkeypatch, ".kernel-skills-tmp")
+    result = cli("skills", "add", "demo", "--claude")
+    assert result.exit_code == 1
+    assert f"the skills folder {sandbox.project / '.claude/skills'} is out of space (No space left on device writing " in result.stderr
+    assert not (sandbox.project / ".claude/skills/demo").exists()

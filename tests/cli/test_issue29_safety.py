@@ -91,7 +91,6 @@ def test_sixteen_concurrent_identical_adds_all_succeed(sandbox):
 def test_an_identical_install_made_after_the_preflight_is_skipped_under_the_lock(sandbox):
     from kernel_skills import install
     from kernel_skills.agents import Target
-
     from kernel_skills.sources import SourceContext
 
     target = Target(sandbox.root / "r", "dest", [])
