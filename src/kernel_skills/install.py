@@ -350,6 +350,7 @@ class Installed:
     link_target: str | None = None
     status: str | None = None  # "current", "outdated", "source missing" (managed installs only)
     damaged_receipt: bool = False  # unmanaged because its .kernel-skills.json cannot be read
+    problem: str | None = None  # it (or its skills folder) could not be read: shown, never skipped silently
 
     @property
     def managed(self) -> bool:
@@ -370,11 +371,16 @@ class Installed:
             "status": self.status,
             "link_target": self.link_target,
             "source": dict(self.receipt.source) if self.receipt else None,
+            "problem": self.problem,
         }
 
 
 def find_installs(targets: Sequence[Target], names: Sequence[str] | None = None) -> list[Installed]:
-    """Every skill folder (or link to one) in ``targets``, optionally only ``names``."""
+    """Every skill folder (or link to one) in ``targets``, optionally only ``names``.
+
+    A skills folder or an install that cannot be read is listed with its ``problem``
+    (kind "unreadable" for a whole folder) instead of ending the search: one bad folder
+    must not hide every other install."""
     found: list[Installed] = []
     for target in targets:
         try:
@@ -382,43 +388,55 @@ def find_installs(targets: Sequence[Target], names: Sequence[str] | None = None)
         except (FileNotFoundError, NotADirectoryError):
             continue
         except OSError as exc:
-            raise KernelsError(f"cannot read {target.path}: {exc.strerror}", "Check its permissions.") from None
+            if not names:
+                found.append(Installed("?", target.path, target, "unreadable", problem=f"cannot read {target.path}: {exc.strerror}"))
+            continue
         for entry in entries:
             if entry.name.startswith(".") or is_ignored(entry.name) or (names and entry.name not in names):
                 continue
-            path = Path(entry.path)
-            if entry.is_symlink():
-                kind = "link" if path.exists() else "broken-link"
-            elif entry.is_dir():
-                kind = "dir"
-            else:
-                continue
-            if kind != "broken-link" and not ((path / SKILL_FILE).is_file() or (path / RECEIPT_FILE).is_file()):
-                continue
-            item = Installed(entry.name, path, target, kind)
-            if kind != "broken-link":
-                item.receipt = receipts.read(path)
-            if kind != "dir":
-                item.link_target = os.readlink(path)
-            if item.receipt is not None:
-                item.version = item.receipt.version
-                if kind == "dir":
-                    item.changes = item.receipt.changes(path)
-            elif kind != "broken-link":
-                item.damaged_receipt = receipts.damaged(path, None)
-                try:
-                    item.version = read_info(path).version
-                except KernelsError:
-                    item.version = None
-            found.append(item)
+            try:
+                item = _installed(entry, target)
+            except OSError as exc:
+                where = exc.filename if isinstance(exc.filename, str) else entry.path
+                item = Installed(entry.name, Path(entry.path), target, "dir", problem=f"cannot read {where}: {exc.strerror}")
+            if item is not None:
+                found.append(item)
     return found
+
+
+def _installed(entry: os.DirEntry[str], target: Target) -> Installed | None:
+    path = Path(entry.path)
+    if entry.is_symlink():
+        kind = "link" if path.exists() else "broken-link"
+    elif entry.is_dir():
+        kind = "dir"
+    else:
+        return None
+    if kind != "broken-link" and not ((path / SKILL_FILE).is_file() or (path / RECEIPT_FILE).is_file()):
+        return None
+    item = Installed(entry.name, path, target, kind)
+    if kind != "broken-link":
+        item.receipt = receipts.read(path)
+    if kind != "dir":
+        item.link_target = os.readlink(path)
+    if item.receipt is not None:
+        item.version = item.receipt.version
+        if kind == "dir":
+            item.changes = item.receipt.changes(path)
+    elif kind != "broken-link":
+        item.damaged_receipt = receipts.damaged(path, None)
+        try:
+            item.version = read_info(path).version
+        except KernelsError:
+            item.version = None
+    return item
 
 
 def source_digests(installs: Sequence[Installed], ctx: SourceContext) -> None:
     """Mark each managed install current or outdated against its source."""
     cache: dict[str, str] = {}
     for item in installs:
-        if item.receipt is None:
+        if item.receipt is None or item.problem:
             continue
         if sources.is_remote(item.receipt.source):
             item.status = "unchecked"  # asking the Hub is `update`'s job, not `list`'s
@@ -451,6 +469,9 @@ def plan_update(targets: Sequence[Target], ctx: SourceContext, *, names: Sequenc
             )
     plan = Plan()
     for item in installs:
+        if item.problem:
+            plan.skipped.append(Skipped(item.name, item.path, item.problem, failed=True))
+            continue
         if item.kind != "dir":
             plan.skipped.append(Skipped(item.name, item.path, f"a link to {item.link_target}; update its target instead"))
             continue

@@ -108,3 +108,38 @@ def test_a_full_skills_folder_is_named_with_the_file(sandbox, monkeypatch):
     assert result.exit_code == 1
     assert f"the skills folder {sandbox.project / '.claude/skills'} is out of space (No space left on device writing " in result.stderr
     assert not (sandbox.project / ".claude/skills/demo").exists()
+
+
+def _unreadable(monkeypatch, *paths) -> None:
+    """os.scandir of these paths fails as for a folder without read permission (the tests
+    run as root too, where chmod would not stop it)."""
+    real = os.scandir
+    blocked = {str(p) for p in paths}
+
+    def scandir(path="."):
+        if str(path) in blocked:
+            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(path))
+        return real(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+
+
+def test_list_reports_every_install_and_marks_the_unreadable_ones(sandbox, monkeypatch):
+    assert cli("skills", "add", "demo", "--claude", "--kiro", "--cursor", "-q").exit_code == 0
+    assert cli("skills", "add", "cuda-kernels", "--claude", "-q").exit_code == 0
+    _unreadable(monkeypatch, sandbox.project / ".kiro/skills", sandbox.project / ".claude/skills/demo/scripts")
+
+    result = cli("skills", "list", "--json")
+    assert result.exit_code == 1
+    rows = {item["path"]: item for item in json.loads(result.stdout)["installed"]}
+    assert json.loads(result.stdout)["ok"] is False
+    assert rows[str(sandbox.project / ".claude/skills/cuda-kernels")]["problem"] is None
+    assert rows[str(sandbox.project / ".cursor/skills/demo")]["problem"] is None
+    assert "cannot read" in rows[str(sandbox.project / ".claude/skills/demo")]["problem"]
+    assert rows[str(sandbox.project / ".kiro/skills")]["kind"] == "unreadable"
+
+    table = cli("skills", "list")
+    assert table.exit_code == 1 and table.stdout.count("unreadable") == 2 and "cuda-kernels" in table.stdout
+    assert table.stderr.startswith("Error: 2 of the listed installs could not be read")
+    update = cli("skills", "update", "--json")
+    assert update.exit_code == 1 and "unexpected" not in update.output

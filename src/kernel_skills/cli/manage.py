@@ -81,20 +81,39 @@ def list_cmd(
     targets, _ = resolve_targets("list", loc, agents=[*agent_flags, *(agent or [])], dests=dest or [], global_=global_)
     installs = install.find_installs(targets)
     install.source_digests(installs, roots.sources)
+    unreadable = [i for i in installs if i.problem]
     if out.json_mode:
-        out.json({"ok": True, "installed": [i.to_json() for i in installs]})
-        return
-    if not installs:
+        out.json({"ok": not unreadable, "installed": [i.to_json() for i in installs]})
+    elif not installs:
         out.line(f"No skills installed in the agents' folders. Install one with `kernels skills add {DEFAULT_SKILL}`.")
-        return
-    table: list[list[str | tuple[str, str]]] = [
-        [(item.name, "bold"), item.version or "-", _state_cell(item), ", ".join(item.target.agents) or "--dest", show_path(item.path, loc)]
-        for item in installs
-    ]
-    out.table(["Skill", "Version", "State", "Agents", "Path"], table)
+    else:
+        table: list[list[str | tuple[str, str]]] = [
+            [
+                (item.name, "bold"),
+                item.version or "-",
+                _state_cell(item),
+                ", ".join(item.target.agents) or "--dest",
+                show_path(item.path, loc),
+            ]
+            for item in installs
+        ]
+        out.table(["Skill", "Version", "State", "Agents", "Path"], table)
+    if unreadable:
+        # Every install was listed; the exit code still tells a script that some could not be read.
+        first = unreadable[0].problem or ""
+        raise typer.Exit(
+            report(
+                f"{len(unreadable)} of the listed installs could not be read ({first})",
+                "Check their permissions.",
+                EXIT_FAILURE,
+                json_doc=False,
+            )
+        )
 
 
 def _state_cell(item: "Installed") -> tuple[str, str]:
+    if item.problem:
+        return ("unreadable", "red")
     if item.kind == "broken-link":
         return (f"broken link to {item.link_target}", "red")
     if item.kind == "link":
