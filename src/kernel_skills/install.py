@@ -529,6 +529,15 @@ def plan_update(targets: Sequence[Target], ctx: SourceContext, *, names: Sequenc
     return plan
 
 
+def _dangling_link_of(link: Path, name: str) -> bool:
+    """Is ``link`` a broken symlink to a folder named ``name`` (what `add --link` makes:
+    ``../../.claude/skills/NAME``) whose copy is gone?"""
+    if os.path.exists(link):
+        return False
+    target = os.readlink(link)
+    return os.path.basename(target.rstrip("/\\")) == name and not os.path.isabs(target)
+
+
 def _not_installed(name: str, targets: Sequence[Target], elsewhere: Sequence[Target]) -> KernelsError:
     """The error for a skill that is not in ``targets``, with where it is, or the closest name."""
     what = f"'{name}' is not installed in {_where(targets)}"
@@ -583,10 +592,16 @@ def plan_remove(names: Sequence[str], targets: Sequence[Target], *, force: bool 
             if existing.kind == "file":
                 errors.append(KernelsError(f"{action.dest} is a file, not a skill", "Delete it yourself if you mean to."))
                 continue
-            if not force and existing.kind == "symlink" and not ours:
+            if existing.kind == "symlink" and not ours and _dangling_link_of(action.dest, name):
+                # What `add --link` made, pointing at a copy that has since been removed: the
+                # link holds nothing of the user's, and removing it is what was asked.
+                action.note = f"it linked to {existing.link_target}, which was already gone"
+            elif not force and existing.kind == "symlink" and not ours:
+                broken = not os.path.exists(action.dest)
                 errors.append(
                     KernelsError(
-                        f"{action.dest} is {existing.describe()} that kernels did not create",
+                        f"{action.dest} is a {'broken ' if broken else ''}symlink to {existing.link_target}"
+                        + (", which does not exist" if broken else ", a folder kernels did not install"),
                         "Re-run with --force to remove the link (the folder it points to is left alone).",
                     )
                 )

@@ -143,3 +143,24 @@ def test_list_reports_every_install_and_marks_the_unreadable_ones(sandbox, monke
     assert table.stderr.startswith("Error: 2 of the listed installs could not be read")
     update = cli("skills", "update", "--json")
     assert update.exit_code == 1 and "unexpected" not in update.output
+
+
+def test_remove_of_a_link_whose_copy_was_removed(sandbox):
+    assert cli("skills", "add", "demo", "--claude", "--cursor", "--link", "-q").exit_code == 0
+    gone = cli("skills", "remove", "demo", "--claude")
+    assert gone.exit_code == 0 and "now broken" in gone.stderr
+    link = sandbox.project / ".cursor/skills/demo"
+    result = cli("skills", "remove", "demo", "--cursor", "--json")
+    assert result.exit_code == 0, result.output
+    assert not os.path.lexists(link)
+    assert "already gone" in json.loads(result.stdout)["actions"][0]["note"]
+    assert "did not create" not in result.output
+
+
+def test_a_foreign_broken_link_is_described_as_broken(sandbox):
+    skills = sandbox.project / ".cursor/skills"
+    skills.mkdir(parents=True)
+    (skills / "demo").symlink_to("../../somewhere/else")
+    result = cli("skills", "remove", "demo", "--cursor")
+    assert result.exit_code == 1
+    assert "is a broken symlink to ../../somewhere/else, which does not exist" in result.stderr and "--force" in result.stderr
