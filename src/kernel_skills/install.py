@@ -121,6 +121,7 @@ class Action:
     _stage: Path | None = field(default=None, repr=False)
     _leftover: Path | None = field(default=None, repr=False)
     _mode: str | None = field(default=None, repr=False)
+    _readonly_mode: int | None = field(default=None, repr=False)  # see _Run.make_movable()
 
     @property
     def needs_backup(self) -> bool:
@@ -748,6 +749,8 @@ class _Run:
             fsops.make_dir(str(tmp), 0o700)
         if action.needs_backup:
             self.backup(action)
+        if action.op in ("replace", "remove"):
+            self.make_movable(action)
         if action.op == "remove":
             return
         assert action.source is not None
@@ -799,6 +802,19 @@ class _Run:
             fsops.rename(str(partial), str(final))
             self.backups.append(final)
             action.backup_path = final
+
+    def make_movable(self, action: Action) -> None:
+        """A read-only folder (chmod -R a-w) cannot be renamed into the temp folder: Linux
+        needs write permission on a folder to move it (its '..' changes). Once it is backed
+        up, give its owner write permission; abort() takes it back if the run is undone.
+        (Deleting its read-only content afterwards is fsops.remove's job.)"""
+        dest = action.dest
+        if os.path.islink(dest) or not os.path.isdir(dest):
+            return
+        mode = stat.S_IMODE(os.lstat(dest).st_mode)
+        if not mode & stat.S_IWUSR:
+            fsops.chmod(str(dest), mode | stat.S_IWUSR)
+            action._readonly_mode = mode
 
     # -- commit and rollback
 
@@ -930,6 +946,12 @@ class _Run:
                     except BaseException:
                         pass
         if clean:
+            for action in actions:
+                if action._readonly_mode is not None and os.path.isdir(action.dest) and not os.path.islink(action.dest):
+                    try:
+                        fsops.chmod(str(action.dest), action._readonly_mode)
+                    except OSError:
+                        pass
             for backup in self.backups:
                 if os.path.lexists(backup):
                     try:

@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -164,3 +165,81 @@ def test_a_foreign_broken_link_is_described_as_broken(sandbox):
     result = cli("skills", "remove", "demo", "--cursor")
     assert result.exit_code == 1
     assert "is a broken symlink to ../../somewhere/else, which does not exist" in result.stderr and "--force" in result.stderr
+
+
+def _read_only(tree) -> None:
+    for path in sorted(tree.rglob("*"), reverse=True):
+        if not path.is_symlink():
+            path.chmod(path.stat().st_mode & ~0o222)
+    tree.chmod(tree.stat().st_mode & ~0o222)
+
+
+@pytest.fixture
+def kernel_rename_rules(monkeypatch):
+    """Root may move a read-only folder anywhere; a user may not (rename(2): EACCES when a
+    folder moving to another parent lacks write permission for its '..'). The tests run as
+    root too, so the renames apply that rule here."""
+    import stat
+
+    from kernel_skills import fsops
+
+    def check(*paths: str) -> None:
+        for path in paths:
+            if os.path.isdir(path) and not os.path.islink(path) and not os.lstat(path).st_mode & stat.S_IWUSR:
+                raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), path)
+
+    for name in ("rename", "exchange"):
+        real = getattr(fsops, name)
+
+        def wrapped(a: str, b: str, _real=real) -> object:
+            if os.path.dirname(a) != os.path.dirname(b):
+                check(a, b)
+            return _real(a, b)
+
+        monkeypatch.setattr(fsops, name, wrapped)
+
+
+@pytest.mark.parametrize("swap", ["exchange", "two-renames"])
+def test_force_replaces_and_removes_a_read_only_install(sandbox, monkeypatch, kernel_rename_rules, swap):
+    from kernel_skills import fsops
+
+    if swap == "two-renames":
+        monkeypatch.setattr(fsops, "HOOKS", {"no-exchange": ""})
+    assert cli("skills", "add", "demo", "--claude", "-q").exit_code == 0
+    dest = sandbox.project / ".claude/skills/demo"
+    (dest / "mine.txt").write_text("mine\n")
+    _read_only(dest)
+    replaced = cli("skills", "add", "demo", "--claude", "--force", "--json")
+    assert replaced.exit_code == 0, replaced.output
+    assert (Path(json.loads(replaced.stdout)["actions"][0]["backup"]) / "mine.txt").read_text() == "mine\n"
+    assert not (dest / "mine.txt").exists() and dest.stat().st_mode & 0o200
+
+    _read_only(dest)
+    removed = cli("skills", "remove", "demo", "--claude", "--force")
+    assert removed.exit_code == 0, removed.output
+    assert not os.path.lexists(dest)
+
+
+def test_an_undone_run_leaves_a_read_only_install_read_only(sandbox, monkeypatch, kernel_rename_rules):
+    from kernel_skills import fsops
+
+    assert cli("skills", "add", "demo", "--claude", "--kiro", "-q").exit_code == 0
+    dest = sandbox.project / ".claude/skills/demo"
+    _read_only(dest)
+    before = dest.stat().st_mode
+    real = fsops.write_bytes
+    calls = {"n": 0}
+
+    def failing(*args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] == 2:  # the second receipt: the second target's staging
+            raise OSError(errno.EIO, "I/O error", args[0])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(fsops, "write_bytes", failing)
+    from .conftest import make_skill
+
+    make_skill(sandbox.bundled, "demo", version="2.0.0")
+    result = cli("skills", "update", "--claude", "--kiro")
+    assert result.exit_code == 1
+    assert dest.stat().st_mode == before
