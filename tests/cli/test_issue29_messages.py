@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -243,3 +244,31 @@ def test_an_undone_run_leaves_a_read_only_install_read_only(sandbox, monkeypatch
     result = cli("skills", "update", "--claude", "--kiro")
     assert result.exit_code == 1
     assert dest.stat().st_mode == before
+
+
+@pytest.mark.parametrize(("sig", "code", "what"), [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")])
+@pytest.mark.parametrize("json_flag", [False, True])
+def test_a_signal_during_start_up_is_one_line_and_json_with_json(sandbox, tmp_path, sig, code, what, json_flag):
+    armed = tmp_path / "armed"
+    args = ["skills", "list", *(["--json"] if json_flag else [])]
+    env = sandbox.env(KERNEL_SKILLS_TEST_HOOKS=f"startup-wait={armed}")
+    proc = subprocess.Popen([sys.executable, "-m", "kernel_skills", *args], env=env, cwd=sandbox.project,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not armed.exists() and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.01)
+    proc.send_signal(sig)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == code
+    assert err == f"Error: {what} while starting. Nothing was changed.\n"
+    if json_flag:
+        assert json.loads(out)["ok"] is False and json.loads(out)["error"]["exit_code"] == code
+    else:
+        assert out == ""
+
+
+def test_importing_the_cli_leaves_the_programs_signal_handling_alone():
+    import kernel_skills.cli  # noqa: F401  (already imported by other tests; the point is it changed nothing)
+
+    assert signal.getsignal(signal.SIGINT) is not None
+    assert getattr(signal.getsignal(signal.SIGINT), "__module__", "") != "kernel_skills.cli.startup"

@@ -18,6 +18,7 @@ are imported inside the commands, so `kernels --help` stays fast.
 # Importing a command module registers its commands on the `skills` group, in this order
 # (the order `kernels skills --help` lists them in), so the import sorter must leave it be.
 # isort: off
+from . import startup  # noqa: F401  (first: a signal while the rest imports is handled; see startup.py)
 from . import add, manage, show, validate, publish, backups_cmd, agents_cmd, config_cmd  # noqa: F401
 
 # isort: on

@@ -105,6 +105,9 @@ class Root(Group):
         return super().parse_args(ctx, args)  # type: ignore[no-any-return]
 
     def invoke(self, ctx: Any) -> Any:
+        from . import startup
+
+        startup.done()  # from here on a signal is this handler's (below), not start-up's
         try:
             return super().invoke(ctx)
         except KernelsError as exc:

@@ -1,0 +1,75 @@
+"""Ctrl-C or SIGTERM while the CLI is still starting: one line, JSON with --json, no traceback.
+
+Importing typer and the command modules takes a few tens of milliseconds, before the one
+error handler (handler.Root.invoke) is in place. A signal in that window would print a
+KeyboardInterrupt traceback (SIGINT) or end the process silently (SIGTERM), and a script
+that asked for --json would get no JSON. Importing this module first, when the process
+is the `kernels` command itself, installs handlers for that window; :func:`done` (called
+as the handler takes over) puts back the usual ones.
+
+Only the command arms this: a program that imports kernel_skills.cli (the tests) keeps its
+own signal handling. ``KERNEL_SKILLS_TEST_HOOKS=startup-wait=PATH`` (tests only) creates
+PATH once armed and then waits up to 10 s, so that a test can signal inside the window.
+"""
+
+import os
+import signal
+import sys
+import time
+from typing import Any
+
+_CODES: dict[int, tuple[int, str]] = {signal.SIGINT: (130, "interrupted")}
+if hasattr(signal, "SIGTERM"):
+    _CODES[signal.SIGTERM] = (143, "terminated")
+_previous: dict[int, Any] = {}
+
+
+def _is_the_command() -> bool:
+    argv0 = sys.argv[0] if sys.argv else ""
+    name = os.path.basename(argv0)
+    if name.endswith(".exe"):
+        name = name[:-4]
+    return name in ("kernels", "kernel-skills") or (name == "__main__.py" and os.path.basename(os.path.dirname(argv0)) == "kernel_skills")
+
+
+def _on_signal(signum: int, frame: Any) -> None:
+    code, what = _CODES[signum]
+    argv = sys.argv[1:]
+    argv = argv[: argv.index("--")] if "--" in argv else argv
+    try:
+        os.write(2, f"Error: {what} while starting. Nothing was changed.\n".encode())
+        if "--json" in argv:
+            import json  # only here: start-up time is what this module protects
+
+            doc = {"ok": False, "error": {"what": f"{what} while starting", "fix": "Nothing was changed.", "exit_code": code}}
+            os.write(1, (json.dumps(doc, indent=2) + "\n").encode())
+    finally:
+        os._exit(code)  # nothing is half-done yet, and nothing must run after this
+
+
+def arm() -> None:
+    for signum in _CODES:
+        _previous[signum] = signal.signal(signum, _on_signal)
+
+
+def done() -> None:
+    """The command's own handling starts: Ctrl-C raises KeyboardInterrupt again."""
+    while _previous:
+        signum, handler = _previous.popitem()
+        if signal.getsignal(signum) is _on_signal:  # main() may have set its own (SIGTERM) since
+            signal.signal(signum, handler)
+
+
+def _test_wait() -> None:
+    hooks = os.environ.get("KERNEL_SKILLS_TEST_HOOKS", "")
+    for item in hooks.split(","):
+        key, _, value = item.strip().partition("=")
+        if key == "startup-wait" and value:
+            with open(value, "w"):
+                pass
+            time.sleep(10)
+
+
+if _is_the_command():
+    arm()
+    _test_wait()
