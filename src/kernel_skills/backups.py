@@ -124,15 +124,18 @@ class Backup:
 
 
 def tree_stats(folder: Path) -> tuple[int, int]:
-    """(bytes, files) of a tree, not following links."""
+    """(bytes, files) of a tree, not following links (without recursion: a tree may be deep)."""
+    from .skill import walk
+
     total = count = 0
-    for dirpath, _, filenames in os.walk(folder):
-        for name in filenames:
-            try:
-                total += os.lstat(os.path.join(dirpath, name)).st_size
-            except OSError:
-                continue
-            count += 1
+    for _, entry in walk(folder, everything=True):
+        if entry.is_dir(follow_symlinks=False):
+            continue
+        try:
+            total += entry.stat(follow_symlinks=False).st_size
+        except OSError:
+            continue
+        count += 1
     return total, count
 
 

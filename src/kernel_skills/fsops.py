@@ -208,10 +208,39 @@ def remove(path: str) -> None:
     _tick()
     if os.path.islink(path) or not os.path.isdir(path):
         os.unlink(path)
-    elif sys.version_info >= (3, 12):
-        shutil.rmtree(path, onexc=_retry_writable)
-    else:
-        shutil.rmtree(path, onerror=_retry_writable)
+        return
+    try:
+        if sys.version_info >= (3, 12):
+            shutil.rmtree(path, onexc=_retry_writable)
+        else:
+            shutil.rmtree(path, onerror=_retry_writable)
+    except RecursionError:
+        # shutil.rmtree recurses once per level before Python 3.12(-ish); a tree a user
+        # nested 1,500 folders deep must still go.
+        _remove_deep(path)
+
+
+def _remove_deep(root: str) -> None:
+    """rmtree without recursion: empty the folders deepest first."""
+    stack = [root]
+    while stack:
+        folder = stack[-1]
+        with os.scandir(folder) as it:
+            entries = list(it)
+        subfolders = [e.path for e in entries if e.is_dir(follow_symlinks=False)]
+        if subfolders:
+            stack.extend(subfolders)
+            continue
+        for entry in entries:
+            try:
+                os.unlink(entry.path)
+            except PermissionError:
+                _retry_writable(os.unlink, entry.path)
+        try:
+            os.rmdir(folder)
+        except PermissionError:
+            _retry_writable(os.rmdir, folder)
+        stack.pop()
 
 
 # ----------------------------------------------------------------------------- locking

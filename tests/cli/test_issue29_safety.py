@@ -319,3 +319,16 @@ def test_local_file_names_with_control_characters_are_refused(sandbox):
     result = cli("skills", "add", str(skill), "--dest", "out")
     assert result.exit_code == 1 and "control character" in result.stderr
     _assert_inert(result.stderr)
+
+
+def test_an_install_a_user_nested_1500_levels_deep_is_backed_up_and_removed(sandbox):
+    assert cli("skills", "add", "demo", "--claude", "-q").exit_code == 0
+    dest = sandbox.project / ".claude/skills/demo"
+    _deep(dest / "references", 1500)
+    listed = cli("skills", "list", "--json")
+    assert listed.exit_code == 0 and json.loads(listed.stdout)["installed"][0]["modified"] is True
+    removed = cli("skills", "remove", "demo", "--claude", "--force", "--json")
+    assert removed.exit_code == 0, removed.output
+    backup = Path(json.loads(removed.stdout)["actions"][0]["backup"])
+    assert not os.path.lexists(dest)
+    _undeep(backup / "references")
