@@ -155,6 +155,18 @@ def _undeep(root: Path) -> None:
         os.chdir(here)
 
 
+@pytest.fixture
+def deep_ok(tmp_path):
+    """Remove whatever deep chain a test leaves, even when it fails: pytest's own cleanup of
+    old temp folders uses shutil.rmtree, which recurses once per level on Python 3.11 and
+    would fail on it in a later session."""
+    yield
+    from kernel_skills.fsops import _remove_deep
+
+    if tmp_path.exists():
+        _remove_deep(str(tmp_path))
+
+
 NESTED = "[" * 200_000 + "]" * 200_000
 
 
@@ -190,7 +202,7 @@ def test_a_receipt_of_any_shape_that_does_not_parse_is_damaged(sandbox, receipt)
     assert cli("skills", "remove", "demo", "-q").exit_code == 0
 
 
-def test_a_1500_level_tree_is_refused_by_add_and_reported_by_validate(sandbox):
+def test_a_1500_level_tree_is_refused_by_add_and_reported_by_validate(sandbox, deep_ok):
     skill = make_skill(sandbox.root / "src", "deep")
     _deep(skill / "references", 1500)
     try:
@@ -207,7 +219,7 @@ def test_a_1500_level_tree_is_refused_by_add_and_reported_by_validate(sandbox):
         _undeep(skill / "references")
 
 
-def test_validate_of_a_folder_of_skills_keeps_every_result_when_one_is_bad(sandbox):
+def test_validate_of_a_folder_of_skills_keeps_every_result_when_one_is_bad(sandbox, deep_ok):
     team = sandbox.root / "team"
     for name in ("alpha", "beta", "gamma"):
         make_skill(team, name)
@@ -221,7 +233,7 @@ def test_validate_of_a_folder_of_skills_keeps_every_result_when_one_is_bad(sandb
         _undeep(team / "beta" / "references")
 
 
-def test_file_count_and_depth_limits_have_defaults_and_can_be_raised(sandbox):
+def test_file_count_and_depth_limits_have_defaults_and_can_be_raised(sandbox, deep_ok):
     many = make_skill(sandbox.root / "src", "many", extra={f"assets/f{i}.txt": "x" for i in range(60)})
     refused = cli("skills", "add", str(many), "--dest", "out", "--max-files", "50")
     assert refused.exit_code == 1 and "more than 50 files" in refused.stderr and "--max-files" in refused.stderr
@@ -321,7 +333,7 @@ def test_local_file_names_with_control_characters_are_refused(sandbox):
     _assert_inert(result.stderr)
 
 
-def test_an_install_a_user_nested_1500_levels_deep_is_backed_up_and_removed(sandbox):
+def test_an_install_a_user_nested_1500_levels_deep_is_backed_up_and_removed(sandbox, deep_ok):
     assert cli("skills", "add", "demo", "--claude", "-q").exit_code == 0
     dest = sandbox.project / ".claude/skills/demo"
     _deep(dest / "references", 1500)
