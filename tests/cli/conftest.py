@@ -1,8 +1,11 @@
 """Fixtures for the CLI tests: nothing here may touch the real home or the real cwd.
 
-The autouse fixture points HOME, XDG_CONFIG_HOME, XDG_STATE_HOME, CLAUDE_CONFIG_DIR and
-the cwd at tmp dirs, and points the bundled-skills root at a tmp folder of test skills
-(the real skills/ tree is being written by others and must not decide these tests).
+The autouse fixture points HOME, KERNEL_SKILLS_STATE_DIR, KERNEL_SKILLS_CONFIG_DIR,
+CLAUDE_CONFIG_DIR and the cwd at tmp dirs, and points the bundled-skills root at a tmp
+folder of test skills (the real skills/ tree is being written by others and must not
+decide these tests). State and config are moved with the kernel-skills variables, not
+with XDG_*, which platformdirs ignores on Windows and macOS: no test depends on
+platformdirs' per-OS rules. XDG_CONFIG_HOME is still set, for agents that honour it.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from .hubfake import FakeHub, point_client_at
 
 REPO = Path(__file__).resolve().parents[2]
 _ENV_TO_CLEAR = ("KERNEL_SKILLS_BUNDLED_ROOT", "KERNEL_SKILLS_TEST_HOOKS", "KERNELS_DEBUG", "XDG_DATA_HOME", "XDG_CACHE_HOME")
+_STATE_ENV = ("KERNEL_SKILLS_STATE_DIR", "KERNEL_SKILLS_CONFIG_DIR")  # set by the sandbox, kept for subprocesses
 
 
 @dataclass
@@ -72,12 +76,15 @@ def sandbox(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Sandbox:
     )
     for folder in (home, project, box.bundled):
         folder.mkdir(parents=True)
-    for name in _ENV_TO_CLEAR:
+    for name in _ENV_TO_CLEAR + _STATE_ENV:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("USERPROFILE", str(home))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(box.config_dir))
-    monkeypatch.setenv("XDG_STATE_HOME", str(box.state))
+    monkeypatch.setenv("KERNEL_SKILLS_STATE_DIR", str(box.state / "kernel-skills"))
+    monkeypatch.setenv("KERNEL_SKILLS_CONFIG_DIR", str(box.config_dir / "kernel-skills"))
+    # A real user state dir must never be reached, whatever platformdirs would pick here.
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "xdg-state-must-stay-unused"))
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(home / ".claude"))
     monkeypatch.setenv("KERNEL_SKILLS_BUNDLED_ROOT", str(box.bundled))
     monkeypatch.setattr(fsops, "HOOKS", {})
