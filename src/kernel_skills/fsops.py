@@ -5,7 +5,8 @@ k-th operation fail, and a test hook can slow every operation down to let a sign
 anywhere. ``$KERNEL_SKILLS_TEST_HOOKS`` (comma-separated, for tests only):
 ``delay=SECONDS`` sleeps before each operation; ``kill-at=N`` SIGKILLs the process just
 before its N-th operation; ``no-exchange`` disables renameat2(RENAME_EXCHANGE) so the
-two-rename fallback runs.
+two-rename fallback runs; ``no-flock`` locks with lock files as on Windows
+(:mod:`kernel_skills.locking`).
 """
 
 from __future__ import annotations
@@ -48,7 +49,8 @@ def _tick() -> None:
     if HOOKS.get("kill-at") and _ticks == int(HOOKS["kill-at"]):
         import signal
 
-        os.kill(os.getpid(), signal.SIGKILL)
+        # Windows has no SIGKILL; os.kill there ends the process at once whatever the number.
+        os.kill(os.getpid(), getattr(signal, "SIGKILL", signal.SIGTERM))
     if HOOKS.get("delay"):
         time.sleep(float(HOOKS["delay"]))
 
@@ -207,24 +209,13 @@ def remove(path: str) -> None:
 
 
 @contextmanager
-def locked(folders: Iterable[Path]) -> Iterator[None]:
-    """Hold an exclusive lock on each existing folder (flock on the folder itself).
+def locked(folders: Iterable[Path], lock_dir: Path | Callable[[], Path] | None = None) -> Iterator[list[Path]]:
+    """Hold an exclusive lock on each existing folder; yields them, one per real folder.
 
-    Taken in sorted order so two runs over the same folders cannot deadlock. The kernel
-    drops the lock when the process dies, so a killed run never leaves a stale lock.
+    See :mod:`kernel_skills.locking`: ``flock`` on the folder where it exists, a lock file
+    in ``lock_dir`` elsewhere (Windows), folders told apart by ``(st_dev, st_ino)``.
     """
-    try:
-        import fcntl
-    except ImportError:  # Windows: no flock; concurrent runs are not serialized there
-        yield
-        return
-    fds: list[int] = []
-    try:
-        for folder in sorted({os.path.realpath(f) for f in folders}):
-            fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-            fds.append(fd)
-            fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        for fd in fds:
-            os.close(fd)
+    from . import locking
+
+    with locking.locked(folders, lock_dir, hooks=tuple(HOOKS)) as held:
+        yield held

@@ -46,10 +46,15 @@ from .sources import SkillSource, SourceContext
 
 TMP_DIR = ".kernel-skills-tmp"
 BACKUP_DIR = "backups"
+LOCK_DIR = "locks"  # lock files, where there is no flock (Windows): see locking.py
 
 
 def _state(state_dir: Path | Callable[[], Path]) -> Path:
     return state_dir() if callable(state_dir) else state_dir
+
+
+def _lock_dir(state_dir: Path | Callable[[], Path]) -> Path:
+    return _state(state_dir) / LOCK_DIR
 
 
 # ------------------------------------------------------------------------ what is there
@@ -775,7 +780,7 @@ class _Run:
             try:
                 for folder in folders:
                     fsops.make_dirs(folder, self.created)
-                stack.enter_context(fsops.locked(folders))
+                stack.enter_context(fsops.locked(folders, lambda: _lock_dir(self._state_dir)))
                 for folder in folders:
                     self.plan.notes += recover(folder, self._state_dir)
                 errors = [e for e in (self.recheck(a) for a in actions) if e]
@@ -905,7 +910,7 @@ def recover(folder: Path, state_dir: Path | Callable[[], Path]) -> list[str]:
 def recover_all(folders: Sequence[Path], state_dir: Path | Callable[[], Path]) -> list[str]:
     existing = [f for f in dict.fromkeys(folders) if os.path.isdir(f)]
     notes: list[str] = []
-    with fsops.locked(existing):
+    with fsops.locked(existing, lambda: _lock_dir(state_dir)):
         for folder in existing:
             notes += recover(folder, state_dir)
     return notes

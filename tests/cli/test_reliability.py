@@ -392,10 +392,14 @@ def test_sigterm_rolls_back_and_cleans_up(sandbox):
     assert snapshot(sandbox.root) == before
 
 
-def test_eight_concurrent_add_force_processes_leave_one_complete_tree(sandbox):
+@pytest.mark.parametrize("lock", ["flock", "lock-file"])
+def test_eight_concurrent_add_force_processes_leave_one_complete_tree(sandbox, lock):
+    """Also with the lock files Windows uses (no flock there): a second run's recover()
+    must never see the first run's staging."""
     dest = sandbox.root / "target"
     _bundle(sandbox, "2.0.0")
-    procs = [_add_process(sandbox, dest, "delay=0.003") for _ in range(8)]
+    hooks = "delay=0.003" + (",no-flock" if lock == "lock-file" else "")
+    procs = [_add_process(sandbox, dest, hooks) for _ in range(8)]
     results = [p.communicate(timeout=120) for p in procs]
     assert [p.returncode for p in procs] == [0] * 8, results
     assert skill_files(dest / "demo") == skill_files(sandbox.bundled / "demo")
