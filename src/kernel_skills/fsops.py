@@ -6,7 +6,8 @@ anywhere. ``$KERNEL_SKILLS_TEST_HOOKS`` (comma-separated, for tests only):
 ``delay=SECONDS`` sleeps before each operation; ``kill-at=N`` SIGKILLs the process just
 before its N-th operation; ``no-exchange`` disables renameat2(RENAME_EXCHANGE) so the
 two-rename fallback runs; ``no-flock`` locks with lock files as on Windows
-(:mod:`kernel_skills.locking`).
+(:mod:`kernel_skills.locking`); ``no-sigmask`` defers signals with recording handlers
+as on Windows (:mod:`kernel_skills.interrupts`).
 """
 
 from __future__ import annotations

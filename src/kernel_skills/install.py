@@ -26,9 +26,7 @@ from __future__ import annotations
 import difflib
 import os
 import shutil
-import signal
 import stat
-import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
@@ -36,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import fsops, receipts, sources
+from . import fsops, interrupts, receipts, sources
 from .agents import Target
 from .errors import KernelsError
 from .receipts import RECEIPT_FILE, Receipt
@@ -588,20 +586,13 @@ def plan_remove(names: Sequence[str], targets: Sequence[Target], *, force: bool 
 
 @contextmanager
 def _no_interrupts() -> Iterator[None]:
-    """Hold SIGINT/SIGTERM until a commit step and its bookkeeping are both done.
+    """Hold SIGINT/SIGTERM (and SIGBREAK) until a commit step and its bookkeeping are both done.
 
     The signal is delivered right after, so Ctrl-C still works; it just cannot land
-    between a rename and the record that it happened.
+    between a rename and the record that it happened. See interrupts.py for how, per OS.
     """
-    usable = hasattr(signal, "pthread_sigmask") and threading.current_thread() is threading.main_thread()
-    if not usable:
+    with interrupts.deferred(tuple(fsops.HOOKS)):
         yield
-        return
-    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
 def _token() -> str:

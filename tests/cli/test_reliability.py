@@ -376,11 +376,12 @@ def test_sigkill_at_random_moments(sandbox):
         _user_edit_survives(sandbox, dest, old)
 
 
-def test_sigterm_rolls_back_and_cleans_up(sandbox):
+@pytest.mark.parametrize("deferral", ["sigmask", "handlers"])
+def test_sigterm_rolls_back_and_cleans_up(sandbox, deferral):
     dest = sandbox.root / "target"
     _prepare_old_install(sandbox, dest)
     before = snapshot(sandbox.root)
-    proc = _add_process(sandbox, dest, "delay=0.05")
+    proc = _add_process(sandbox, dest, "delay=0.05" + (",no-sigmask" if deferral == "handlers" else ""))
     deadline = time.monotonic() + 30
     while not (dest / ".kernel-skills-tmp").exists() and time.monotonic() < deadline:
         time.sleep(0.002)
@@ -410,3 +411,72 @@ def test_eight_concurrent_add_force_processes_leave_one_complete_tree(sandbox, l
     from kernel_skills.skill import validate
 
     assert validate(dest / "demo").ok
+
+
+# ------------------------------------------------------------ real signals mid-commit
+
+
+class SignalAfter:
+    """Send this process ``signum`` right after the k-th call of ``ops`` has done its work:
+    the moment a Ctrl-C would split a rename from the record that it happened."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, k: int, ops: tuple[str, ...], signum: int) -> None:
+        self.k, self.calls, self.signum, self.hit = k, 0, signum, None
+        for name in ops:
+            monkeypatch.setattr(fsops, name, self._wrap(name, getattr(fsops, name)))
+
+    def _wrap(self, name, fn):
+        def wrapper(*args, **kwargs):
+            result = fn(*args, **kwargs)
+            self.calls += 1
+            if self.calls == self.k:
+                self.hit = name
+                os.kill(os.getpid(), self.signum)
+            return result
+
+        return wrapper
+
+
+class _Terminated(KeyboardInterrupt):
+    pass
+
+
+def _raise_terminated(signum, frame):
+    raise _Terminated()
+
+
+@pytest.mark.parametrize(
+    ("signum", "deferral"),
+    [(signal.SIGINT, "sigmask"), (signal.SIGINT, "handlers"), (signal.SIGTERM, "handlers")],
+    ids=["SIGINT-sigmask", "SIGINT-handlers", "SIGTERM-handlers"],
+)
+def test_a_real_signal_right_after_any_rename_rolls_everything_back(sandbox, monkeypatch, signum, deferral):
+    """pthread_sigmask where it exists; recording handlers where it does not (Windows):
+    either way the signal waits for the step's bookkeeping, and the run rolls back whole."""
+    hooks = {"no-exchange": ""} | ({"no-sigmask": ""} if deferral == "handlers" else {})
+    monkeypatch.setattr(fsops, "HOOKS", hooks)
+    previous = signal.signal(signal.SIGTERM, _raise_terminated)
+    try:
+        sources, targets = scenario(sandbox)
+        before = snapshot(sandbox.root)
+        renames = ("exchange", "rename_noreplace", "rename")
+        hits = []
+        k = 0
+        while True:
+            k += 1
+            with monkeypatch.context() as patch:
+                fire = SignalAfter(patch, k, renames, signum)
+                try:
+                    run_add(sandbox, sources, targets)
+                    raised = False
+                except KeyboardInterrupt:
+                    raised = True
+            if fire.hit is None:
+                assert not raised
+                break
+            assert raised and snapshot(sandbox.root) == before, f"signal after rename {k} ({fire.hit})"
+            hits.append(fire.hit)
+        # The backup's rename, the replace (exchange, refused here, then two renames), two installs.
+        assert len(hits) == 6
+    finally:
+        signal.signal(signal.SIGTERM, previous)
