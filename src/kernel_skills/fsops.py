@@ -7,7 +7,8 @@ anywhere. ``$KERNEL_SKILLS_TEST_HOOKS`` (comma-separated, for tests only):
 before its N-th operation; ``no-exchange`` disables renameat2(RENAME_EXCHANGE) so the
 two-rename fallback runs; ``no-flock`` locks with lock files as on Windows
 (:mod:`kernel_skills.locking`); ``no-sigmask`` defers signals with recording handlers
-as on Windows (:mod:`kernel_skills.interrupts`).
+as on Windows (:mod:`kernel_skills.interrupts`); ``busy=N`` makes the first N tries of
+every rename and delete fail with Windows' sharing violation (WinError 32).
 """
 
 from __future__ import annotations
@@ -176,12 +177,56 @@ def rename_noreplace(src: str, dst: str) -> None:
     # Callers hold the directory lock, so nothing appears between the check and the rename.
     if os.path.lexists(dst):
         raise FileExistsError(errno.EEXIST, os.strerror(errno.EEXIST), dst)
-    os.rename(src, dst)
+    _when_free(os.rename, src, dst)
 
 
 def rename(src: str, dst: str) -> None:
     _tick()
-    os.rename(src, dst)
+    _when_free(os.rename, src, dst)
+
+
+# -------------------------------------------------------------- files held open (Windows)
+
+# Windows refuses to rename or delete a file another program holds open without
+# FILE_SHARE_DELETE (an editor, the agent itself, a virus scanner or the indexer, which
+# usually let go within a second): ERROR_SHARING_VIOLATION (32) or ERROR_ACCESS_DENIED (5).
+BUSY_WINERRORS = (32, 5)
+BUSY_BACKOFF_S = (0.05, 0.1, 0.2, 0.4, 0.8, 1.6)  # 3.15 s in all, then the error stands
+
+
+def is_busy(exc: BaseException) -> bool:
+    """Is ``exc`` Windows saying that another program holds the file open?"""
+    return isinstance(exc, OSError) and getattr(exc, "winerror", None) in BUSY_WINERRORS
+
+
+class _SimulatedBusy(PermissionError):
+    """What Windows raises for a file held open (Python sets ``winerror`` there itself)."""
+
+    winerror = 32
+
+
+def _busy_error(path: str) -> PermissionError:
+    return _SimulatedBusy(errno.EACCES, "The process cannot access the file because it is being used by another process", path)
+
+
+def _when_free(fn: Callable[..., Any], path: str, *args: Any) -> None:
+    """``fn(path, *args)``, tried again with backoff while the file is busy (see above).
+
+    The ``busy=N`` test hook makes the first N tries of every such call fail as Windows
+    does, with a 1000-times shorter backoff.
+    """
+    fake = int(HOOKS.get("busy") or 0)
+    scale = 0.001 if "busy" in HOOKS else 1.0
+    for attempt in range(len(BUSY_BACKOFF_S) + 1):
+        try:
+            if attempt < fake:
+                raise _busy_error(path)
+            fn(path, *args)
+            return
+        except OSError as exc:
+            if not is_busy(exc) or attempt == len(BUSY_BACKOFF_S):
+                raise
+        time.sleep(BUSY_BACKOFF_S[attempt] * scale)
 
 
 # ----------------------------------------------------------------------------- removal
@@ -198,6 +243,10 @@ def _retry_writable(func: Callable[..., Any], path: str, *_: Any) -> None:
 def remove(path: str) -> None:
     """Remove a tree, a file or a symlink. A symlink is unlinked, never followed."""
     _tick()
+    _when_free(_remove, path)
+
+
+def _remove(path: str) -> None:
     if os.path.islink(path) or not os.path.isdir(path):
         os.unlink(path)
     elif sys.version_info >= (3, 12):

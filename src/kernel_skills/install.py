@@ -857,7 +857,16 @@ def _rmdir_quiet(folder: Path) -> None:
 def apply(plan: Plan, *, state_dir: Path | Callable[[], Path], force: bool = False) -> Plan:
     """Carry out a plan from plan_add/plan_update/plan_remove: all of it, or none of it."""
     if plan.actions:
-        _Run(plan, state_dir, force=force).run()
+        try:
+            _Run(plan, state_dir, force=force).run()
+        except OSError as exc:
+            if not fsops.is_busy(exc):
+                raise
+            raise KernelsError(
+                f"{exc.filename} is in use by another program (Windows would not rename or delete it)",
+                "Close what has the skill's files open (an editor, the agent, a virus scan), then re-run; "
+                "what was done so far was rolled back or is cleaned up by the next run.",
+            ) from exc
     return plan
 
 
@@ -871,21 +880,28 @@ def recover(folder: Path, state_dir: Path | Callable[[], Path]) -> list[str]:
     try:
         names = sorted(os.listdir(tmp))
     except OSError:
-        # No temp folder: no run was interrupted here (a run makes it before anything
-        # else, backups included, and removes it last).
-        return notes
+        # No temp folder: no run was interrupted here mid-swap. A partial backup may still
+        # be left (a run whose cleanup could not delete it: a file held open on Windows).
+        names = []
+    busy: list[str] = []
     for name in names:
         path = tmp / name
         kind, _, rest = name.partition("-")
         skill = rest.rpartition("-")[0]
         dest = folder / skill
-        if kind == "old" and skill and not os.path.lexists(dest):
-            fsops.rename(str(path), str(dest))
-            notes.append(f"restored {dest} (a previous run was interrupted while replacing it)")
-        else:
-            fsops.remove(str(path))
-    if names and not notes:
+        try:
+            if kind == "old" and skill and not os.path.lexists(dest):
+                fsops.rename(str(path), str(dest))
+                notes.append(f"restored {dest} (a previous run was interrupted while replacing it)")
+            else:
+                fsops.remove(str(path))
+        except OSError as exc:
+            if not fsops.is_busy(exc):
+                raise
+            busy.append(_busy_note(path, dest if kind == "old" and not os.path.lexists(dest) else None))
+    if names and not notes and len(busy) < len(names):
         notes.append(f"cleaned up after an interrupted run in {folder}")
+    notes += busy
     backups = _state(state_dir) / BACKUP_DIR
     prefix = f".partial-{_folder_key(folder)}-"
     try:
@@ -893,9 +909,22 @@ def recover(folder: Path, state_dir: Path | Callable[[], Path]) -> list[str]:
     except OSError:
         partials = []
     for name in partials:
-        fsops.remove(str(backups / name))
+        try:
+            fsops.remove(str(backups / name))
+        except OSError as exc:
+            if not fsops.is_busy(exc):
+                raise
+            notes.append(_busy_note(backups / name, None))
     _rmdir_quiet(tmp)
     return notes
+
+
+def _busy_note(path: Path, missing: Path | None) -> str:
+    """recover() leaves an entry another program holds open (Windows) for the next run."""
+    if missing is not None:
+        return (f"could not restore {missing} from {path}: another program has a file in it open; "
+                "close it (an editor, the agent) and re-run to put it back")
+    return f"left {path} for the next run to delete: another program has a file in it open"
 
 
 def recover_all(folders: Sequence[Path], state_dir: Path | Callable[[], Path]) -> list[str]:

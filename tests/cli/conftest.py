@@ -147,6 +147,9 @@ def make_skill(
     return folder
 
 
+_LOCKS = "kernel-skills/locks"
+
+
 def snapshot(path: Path) -> dict[str, tuple]:
     """Everything under ``path`` (not following symlinks): kind, bytes or link target, mode."""
     if not os.path.lexists(path):
@@ -160,6 +163,8 @@ def snapshot(path: Path) -> dict[str, tuple]:
             entries.append((full, os.lstat(full)))
     for full, st in entries:
         rel = os.path.relpath(full, base)
+        if _LOCKS in rel.replace(os.sep, "/"):
+            continue  # lock files (where there is no flock) are made once and kept for good
         if stat.S_ISLNK(st.st_mode):
             result[rel] = ("link", os.readlink(full))
         elif stat.S_ISDIR(st.st_mode):
