@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import fsops, interrupts, receipts, sources
+from . import fsops, interrupts, portable, receipts, sources
 from .agents import Target
 from .errors import KernelsError
 from .receipts import RECEIPT_FILE, Receipt
@@ -298,9 +298,29 @@ def plan_add(skill_sources: Sequence[SkillSource], targets: Sequence[Target], *,
             plan.actions.append(action)
     if not errors:
         errors += _check_space(plan.actions)
+        errors += _check_path_lengths(plan.actions)
     if errors:
         raise _combine(errors)
     return plan
+
+
+def _check_path_lengths(actions: Sequence[Action]) -> list[KernelsError]:
+    """Refuse up front a file whose path (while staged, the longest it gets) is longer than
+    this OS takes: 259 characters on Windows without long paths, where the copy would
+    otherwise fail half-way."""
+    limit = portable.path_limit()
+    errors = []
+    for action in actions:
+        if action.source is None or action.link_to is not None:
+            continue
+        longest = max((rel for rel, _ in walk(action.source.path)), key=len, default="")
+        staged = os.path.join(os.path.abspath(action.target.path), TMP_DIR, f"new-{action.skill}-{'0' * 8}", *longest.split("/"))
+        if len(staged) > limit:
+            errors.append(KernelsError(
+                f"{action.dest / longest} is too long a path here: {len(staged)} characters while it is staged, over the {limit} this system takes",
+                "Install into a folder with a shorter path (--dest), or turn on long paths (Windows: LongPathsEnabled).",
+            ))
+    return errors
 
 
 def tree_size(folder: Path) -> int:

@@ -170,3 +170,126 @@ def test_busy_is_only_windows_sharing_violations():
     assert fsops.is_busy(fsops._busy_error("x"))
     assert not fsops.is_busy(PermissionError(13, "Permission denied"))  # a real EACCES is not retried
     assert not fsops.is_busy(KeyboardInterrupt())
+
+
+# ----------------------------------------------------- trees every OS can hold
+
+
+@pytest.mark.parametrize(
+    ("name", "why"),
+    [
+        ("con", "device 'CON'"),
+        ("NUL.txt", "device 'NUL'"),
+        ("com1.md", "device 'COM1'"),
+        ("lpt9", "device 'LPT9'"),
+        ("notes:stream", "':'"),
+        ("what?.md", "'?'"),
+        ('say"hi".md', "'\"'"),
+        ("a|b", "'|'"),
+        ("a<b>", "'<'"),
+        ("star*", "'*'"),
+        ("tab\there", "U+0009"),
+        ("bell\x07", "U+0007"),
+        ("trailing.", "ends with a dot or a space"),
+        ("trailing ", "ends with a dot or a space"),
+    ],
+)
+def test_names_some_os_cannot_hold_are_refused_on_every_os(sandbox, name, why):
+    src = make_skill(sandbox.root / "src", "demo", extra={f"references/{name}": "x\n"})
+    result = cli("skills", "add", str(src), "--claude")
+    assert result.exit_code == 1
+    assert "refused" in result.stderr and why in result.stderr, result.stderr
+    assert not (sandbox.project / ".claude").exists()
+
+
+@pytest.mark.parametrize("name", ["console.md", "nul-terminated.md", "com10", "a.b.c", "con-artist", "ÄÖÜ.md"])
+def test_names_that_only_look_reserved_install(sandbox, name):
+    src = make_skill(sandbox.root / "src", "demo", extra={f"references/{name}": "x\n"})
+    assert cli("skills", "add", str(src), "--claude").exit_code == 0
+
+
+@pytest.mark.parametrize(("first", "second"), [("Guide.md", "guide.md"), ("caf\u00e9.md", "cafe\u0301.md")], ids=["case", "nfc-nfd"])
+def test_paths_equal_but_for_case_or_accents_are_refused(sandbox, first, second):
+    src = make_skill(sandbox.root / "src", "demo", extra={f"references/{first}": "1\n", f"references/{second}": "2\n"})
+    result = cli("skills", "add", str(src), "--claude")
+    assert result.exit_code == 1
+    assert "only in case or accents" in result.stderr
+
+
+def test_hub_listings_follow_the_same_rules():
+    from kernel_skills.safety import Limits, Refused, check_listing
+
+    with pytest.raises(Refused, match="device 'AUX'"):
+        check_listing({"SKILL.md": 10, "aux.py": 1}, "hf://x", Limits())
+    with pytest.raises(Refused, match="only in case"):
+        check_listing({"SKILL.md": 10, "README.md": 1, "readme.md": 1}, "hf://x", Limits())
+    with pytest.raises(Refused, match="longer than 255 bytes"):  # (Linux cannot even make one to test with)
+        check_listing({"SKILL.md": 10, "é" * 128: 1}, "hf://x", Limits())
+
+
+def test_a_junction_or_reparse_point_is_refused(sandbox, monkeypatch):
+    """Junctions are not symlinks to os.path.islink; os.lstat's attributes tell them apart."""
+    from kernel_skills.safety import Limits, Refused, check_tree
+
+    src = make_skill(sandbox.root / "src", "demo")
+    (src / "elsewhere").mkdir()
+    real_lstat = os.lstat
+
+    class WindowsStat:
+        def __init__(self, st, reparse):
+            self._st, self.st_file_attributes = st, 0x400 if reparse else 0x10
+
+        def __getattr__(self, name):
+            return getattr(self._st, name)
+
+    monkeypatch.setattr(os, "lstat", lambda p, *a, **k: WindowsStat(real_lstat(p, *a, **k), str(p).endswith("elsewhere")))
+    with pytest.raises(Refused, match="elsewhere is a junction"):
+        check_tree(src, "src", Limits())
+
+
+def test_hard_links_are_found_with_lstat_whatever_scandir_says(sandbox, monkeypatch):
+    """DirEntry.stat() has st_nlink 0 on Windows: the check must not depend on it."""
+    from kernel_skills.safety import Limits, Refused, check_tree
+
+    src = make_skill(sandbox.root / "src", "demo")
+    os.link(src / "assets/blob.bin", sandbox.root / "outside.bin")
+    real_scandir = os.scandir
+
+    class WindowsEntry:
+        def __init__(self, entry):
+            self._entry = entry
+
+        def __getattr__(self, name):
+            return getattr(self._entry, name)
+
+        def stat(self, *, follow_symlinks=True):
+            st = self._entry.stat(follow_symlinks=follow_symlinks)
+            return os.stat_result((st.st_mode, 0, 0, 0, *tuple(st)[4:]))  # st_ino, st_dev, st_nlink: 0
+
+    class WindowsScandir:
+        def __init__(self, path):
+            self._it = real_scandir(path)
+
+        def __enter__(self):
+            return (WindowsEntry(e) for e in self._it)
+
+        def __exit__(self, *exc):
+            self._it.close()
+
+    monkeypatch.setattr(os, "scandir", WindowsScandir)
+    with pytest.raises(Refused, match="hard link to a file outside"):
+        check_tree(src, "src", Limits())
+
+
+def test_a_path_too_long_for_windows_is_refused_at_plan_time(sandbox, monkeypatch):
+    from kernel_skills import portable
+
+    monkeypatch.setattr(portable, "PLATFORM", "win32")
+    deep = "/".join(["a-rather-long-folder-name"] * 8) + "/file.md"  # 209 characters
+    src = make_skill(sandbox.root / "src", "demo", extra={f"references/{deep}": "x\n"})
+    result = cli("skills", "add", str(src), "--dest", str(sandbox.root / "d"))
+    assert result.exit_code == 1
+    assert "too long a path here" in result.stderr and "over the 259" in result.stderr
+    assert not (sandbox.root / "d").exists()
+    monkeypatch.setattr(portable, "PLATFORM", "linux")
+    assert cli("skills", "add", str(src), "--dest", str(sandbox.root / "d")).exit_code == 0
