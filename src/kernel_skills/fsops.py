@@ -121,41 +121,87 @@ def chmod(path: str, mode: int) -> None:
 
 # ----------------------------------------------------------------------------- renames
 
+# One atomic rename primitive per OS, called through ctypes (the stdlib has neither):
+# Linux renameat2(2) (glibc 2.28+) with RENAME_EXCHANGE / RENAME_NOREPLACE, and macOS
+# renamex_np(2) (10.12+, sys/stdio.h) with RENAME_SWAP / RENAME_EXCL. Windows has no
+# atomic exchange of two folders: it takes the two-rename path, which install.py records
+# so that recover() can finish it. A filesystem that refuses the flags (ENOTSUP, EINVAL:
+# FAT, some network shares, FUSE) takes the same path.
 _AT_FDCWD = -100
-_RENAME_NOREPLACE = 1
-_RENAME_EXCHANGE = 2
 _UNSUPPORTED = {errno.ENOSYS, errno.EINVAL, getattr(errno, "ENOTSUP", -1), getattr(errno, "EOPNOTSUPP", -1)}
-_renameat2: Any = None
-_renameat2_loaded = False
 
 
-def _load_renameat2() -> Any:
-    global _renameat2, _renameat2_loaded
-    if not _renameat2_loaded:
-        _renameat2_loaded = True
-        if sys.platform.startswith("linux"):
-            import ctypes
+class _Rename2:
+    """A loaded atomic-rename call: ``call(src, dst, flags)`` returns 0 or -1 (errno set)."""
 
-            try:
-                fn = ctypes.CDLL(None, use_errno=True).renameat2
-            except (OSError, AttributeError):  # glibc < 2.28, musl without it
-                fn = None
-            if fn is not None:
-                fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
-                fn.restype = ctypes.c_int
-                _renameat2 = (fn, ctypes)
-    return _renameat2
+    def __init__(self, name: str, call: Callable[[bytes, bytes, int], int], get_errno: Callable[[], int], exchange: int, noreplace: int) -> None:
+        self.name, self.call, self.get_errno = name, call, get_errno
+        self.exchange, self.noreplace = exchange, noreplace
 
 
-def _rename2(src: str, dst: str, flags: int) -> bool:
-    """renameat2(src, dst, flags); False when this system or filesystem cannot do it."""
-    loaded = _load_renameat2()
-    if loaded is None:
+_rename2_impl: _Rename2 | None = None
+_rename2_loaded = False
+
+
+def _load_linux() -> _Rename2 | None:
+    import ctypes
+
+    try:
+        fn = ctypes.CDLL(None, use_errno=True).renameat2
+    except (OSError, AttributeError):  # glibc < 2.28, musl without it
+        return None
+    fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    fn.restype = ctypes.c_int
+
+    def call(src: bytes, dst: bytes, flags: int) -> int:
+        return int(fn(_AT_FDCWD, src, _AT_FDCWD, dst, flags))
+
+    return _Rename2("renameat2", call, ctypes.get_errno, exchange=2, noreplace=1)
+
+
+def _load_darwin() -> _Rename2 | None:
+    import ctypes
+
+    try:
+        fn = ctypes.CDLL(None, use_errno=True).renamex_np
+    except (OSError, AttributeError):  # macOS < 10.12
+        return None
+    fn.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_uint]
+    fn.restype = ctypes.c_int
+
+    def call(src: bytes, dst: bytes, flags: int) -> int:
+        return int(fn(src, dst, flags))
+
+    return _Rename2("renamex_np", call, ctypes.get_errno, exchange=0x2, noreplace=0x4)  # RENAME_SWAP, RENAME_EXCL
+
+
+_LOADERS: dict[str, Callable[[], _Rename2 | None]] = {"linux": _load_linux, "darwin": _load_darwin}
+
+
+def _load_rename2() -> _Rename2 | None:
+    global _rename2_impl, _rename2_loaded
+    if not _rename2_loaded:
+        _rename2_loaded = True
+        loader = _LOADERS.get("linux" if sys.platform.startswith("linux") else sys.platform)
+        _rename2_impl = loader() if loader is not None else None
+    return _rename2_impl
+
+
+def atomic_exchange_available() -> bool:
+    """Does this OS have an atomic exchange call at all (filesystems may still refuse it)?"""
+    return _load_rename2() is not None
+
+
+def _rename2(src: str, dst: str, which: str) -> bool:
+    """Exchange (``which="exchange"``) or no-replace rename; False when this system or
+    filesystem cannot do it."""
+    impl = _load_rename2()
+    if impl is None:
         return False
-    fn, ctypes = loaded
-    if fn(_AT_FDCWD, os.fsencode(src), _AT_FDCWD, os.fsencode(dst), flags) == 0:
+    flags = impl.exchange if which == "exchange" else impl.noreplace
+    if impl.call(os.fsencode(src), os.fsencode(dst), flags) == 0:
         return True
-    err = ctypes.get_errno()
+    err = impl.get_errno()
     if err in _UNSUPPORTED:
         return False
     raise OSError(err, os.strerror(err), src, None, dst)
@@ -166,13 +212,13 @@ def exchange(a: str, b: str) -> bool:
     _tick()
     if "no-exchange" in HOOKS:
         return False
-    return _rename2(a, b, _RENAME_EXCHANGE)
+    return _rename2(a, b, "exchange")
 
 
 def rename_noreplace(src: str, dst: str) -> None:
     """Rename ``src`` to ``dst``, failing with FileExistsError if ``dst`` exists."""
     _tick()
-    if "no-exchange" not in HOOKS and _rename2(src, dst, _RENAME_NOREPLACE):
+    if "no-exchange" not in HOOKS and _rename2(src, dst, "noreplace"):
         return
     # Callers hold the directory lock, so nothing appears between the check and the rename.
     if os.path.lexists(dst):

@@ -10,10 +10,11 @@ Every change to a skills folder happens like this:
    filesystem, so the final rename is atomic), write its receipt, and copy user-edited
    trees that are about to be replaced into a backup under the user state dir.
 3. *Commit*: rename each staged tree into place. Over an existing install, Linux's
-   ``renameat2(RENAME_EXCHANGE)`` swaps old and new in one step, so the path always holds
-   one complete tree; elsewhere the old tree is renamed to ``old-<skill>-<token>`` first and
-   the next run restores it if the process died between the two renames. If any commit
-   fails, the earlier ones are swapped back.
+   ``renameat2(RENAME_EXCHANGE)`` or macOS' ``renamex_np(RENAME_SWAP)`` swaps old and new
+   in one step, so the path always holds one complete tree; elsewhere (Windows, and
+   filesystems without those flags) the old tree is renamed to ``old-<skill>-<token>``
+   first and the next run restores it if the process died between the two renames. If
+   any commit fails, the earlier ones are swapped back.
 4. *Finish*: delete the old trees and the temp folder.
 
 :func:`recover` (run under the lock at the start of every write) cleans up after a run

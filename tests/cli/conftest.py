@@ -222,3 +222,45 @@ def run_module(*args: str, env: Mapping[str, str] | None = None, cwd: Path | Non
         timeout=120,
         **kw,
     )
+
+
+# ------------------------------------------------------------- macOS, simulated
+
+
+class FakeRenamexNp:
+    """macOS renamex_np(2) for ctypes on Linux: RENAME_SWAP (0x2) and RENAME_EXCL (0x4)
+    carried out by renameat2's RENAME_EXCHANGE and RENAME_NOREPLACE; ``refuse`` = an errno
+    to fail every call with, as a filesystem without the flags does (ENOTSUP)."""
+
+    def __init__(self, refuse: int = 0) -> None:
+        import ctypes
+
+        self.refuse, self.flags = refuse, []
+        self.argtypes = self.restype = None
+        self._ctypes = ctypes
+        self._renameat2 = ctypes.CDLL(None, use_errno=True).renameat2
+
+    def __call__(self, src: bytes, dst: bytes, flags: int) -> int:
+        self.flags.append(flags)
+        if self.refuse:
+            self._ctypes.set_errno(self.refuse)
+            return -1
+        return self._renameat2(-100, src, -100, dst, {0x2: 2, 0x4: 1}[flags])
+
+
+def simulate_macos(monkeypatch, refuse: int = 0) -> FakeRenamexNp:
+    """Make fsops load its macOS swap (renamex_np through ctypes), served by FakeRenamexNp."""
+    import ctypes
+
+    fake = FakeRenamexNp(refuse)
+    real_cdll = ctypes.CDLL
+
+    class Libc:
+        renamex_np = fake
+
+    monkeypatch.setattr(ctypes, "CDLL", lambda name, *a, **k: Libc() if name is None else real_cdll(name, *a, **k))
+    monkeypatch.setattr(fsops, "_rename2_loaded", False)
+    monkeypatch.setattr(fsops, "_rename2_impl", None)
+    monkeypatch.setattr(fsops, "_LOADERS", {"linux": fsops._load_darwin})
+    fsops._load_rename2()  # loads now, while CDLL is the fake
+    return fake

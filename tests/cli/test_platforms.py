@@ -8,6 +8,7 @@ as ``~/.Claude`` and ``~/.claude`` are on case-insensitive APFS or NTFS).
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import shutil
@@ -21,7 +22,7 @@ import pytest
 from kernel_skills import fsops, locking
 from kernel_skills.errors import KernelsError
 
-from .conftest import cli, leftovers, make_skill, skill_files
+from .conftest import cli, leftovers, make_skill, simulate_macos, skill_files
 
 
 def _mount(*args: str) -> str | None:
@@ -293,3 +294,40 @@ def test_a_path_too_long_for_windows_is_refused_at_plan_time(sandbox, monkeypatc
     assert not (sandbox.root / "d").exists()
     monkeypatch.setattr(portable, "PLATFORM", "linux")
     assert cli("skills", "add", str(src), "--dest", str(sandbox.root / "d")).exit_code == 0
+
+
+# ------------------------------------------------------- macOS: renamex_np, simulated
+
+
+def test_macos_replaces_with_rename_swap_and_installs_with_rename_excl(sandbox, monkeypatch):
+    """Over an install, renamex_np(RENAME_SWAP) swaps old and new in one step (the path is
+    never missing); a new install uses RENAME_EXCL so a folder that appeared is not replaced."""
+    fake = simulate_macos(monkeypatch)
+    edited = _edited_install(sandbox)
+    fake.flags.clear()
+    plan = _add_force(sandbox)
+    assert fake.flags == [0x2]  # one swap: no two-rename window
+    assert skill_files(sandbox.project / ".claude/skills/demo") == skill_files(sandbox.bundled / "demo")
+    assert skill_files(plan.actions[0].backup_path) == edited
+    fake.flags.clear()
+    assert cli("skills", "add", "demo", "--dest", str(sandbox.root / "new")).exit_code == 0
+    assert fake.flags == [0x4]
+    assert leftovers(sandbox.root) == []
+
+
+def test_macos_filesystems_without_rename_swap_fall_back_to_two_renames(sandbox, monkeypatch):
+    """ENOTSUP (a FAT stick, an SMB share): the two-rename fallback, same result."""
+    fake = simulate_macos(monkeypatch, refuse=errno.ENOTSUP)
+    _edited_install(sandbox)
+    _add_force(sandbox)
+    assert 0x2 in fake.flags
+    assert skill_files(sandbox.project / ".claude/skills/demo") == skill_files(sandbox.bundled / "demo")
+    assert leftovers(sandbox.root) == []
+
+
+def test_macos_rename_excl_reports_a_folder_that_appeared(sandbox, monkeypatch):
+    simulate_macos(monkeypatch)
+    (sandbox.root / "a").mkdir()
+    (sandbox.root / "b").mkdir()
+    with pytest.raises(FileExistsError):
+        fsops.rename_noreplace(str(sandbox.root / "a"), str(sandbox.root / "b"))

@@ -24,7 +24,7 @@ from kernel_skills.agents import Target, select_targets
 from kernel_skills.receipts import RECEIPT_FILE
 from kernel_skills.sources import SourceContext, resolve
 
-from .conftest import cli, leftovers, make_skill, skill_files, snapshot
+from .conftest import cli, leftovers, make_skill, simulate_macos, skill_files, snapshot
 
 WRITE_OPS = ("write_file", "write_bytes")
 ALL_OPS = ("write_file", "write_bytes", "make_dir", "make_dirs", "symlink", "chmod", "exchange", "rename_noreplace", "rename", "remove")
@@ -71,7 +71,7 @@ def each_kth_failure(monkeypatch, ops: tuple[str, ...], exc: BaseException, acti
 # is macOS without renamex_np and any filesystem without an atomic exchange; "no-flock",
 # "no-sigmask" and "busy" (every rename and delete first fails twice with WinError 32)
 # are Windows one at a time; "windows" is all of them at once, with no symlinks either.
-MODES: dict[str, str] = {
+MODES: dict[str, str] = {  # (plus "macos", in-process only: see swap_mode)
     "exchange": "",
     "two-renames": "no-exchange",
     "no-flock": "no-flock",
@@ -85,21 +85,31 @@ SLOW_MODES = ("exchange", "two-renames", "windows")
 
 
 def _mode_hooks(mode: str) -> dict[str, str]:
-    return fsops._parse_hooks(MODES[mode])
+    return fsops._parse_hooks(MODES.get(mode, ""))
 
 
-@pytest.fixture(params=list(MODES))
+def _enter_mode(mode: str, monkeypatch) -> str:
+    if mode == "macos":
+        simulate_macos(monkeypatch)
+    monkeypatch.setattr(fsops, "HOOKS", _mode_hooks(mode))
+    if "no-exchange" in fsops.HOOKS:
+        return "two-renames"
+    if not fsops.atomic_exchange_available():
+        pytest.skip(f"no atomic exchange on {sys.platform}: the two-renames modes cover this OS")
+    return "exchange"
+
+
+@pytest.fixture(params=[*MODES, "macos"])
 def swap_mode(request, monkeypatch):
-    """Run a test natively (renameat2(RENAME_EXCHANGE)), and again in each simulated mode;
-    returns "exchange" or "two-renames", the swap that mode makes."""
-    monkeypatch.setattr(fsops, "HOOKS", _mode_hooks(request.param))
-    return "two-renames" if "no-exchange" in fsops.HOOKS else "exchange"
+    """Run a test natively (renameat2(RENAME_EXCHANGE)), and again in each simulated mode
+    ("macos": renamex_np(RENAME_SWAP) through ctypes, simulated on Linux); returns
+    "exchange" or "two-renames", the swap that mode makes."""
+    return _enter_mode(request.param, monkeypatch)
 
 
 @pytest.fixture(params=SLOW_MODES)
 def slow_swap_mode(request, monkeypatch):
-    monkeypatch.setattr(fsops, "HOOKS", _mode_hooks(request.param))
-    return "two-renames" if "no-exchange" in fsops.HOOKS else "exchange"
+    return _enter_mode(request.param, monkeypatch)
 
 
 def scenario(sandbox, *, agents=("claude", "kiro"), dests=("dest",)):
