@@ -8,7 +8,9 @@ before its N-th operation; ``no-exchange`` disables renameat2(RENAME_EXCHANGE) s
 two-rename fallback runs; ``no-flock`` locks with lock files as on Windows
 (:mod:`kernel_skills.locking`); ``no-sigmask`` defers signals with recording handlers
 as on Windows (:mod:`kernel_skills.interrupts`); ``busy=N`` makes the first N tries of
-every rename and delete fail with Windows' sharing violation (WinError 32).
+every rename and delete fail with Windows' sharing violation (WinError 32);
+``no-symlinks`` makes every symlink fail as Windows without Developer Mode does
+(WinError 1314), and ``junctions`` lets :func:`junction` stand in on Linux.
 """
 
 from __future__ import annotations
@@ -112,7 +114,59 @@ def make_dirs(path: Path, created: list[Path]) -> None:
 
 def symlink(target: str, path: str, *, is_dir: bool = True) -> None:
     _tick()
+    if "no-symlinks" in HOOKS:
+        raise _NoSymlinks(errno.EPERM, "A required privilege is not held by the client", path)
     os.symlink(target, path, target_is_directory=is_dir)  # the flag matters on Windows only
+
+
+class _NoSymlinks(OSError):
+    """What Windows raises for os.symlink without Developer Mode or admin rights."""
+
+    winerror = 1314  # ERROR_PRIVILEGE_NOT_HELD
+
+
+# Where symlinks cannot be made at all: Windows without the privilege (1314), a
+# filesystem without them (FAT, exFAT, some network shares: EPERM, ENOSYS, EOPNOTSUPP).
+_NO_SYMLINK_ERRNOS = {errno.EPERM, errno.ENOSYS, getattr(errno, "ENOTSUP", -1), getattr(errno, "EOPNOTSUPP", -1)}
+
+
+def symlinks_refused(exc: BaseException) -> bool:
+    """Did a symlink fail because this system or filesystem does not allow one here?"""
+    if isinstance(exc, NotImplementedError):
+        return True
+    return isinstance(exc, OSError) and (getattr(exc, "winerror", None) == 1314 or exc.errno in _NO_SYMLINK_ERRNOS)
+
+
+def junction(target: str, path: str) -> None:
+    """A Windows directory junction at ``path`` to the absolute folder ``target``.
+
+    Junctions need no privilege, so ``--link`` still links where symlinks are refused.
+    The ``junctions`` test hook stands one in on Linux: an absolute symlink, which is what
+    a junction amounts to.
+    """
+    _tick()
+    if sys.platform == "win32":
+        import _winapi
+
+        _winapi.CreateJunction(target, path)
+    elif "junctions" in HOOKS:
+        os.symlink(target, path, target_is_directory=True)
+    else:
+        raise NotImplementedError("junctions exist on Windows only")
+
+
+IO_REPARSE_TAG_MOUNT_POINT = 0xA0000003
+
+
+def is_link(path: str | os.PathLike[str]) -> bool:
+    """A symlink, or a Windows junction, which ``os.path.islink`` does not count."""
+    if os.path.islink(path):
+        return True
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return False
+    return getattr(st, "st_reparse_tag", 0) == IO_REPARSE_TAG_MOUNT_POINT
 
 
 def chmod(path: str, mode: int) -> None:
@@ -287,7 +341,7 @@ def _retry_writable(func: Callable[..., Any], path: str, *_: Any) -> None:
 
 
 def remove(path: str) -> None:
-    """Remove a tree, a file or a symlink. A symlink is unlinked, never followed."""
+    """Remove a tree, a file or a link. A symlink or junction is unlinked, never followed."""
     _tick()
     _when_free(_remove, path)
 
@@ -295,6 +349,8 @@ def remove(path: str) -> None:
 def _remove(path: str) -> None:
     if os.path.islink(path) or not os.path.isdir(path):
         os.unlink(path)
+    elif is_link(path):
+        os.rmdir(path)  # a junction: rmdir removes the link, never what it points to
     elif sys.version_info >= (3, 12):
         shutil.rmtree(path, onexc=_retry_writable)
     else:

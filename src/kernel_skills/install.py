@@ -90,7 +90,7 @@ def inspect(dest: Path) -> Existing:
     """Look at ``dest`` without following a symlink there."""
     if not os.path.lexists(dest):
         return Existing()
-    if os.path.islink(dest):
+    if fsops.is_link(dest):  # a symlink, or a junction (Windows), never looked into as a folder
         receipt = receipts.read(dest) if os.path.isdir(dest) else None
         return Existing("symlink", receipt, link_target=os.readlink(dest))
     if os.path.isdir(dest):
@@ -405,7 +405,7 @@ def find_installs(targets: Sequence[Target], names: Sequence[str] | None = None)
             if entry.name.startswith(".") or is_ignored(entry.name) or (names and entry.name not in names):
                 continue
             path = Path(entry.path)
-            if entry.is_symlink():
+            if entry.is_symlink() or fsops.is_link(path):
                 kind = "link" if path.exists() else "broken-link"
             elif entry.is_dir():
                 kind = "dir"
@@ -638,11 +638,14 @@ def _dir_mode(mode: int, umask: int) -> int:
     return ((stat.S_IMODE(mode) & 0o777) & ~umask) | 0o700
 
 
-def copy_tree(src: Path, dst: Path) -> dict[str, str]:
+def copy_tree(src: Path, dst: Path, materialized: list[str] | None = None) -> dict[str, str]:
     """Copy ``src`` into the new folder ``dst``: bytes, modes and in-tree symlinks.
 
     Returns the manifest (relative path -> sha256 or symlink target) of what was written.
-    Receipts and regenerable clutter (``__pycache__``) are not copied.
+    Receipts and regenerable clutter (``__pycache__``) are not copied. Where symlinks
+    cannot be made (Windows without Developer Mode, FAT), a link is copied as what it
+    points to (it stays inside the tree: safety.py checked) and its path is appended to
+    ``materialized``.
     """
     fsops.make_dir(str(dst), 0o700)
     umask = _umask()
@@ -655,8 +658,13 @@ def copy_tree(src: Path, dst: Path) -> dict[str, str]:
         st = entry.stat(follow_symlinks=False)
         if stat.S_ISLNK(st.st_mode):
             link = os.readlink(entry.path)
-            fsops.symlink(link, out, is_dir=os.path.isdir(entry.path))
-            files[rel] = "symlink:" + link
+            try:
+                fsops.symlink(link, out, is_dir=os.path.isdir(entry.path))
+                files[rel] = "symlink:" + link
+            except (OSError, NotImplementedError) as exc:
+                if not fsops.symlinks_refused(exc):
+                    raise
+                files.update(_copy_link_target(entry.path, out, rel, umask, materialized))
         elif stat.S_ISDIR(st.st_mode):
             fsops.make_dir(out, 0o700)
             dir_modes.append((out, _dir_mode(st.st_mode, umask)))
@@ -666,6 +674,22 @@ def copy_tree(src: Path, dst: Path) -> dict[str, str]:
         fsops.chmod(folder, mode)
     fsops.chmod(str(dst), _dir_mode(os.stat(src).st_mode, umask))
     return files
+
+
+def _copy_link_target(link: str, out: str, rel: str, umask: int, materialized: list[str] | None) -> dict[str, str]:
+    """Copy what the in-tree symlink ``link`` points to into ``out``; its manifest entries."""
+    target = os.path.realpath(link)
+    if os.path.isdir(target):
+        if _inside(Path(os.path.dirname(link)), Path(target)):
+            raise KernelsError(f"{rel} links to a folder that holds it, so it cannot be copied as a folder here",
+                               "Symlinks are not allowed on this system; replace the link with a copy in the skill.")
+        inner = copy_tree(Path(target), Path(out), materialized)
+        if materialized is not None:
+            materialized.append(rel)
+        return {f"{rel}/{path}": value for path, value in inner.items()}
+    if materialized is not None:
+        materialized.append(rel)
+    return {rel: fsops.write_file(target, out, _file_mode(os.stat(target).st_mode, umask))}
 
 
 def _folder_key(folder: Path) -> str:
@@ -703,25 +727,52 @@ class _Run:
         if action.op == "remove":
             return
         assert action.source is not None
-        if action.link_to is not None:
-            path = tmp / f"link-{action.skill}-{_token()}"
-            relative = os.path.relpath(
-                os.path.join(os.path.realpath(action.link_to.parent), action.skill), os.path.realpath(action.target.path)
-            )
-            action._stage = path
-            try:
-                fsops.symlink(relative, str(path))
-                action.linked = True
-                return
-            except (OSError, NotImplementedError):
-                action._stage = None
-                action.note = "symlinks are not available here, so this is a copy"
+        if action.link_to is not None and self.stage_link(action, tmp):
+            return
         path = tmp / f"new-{action.skill}-{_token()}"
         action._stage = path
-        files = copy_tree(action.source.path, path)
+        materialized: list[str] = []
+        files = copy_tree(action.source.path, path, materialized)
         info = action.source.info
-        data = receipts.render(skill=action.skill, version=info.version, source=action.source.origin, files=files)
+        # A link copied as its target is still the source's tree: the receipt says which
+        # source it came from by the source's digest, and records the files as they are.
+        digest = action.source.digest if materialized else None
+        data = receipts.render(skill=action.skill, version=info.version, source=action.source.origin, files=files, source_digest=digest)
         fsops.write_bytes(str(path / RECEIPT_FILE), data)
+        if materialized:
+            action.note = (f"symlinks are not allowed here, so {_few(materialized)} "
+                           f"{'is a copy' if len(materialized) == 1 else 'are copies'} of what the link points to")
+
+    def stage_link(self, action: Action, tmp: Path) -> bool:
+        """--link: a relative symlink, else (Windows without the privilege) a junction;
+        False when neither can be made, and the caller copies."""
+        assert action.link_to is not None
+        target = os.path.join(os.path.realpath(action.link_to.parent), action.skill)
+        try:
+            relative = os.path.relpath(target, os.path.realpath(action.target.path))
+        except ValueError:  # Windows: another drive, which no relative link can reach
+            action.note = f"{action.link_to} is on another drive, so this is a copy"
+            return False
+        path = tmp / f"link-{action.skill}-{_token()}"
+        action._stage = path
+        try:
+            fsops.symlink(relative, str(path))
+            action.linked = True
+            return True
+        except (OSError, NotImplementedError) as exc:
+            if not fsops.symlinks_refused(exc):
+                action._stage = None
+                action.note = f"could not make a symlink ({exc}), so this is a copy"
+                return False
+        try:
+            fsops.junction(target, str(path))
+            action.linked = True
+            action.note = "symlinks are not allowed here (Windows without Developer Mode), so this is a junction"
+            return True
+        except (OSError, NotImplementedError):
+            action._stage = None
+            action.note = "symlinks are not available here, so this is a copy"
+            return False
 
     def backup(self, action: Action) -> None:
         root = self.state_dir / BACKUP_DIR

@@ -102,7 +102,12 @@ def damaged(skill_dir: Path, receipt: Receipt | None) -> bool:
     return receipt is None and (skill_dir / RECEIPT_FILE).is_file()
 
 
-def render(*, skill: str, version: str | None, source: Mapping[str, Any], files: Mapping[str, str]) -> bytes:
+def render(
+    *, skill: str, version: str | None, source: Mapping[str, Any], files: Mapping[str, str], source_digest: str | None = None
+) -> bytes:
+    """The receipt's bytes. ``source_digest``: the source tree's digest where the copy
+    differs from it on purpose (links copied as their targets), so it still reads as
+    installed from that source, unchanged."""
     data = {
         "installer": "kernel-skills",
         "installer_version": __version__,
@@ -111,7 +116,7 @@ def render(*, skill: str, version: str | None, source: Mapping[str, Any], files:
         "skill_version": version,
         "source": dict(source),
         "installed_at": datetime.now(timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z"),
-        "digest": digest(files),
+        "digest": source_digest or digest(files),
         "files": dict(sorted(files.items())),
     }
     return (json.dumps(data, indent=2) + "\n").encode()

@@ -331,3 +331,73 @@ def test_macos_rename_excl_reports_a_folder_that_appeared(sandbox, monkeypatch):
     (sandbox.root / "b").mkdir()
     with pytest.raises(FileExistsError):
         fsops.rename_noreplace(str(sandbox.root / "a"), str(sandbox.root / "b"))
+
+
+# ------------------------------------------------------ links where symlinks are refused
+
+
+def _skill_with_links(sandbox) -> Path:
+    src = make_skill(sandbox.root / "src", "demo", extra={"references/deep/note.md": "deep\n"})
+    (src / "references/alias.md").symlink_to("guide.md")
+    (src / "scripts/refs").symlink_to("../references/deep", target_is_directory=True)
+    return src
+
+
+def test_links_inside_a_skill_are_copied_as_their_targets_where_symlinks_are_refused(sandbox, monkeypatch):
+    src = _skill_with_links(sandbox)
+    monkeypatch.setattr(fsops, "HOOKS", {"no-symlinks": ""})
+    result = cli("skills", "add", str(src), "--claude", "--json")
+    assert result.exit_code == 0, result.stderr
+    note = json.loads(result.stdout)["actions"][0]["note"]
+    assert "references/alias.md" in note and "scripts/refs" in note and "copies" in note
+    installed = sandbox.project / ".claude/skills/demo"
+    assert not (installed / "references/alias.md").is_symlink()
+    assert (installed / "references/alias.md").read_bytes() == (src / "references/guide.md").read_bytes()
+    assert (installed / "scripts/refs/note.md").read_text() == "deep\n"
+    # Still an unedited install of that source: list says current, add again is a no-op.
+    listed = cli("skills", "list", "--json").stdout
+    (item,) = [i for i in json.loads(listed)["installed"] if i["path"] == str(installed)]
+    assert item["modified"] is False and item["status"] == "current"
+    again = cli("skills", "add", str(src), "--claude")
+    assert again.exit_code == 0 and "already installed" in again.stderr + again.stdout
+
+
+def test_link_falls_back_to_a_junction_then_to_a_copy(sandbox, monkeypatch):
+    monkeypatch.setattr(fsops, "HOOKS", {"no-symlinks": "", "junctions": ""})
+    result = cli("skills", "add", "demo", "--claude", "--cursor", "--link", "--json")
+    assert result.exit_code == 0, result.stderr
+    second = json.loads(result.stdout)["actions"][1]
+    assert "junction" in second["note"] and second["link_to"] == str(sandbox.project / ".claude/skills/demo")
+    monkeypatch.setattr(fsops, "HOOKS", {"no-symlinks": ""})
+    result = cli("skills", "add", "demo", "--kiro", "--cursor", "--link", "--force", "--json")
+    assert result.exit_code == 0, result.stderr
+    second = json.loads(result.stdout)["actions"][1]
+    assert "copy" in second["note"] and second["link_to"] is None
+    assert not (sandbox.project / ".cursor/skills/demo").is_symlink()
+
+
+def test_link_across_drives_is_a_copy_with_a_note(sandbox, monkeypatch):
+    def other_drive(path, start=None):
+        raise ValueError("path is on mount 'D:', start on mount 'C:'")
+
+    monkeypatch.setattr(os.path, "relpath", other_drive)
+    result = cli("skills", "add", "demo", "--claude", "--cursor", "--link", "--json")
+    assert result.exit_code == 0, result.stderr
+    assert "another drive" in json.loads(result.stdout)["actions"][1]["note"]
+    assert skill_files(sandbox.project / ".cursor/skills/demo") == skill_files(sandbox.bundled / "demo")
+
+
+def test_a_junction_counts_as_a_link_not_a_folder(sandbox, monkeypatch):
+    folder = sandbox.root / "junction"
+    folder.mkdir()
+    real_lstat = os.lstat
+
+    class JunctionStat:
+        def __init__(self, st):
+            self._st, self.st_reparse_tag = st, fsops.IO_REPARSE_TAG_MOUNT_POINT
+
+        def __getattr__(self, name):
+            return getattr(self._st, name)
+
+    monkeypatch.setattr(os, "lstat", lambda p, *a, **k: JunctionStat(real_lstat(p)) if str(p) == str(folder) else real_lstat(p, *a, **k))
+    assert fsops.is_link(folder) and not fsops.is_link(sandbox.root)
