@@ -737,7 +737,8 @@ class _Run:
         # A link copied as its target is still the source's tree: the receipt says which
         # source it came from by the source's digest, and records the files as they are.
         digest = action.source.digest if materialized else None
-        data = receipts.render(skill=action.skill, version=info.version, source=action.source.origin, files=files, source_digest=digest)
+        data = receipts.render(skill=action.skill, version=info.version, source=action.source.origin, files=files,
+                               source_digest=digest, lf_files=receipts.lf_digests(path, files))
         fsops.write_bytes(str(path / RECEIPT_FILE), data)
         if materialized:
             action.note = (f"symlinks are not allowed here, so {_few(materialized)} "

@@ -401,3 +401,65 @@ def test_a_junction_counts_as_a_link_not_a_folder(sandbox, monkeypatch):
 
     monkeypatch.setattr(os, "lstat", lambda p, *a, **k: JunctionStat(real_lstat(p)) if str(p) == str(folder) else real_lstat(p, *a, **k))
     assert fsops.is_link(folder) and not fsops.is_link(sandbox.root)
+
+
+# --------------------------------------------------- receipts and git's autocrlf
+
+
+def _convert(folder: Path, old: bytes, new: bytes) -> int:
+    """Rewrite every text file's line endings, as a git checkout with autocrlf does."""
+    count = 0
+    for path in folder.rglob("*"):
+        if path.is_file() and path.name != ".kernel-skills.json":
+            data = path.read_bytes()
+            if b"\0" not in data and old in data:
+                path.write_bytes(data.replace(b"\r\n", b"\n").replace(b"\n", new) if new == b"\r\n" else data.replace(old, new))
+                count += 1
+    return count
+
+
+def _state_of(sandbox) -> dict:
+    listed = json.loads(cli("skills", "list", "--json").stdout)["installed"]
+    (item,) = [i for i in listed if i["path"] == str(sandbox.project / ".claude/skills/demo")]
+    return item
+
+
+def test_an_install_checked_out_with_crlf_is_not_edited(sandbox):
+    assert cli("skills", "add", "demo", "--claude").exit_code == 0
+    installed = sandbox.project / ".claude/skills/demo"
+    assert _convert(installed, b"\n", b"\r\n") >= 3
+    item = _state_of(sandbox)
+    assert item["modified"] is False and item["edited_files"] == []
+    again = cli("skills", "add", "demo", "--claude")
+    assert again.exit_code == 0 and "already installed" in again.stdout + again.stderr
+    assert cli("skills", "remove", "demo", "--claude").exit_code == 0  # no --force needed: nothing of the user's
+
+
+def test_a_skill_with_crlf_checked_out_with_lf_is_not_edited(sandbox):
+    make_skill(sandbox.bundled, "demo", extra={"references/windows.md": "line one\r\nline two\r\n"})
+    assert cli("skills", "add", "demo", "--claude").exit_code == 0
+    receipt = json.loads((sandbox.project / ".claude/skills/demo/.kernel-skills.json").read_text())
+    assert list(receipt["lf_files"]) == ["references/windows.md"]
+    assert _convert(sandbox.project / ".claude/skills/demo", b"\r\n", b"\n") == 1
+    assert _state_of(sandbox)["modified"] is False
+
+
+def test_a_real_edit_still_shows_through_converted_line_endings(sandbox):
+    assert cli("skills", "add", "demo", "--claude").exit_code == 0
+    installed = sandbox.project / ".claude/skills/demo"
+    _convert(installed, b"\n", b"\r\n")
+    (installed / "references/guide.md").write_bytes(b"# my notes\r\n")
+    assert _state_of(sandbox)["edited_files"] == ["references/guide.md"]
+
+
+def test_a_receipt_from_before_lf_files_still_reads(sandbox):
+    make_skill(sandbox.bundled, "demo", extra={"references/windows.md": "a\r\n"})
+    assert cli("skills", "add", "demo", "--claude").exit_code == 0
+    path = sandbox.project / ".claude/skills/demo/.kernel-skills.json"
+    data = json.loads(path.read_text())
+    del data["lf_files"]
+    path.write_text(json.dumps(data))
+    assert _state_of(sandbox)["modified"] is False
+    _convert(sandbox.project / ".claude/skills/demo", b"\n", b"\r\n")  # LF -> CRLF is still recognised
+    item = _state_of(sandbox)
+    assert item["managed"] is True and item["edited_files"] == []
