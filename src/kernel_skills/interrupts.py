@@ -6,10 +6,13 @@ would then delete the backup of a user's edited copy. Signals that arrive inside
 :func:`deferred` are delivered right after it, so Ctrl-C still works; it just waits for
 the step to finish.
 
-Where ``pthread_sigmask`` exists (Linux, macOS) the signals are blocked, so the kernel
-holds them. Elsewhere (Windows has no signal masks; or the ``no-sigmask`` test hook) the
-Python handlers of SIGINT, SIGTERM and SIGBREAK are swapped for ones that only record the
-signal, and each recorded signal is raised again, once, after the old handlers are back.
+On every OS the Python handlers of SIGINT, SIGTERM and SIGBREAK are swapped for ones
+that only record the signal, and each recorded signal is raised again, once, after the
+old handlers are back. Where ``pthread_sigmask`` exists (Linux, macOS) the main thread
+also blocks them, so the kernel holds those sent to it. The handlers are what make it
+hold on Windows (no signal masks there, or the ``no-sigmask`` test hook) and in a
+process with other threads, where a signal the main thread blocks is delivered to
+another thread and its Python handler still runs in the main thread.
 """
 
 from __future__ import annotations
@@ -38,23 +41,26 @@ def deferred(hooks: Sequence[str] = ()) -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    if sys.platform != "win32" and hasattr(signal, "pthread_sigmask") and "no-sigmask" not in hooks:
-        old = signal.pthread_sigmask(signal.SIG_BLOCK, signals())
-        try:
-            yield
-        finally:
-            signal.pthread_sigmask(signal.SIG_SETMASK, old)
-        return
-    with _recorded() as pending:
-        yield
-    for signum in dict.fromkeys(pending):
-        signal.raise_signal(signum)
+    pending: list[int] = []
+    try:
+        with _recorded(pending):
+            if sys.platform != "win32" and hasattr(signal, "pthread_sigmask") and "no-sigmask" not in hooks:
+                old = signal.pthread_sigmask(signal.SIG_BLOCK, signals())
+                try:
+                    yield
+                finally:
+                    # Unblocked, a held signal runs ``record`` (still installed) or, if
+                    # Python gets to it only after the handlers are back, the real handler.
+                    signal.pthread_sigmask(signal.SIG_SETMASK, old)
+            else:
+                yield
+    finally:
+        for signum in dict.fromkeys(pending):
+            signal.raise_signal(signum)
 
 
 @contextmanager
-def _recorded() -> Iterator[list[int]]:
-    pending: list[int] = []
-
+def _recorded(pending: list[int]) -> Iterator[None]:
     def record(signum: int, frame: FrameType | None) -> None:
         pending.append(signum)
 
@@ -62,7 +68,7 @@ def _recorded() -> Iterator[list[int]]:
     try:
         for signum in signals():
             previous[signum] = signal.signal(signum, record)
-        yield pending
+        yield
     finally:
         for signum, handler in previous.items():
             # None: a handler installed outside Python; the default is the closest we can restore.

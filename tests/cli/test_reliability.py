@@ -14,6 +14,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -190,10 +191,10 @@ def _restore(root: Path, snap: dict) -> None:
                 os.symlink(entry[1], path)
         elif not path.exists():
             path.write_bytes(entry[1])
-            os.chmod(path, entry[2])
+            fsops.chmod(str(path), entry[2])  # (a no-op on the FAT image of test_casefold.py)
     for rel, entry in snap.items():
         if entry[0] == "dir":
-            os.chmod(root / rel, entry[1])
+            fsops.chmod(str(root / rel), entry[1])
 
 
 def test_keyboard_interrupt_mid_copy_changes_nothing(sandbox, monkeypatch, swap_mode):
@@ -487,15 +488,20 @@ def _raise_terminated(signum, frame):
 
 @pytest.mark.parametrize(
     ("signum", "deferral"),
-    [(signal.SIGINT, "sigmask"), (signal.SIGINT, "handlers"), (signal.SIGTERM, "handlers")],
-    ids=["SIGINT-sigmask", "SIGINT-handlers", "SIGTERM-handlers"],
+    [(signal.SIGINT, "sigmask"), (signal.SIGINT, "sigmask-with-a-thread"), (signal.SIGINT, "handlers"), (signal.SIGTERM, "handlers")],
+    ids=["SIGINT-sigmask", "SIGINT-sigmask-with-a-thread", "SIGINT-handlers", "SIGTERM-handlers"],
 )
 def test_a_real_signal_right_after_any_rename_rolls_everything_back(sandbox, monkeypatch, signum, deferral):
-    """pthread_sigmask where it exists; recording handlers where it does not (Windows):
-    either way the signal waits for the step's bookkeeping, and the run rolls back whole."""
+    """pthread_sigmask and recording handlers where masks exist, the handlers alone where
+    they do not (Windows): either way the signal waits for the step's bookkeeping, and the
+    run rolls back whole. With another thread alive, the kernel hands a signal the main
+    thread blocks to that thread; the mask alone then let it through (this test failed)."""
     hooks = {"no-exchange": ""} | ({"no-sigmask": ""} if deferral == "handlers" else {})
     monkeypatch.setattr(fsops, "HOOKS", hooks)
     previous = signal.signal(signal.SIGTERM, _raise_terminated)
+    stop = threading.Event()
+    if deferral == "sigmask-with-a-thread":
+        threading.Thread(target=stop.wait, daemon=True).start()
     try:
         sources, targets = scenario(sandbox)
         before = snapshot(sandbox.root)
@@ -519,4 +525,5 @@ def test_a_real_signal_right_after_any_rename_rolls_everything_back(sandbox, mon
         # The backup's rename, the replace (exchange, refused here, then two renames), two installs.
         assert len(hits) == 6
     finally:
+        stop.set()
         signal.signal(signal.SIGTERM, previous)
