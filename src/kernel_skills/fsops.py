@@ -73,7 +73,7 @@ def write_file(src: str, dst: str, mode: int) -> str:
             while chunk := fin.read(_CHUNK):
                 digest.update(chunk)
                 fout.write(chunk)
-    os.chmod(dst, mode)
+    _set_mode(dst, mode)
     return digest.hexdigest()
 
 
@@ -84,13 +84,13 @@ def write_bytes(dst: str, data: bytes, mode: int = 0o644) -> None:
     fd = os.open(dst, flags, 0o600)
     with os.fdopen(fd, "wb") as fout:
         fout.write(data)
-    os.chmod(dst, mode)
+    _set_mode(dst, mode)
 
 
 def make_dir(path: str, mode: int = 0o755) -> None:
     _tick()
     os.mkdir(path)
-    os.chmod(path, mode)
+    _set_mode(path, mode)
 
 
 def make_dirs(path: Path, created: list[Path]) -> None:
@@ -170,7 +170,20 @@ def is_link(path: str | os.PathLike[str]) -> bool:
 
 
 def chmod(path: str, mode: int) -> None:
-    os.chmod(path, mode)
+    _set_mode(path, mode)
+
+
+# FAT and exFAT have no Unix modes: Linux's vfat refuses chmod with EPERM, FUSE drivers
+# with ENOSYS. A file this run just created is its own, so these mean "no modes here".
+_NO_MODES = {errno.EPERM, errno.ENOSYS, getattr(errno, "ENOTSUP", -1), getattr(errno, "EOPNOTSUPP", -1)}
+
+
+def _set_mode(path: str, mode: int) -> None:
+    try:
+        os.chmod(path, mode)
+    except OSError as exc:
+        if exc.errno not in _NO_MODES:
+            raise
 
 
 # ----------------------------------------------------------------------------- renames
@@ -334,9 +347,9 @@ def _when_free(fn: Callable[..., Any], path: str, *args: Any) -> None:
 
 def _retry_writable(func: Callable[..., Any], path: str, *_: Any) -> None:
     # A read-only file or folder (chmod -w by the user or a build) must not stop a removal.
-    os.chmod(os.path.dirname(path), stat.S_IRWXU)
+    _set_mode(os.path.dirname(path), stat.S_IRWXU)
     if not os.path.islink(path) and os.path.exists(path):
-        os.chmod(path, stat.S_IRWXU)
+        _set_mode(path, stat.S_IRWXU)
     func(path)
 
 

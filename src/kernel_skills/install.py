@@ -341,9 +341,12 @@ def _check_space(actions: Sequence[Action]) -> list[KernelsError]:
     errors = []
     for probe, size in need.items():
         try:
-            free = shutil.disk_usage(probe).free
+            usage = shutil.disk_usage(probe)
         except OSError:
             continue
+        if usage.total == 0:
+            continue  # a filesystem that reports no size at all (some FUSE drivers): unknown, not full
+        free = usage.free
         if free < size:
             errors.append(
                 KernelsError(f"not enough free space in {probe} ({free:,} bytes free, {size:,} needed)", "Free some space and re-run.")

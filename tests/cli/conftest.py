@@ -119,6 +119,11 @@ Run `scripts/tool.py` and read [the guide](references/guide.md).
 """
 
 
+def _chmod_if_modes(path: Path, mode: int) -> None:
+    """chmod, except on a filesystem without Unix modes (the FAT image of test_casefold.py)."""
+    fsops.chmod(str(path), mode)
+
+
 def make_skill(
     root: Path,
     name: str,
@@ -143,7 +148,7 @@ def make_skill(
         if isinstance(content, str):
             content = content.encode()
         path.write_bytes(content)
-    os.chmod(folder / "scripts/tool.py", 0o755)
+    _chmod_if_modes(folder / "scripts/tool.py", 0o755)
     return folder
 
 

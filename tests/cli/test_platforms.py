@@ -463,3 +463,25 @@ def test_a_receipt_from_before_lf_files_still_reads(sandbox):
     _convert(sandbox.project / ".claude/skills/demo", b"\n", b"\r\n")  # LF -> CRLF is still recognised
     item = _state_of(sandbox)
     assert item["managed"] is True and item["edited_files"] == []
+
+
+# ------------------------------------------------- filesystems without modes or sizes
+
+
+def test_a_filesystem_without_unix_modes_still_installs(sandbox, monkeypatch):
+    """FAT and exFAT refuse chmod (vfat: EPERM, FUSE drivers: ENOSYS): not an error."""
+    real_chmod = os.chmod
+
+    def no_modes(path, mode, *a, **k):
+        if str(sandbox.project) in str(path):
+            raise OSError(errno.ENOSYS, "Function not implemented", str(path))
+        return real_chmod(path, mode, *a, **k)
+
+    monkeypatch.setattr(os, "chmod", no_modes)
+    assert cli("skills", "add", "demo", "--claude").exit_code == 0
+    assert skill_files(sandbox.project / ".claude/skills/demo") == skill_files(sandbox.bundled / "demo")
+
+
+def test_a_filesystem_that_reports_no_size_is_not_full(sandbox, monkeypatch):
+    monkeypatch.setattr(shutil, "disk_usage", lambda path: shutil._ntuple_diskusage(0, 0, 0))
+    assert cli("skills", "add", "demo", "--claude").exit_code == 0
