@@ -201,7 +201,9 @@ _UNSUPPORTED = {errno.ENOSYS, errno.EINVAL, getattr(errno, "ENOTSUP", -1), getat
 class _Rename2:
     """A loaded atomic-rename call: ``call(src, dst, flags)`` returns 0 or -1 (errno set)."""
 
-    def __init__(self, name: str, call: Callable[[bytes, bytes, int], int], get_errno: Callable[[], int], exchange: int, noreplace: int) -> None:
+    def __init__(
+        self, name: str, call: Callable[[bytes, bytes, int], int], get_errno: Callable[[], int], exchange: int, noreplace: int
+    ) -> None:
         self.name, self.call, self.get_errno = name, call, get_errno
         self.exchange, self.noreplace = exchange, noreplace
 

@@ -317,10 +317,12 @@ def _check_path_lengths(actions: Sequence[Action]) -> list[KernelsError]:
         longest = max((rel for rel, _ in walk(action.source.path)), key=len, default="")
         staged = os.path.join(os.path.abspath(action.target.path), TMP_DIR, f"new-{action.skill}-{'0' * 8}", *longest.split("/"))
         if len(staged) > limit:
-            errors.append(KernelsError(
-                f"{action.dest / longest} is too long a path here: {len(staged)} characters while it is staged, over the {limit} this system takes",
-                "Install into a folder with a shorter path (--dest), or turn on long paths (Windows: LongPathsEnabled).",
-            ))
+            errors.append(
+                KernelsError(
+                    f"{action.dest / longest} is too long a path here: {len(staged)} characters while it is staged, over the {limit} this system takes",
+                    "Install into a folder with a shorter path (--dest), or turn on long paths (Windows: LongPathsEnabled).",
+                )
+            )
     return errors
 
 
@@ -684,8 +686,10 @@ def _copy_link_target(link: str, out: str, rel: str, umask: int, materialized: l
     target = os.path.realpath(link)
     if os.path.isdir(target):
         if _inside(Path(os.path.dirname(link)), Path(target)):
-            raise KernelsError(f"{rel} links to a folder that holds it, so it cannot be copied as a folder here",
-                               "Symlinks are not allowed on this system; replace the link with a copy in the skill.")
+            raise KernelsError(
+                f"{rel} links to a folder that holds it, so it cannot be copied as a folder here",
+                "Symlinks are not allowed on this system; replace the link with a copy in the skill.",
+            )
         inner = copy_tree(Path(target), Path(out), materialized)
         if materialized is not None:
             materialized.append(rel)
@@ -740,12 +744,20 @@ class _Run:
         # A link copied as its target is still the source's tree: the receipt says which
         # source it came from by the source's digest, and records the files as they are.
         digest = action.source.digest if materialized else None
-        data = receipts.render(skill=action.skill, version=info.version, source=action.source.origin, files=files,
-                               source_digest=digest, lf_files=receipts.lf_digests(path, files))
+        data = receipts.render(
+            skill=action.skill,
+            version=info.version,
+            source=action.source.origin,
+            files=files,
+            source_digest=digest,
+            lf_files=receipts.lf_digests(path, files),
+        )
         fsops.write_bytes(str(path / RECEIPT_FILE), data)
         if materialized:
-            action.note = (f"symlinks are not allowed here, so {_few(materialized)} "
-                           f"{'is a copy' if len(materialized) == 1 else 'are copies'} of what the link points to")
+            action.note = (
+                f"symlinks are not allowed here, so {_few(materialized)} "
+                f"{'is a copy' if len(materialized) == 1 else 'are copies'} of what the link points to"
+            )
 
     def stage_link(self, action: Action, tmp: Path) -> bool:
         """--link: a relative symlink, else (Windows without the privilege) a junction;
@@ -998,8 +1010,10 @@ def recover(folder: Path, state_dir: Path | Callable[[], Path]) -> list[str]:
 def _busy_note(path: Path, missing: Path | None) -> str:
     """recover() leaves an entry another program holds open (Windows) for the next run."""
     if missing is not None:
-        return (f"could not restore {missing} from {path}: another program has a file in it open; "
-                "close it (an editor, the agent) and re-run to put it back")
+        return (
+            f"could not restore {missing} from {path}: another program has a file in it open; "
+            "close it (an editor, the agent) and re-run to put it back"
+        )
     return f"left {path} for the next run to delete: another program has a file in it open"
 
 
