@@ -525,7 +525,7 @@ def plan_update(targets: Sequence[Target], ctx: SourceContext, *, names: Sequenc
         action = Action("replace", item.name, item.path, item.target, source)
         action.existing = Existing("dir", item.receipt, item.changes)
         plan.actions.append(action)
-    errors = _folder_errors(plan.actions)
+    errors = _folder_errors(plan.actions) + _check_path_lengths(plan.actions)
     if errors:
         raise _combine(errors)
     return plan

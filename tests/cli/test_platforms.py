@@ -485,3 +485,23 @@ def test_a_filesystem_without_unix_modes_still_installs(sandbox, monkeypatch):
 def test_a_filesystem_that_reports_no_size_is_not_full(sandbox, monkeypatch):
     monkeypatch.setattr(shutil, "disk_usage", lambda path: shutil._ntuple_diskusage(0, 0, 0))
     assert cli("skills", "add", "demo", "--claude").exit_code == 0
+
+
+def test_ctrl_break_rolls_back_like_sigterm(monkeypatch):
+    """Windows' Ctrl-Break (SIGBREAK) gets the SIGTERM handler: rollback, exit 143."""
+    import importlib
+    import signal
+
+    from kernel_skills.cli.handler import on_sigterm
+
+    app_module = importlib.import_module("kernel_skills.cli.app")  # (cli/__init__ exports the app itself as `app`)
+
+    monkeypatch.setattr(signal, "SIGBREAK", signal.SIGUSR1, raising=False)
+    monkeypatch.setattr(app_module, "app", lambda: None)
+    previous = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGUSR1)}
+    try:
+        app_module.main()
+        assert signal.getsignal(signal.SIGUSR1) is on_sigterm
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
