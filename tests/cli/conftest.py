@@ -14,7 +14,7 @@ import os
 import stat
 import subprocess
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -63,7 +63,7 @@ class Sandbox:
 
 
 @pytest.fixture(autouse=True)
-def sandbox(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Sandbox:
+def sandbox(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Sandbox]:
     home = tmp_path / "home"
     project = tmp_path / "project"
     box = Sandbox(
@@ -91,7 +91,8 @@ def sandbox(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Sandbox:
     monkeypatch.chdir(project)
     make_skill(box.bundled, "demo")
     make_skill(box.bundled, "cuda-kernels", description="Stand-in for the real skill. Write CUDA kernels.")
-    return box
+    yield box
+    assert not (tmp_path / "xdg-state-must-stay-unused").exists(), "a test reached platformdirs' state dir"
 
 
 @pytest.fixture
