@@ -524,8 +524,9 @@ def test_a_real_signal_right_after_any_rename_rolls_everything_back(sandbox, mon
                 break
             assert raised and snapshot(sandbox.root) == before, f"signal after rename {k} ({fire.hit})"
             hits.append(fire.hit)
-        # The backup's rename, the replace (exchange, refused here, then two renames), two installs.
-        assert len(hits) == 6
+        # The backup's rename, the replace (exchange, refused here, then two renames), two
+        # installs: at least these six renames each got a signal right after them.
+        assert len(hits) >= 6 and {"exchange", "rename", "rename_noreplace"} <= set(hits)
     finally:
         stop.set()
         signal.signal(signal.SIGTERM, previous)
