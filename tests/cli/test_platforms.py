@@ -496,6 +496,7 @@ def test_ctrl_break_rolls_back_like_sigterm(monkeypatch):
 
     app_module = importlib.import_module("kernel_skills.cli.app")  # (cli/__init__ exports the app itself as `app`)
 
+    monkeypatch.setattr(sys, "argv", ["kernels", "skills"])  # (ours: never forwarded to HF's kernels CLI)
     monkeypatch.setattr(signal, "SIGBREAK", signal.SIGUSR1, raising=False)
     monkeypatch.setattr(app_module, "app", lambda: None)
     previous = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGUSR1)}
