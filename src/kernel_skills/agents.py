@@ -170,8 +170,24 @@ class Target:
 
 
 def _key(path: Path) -> str:
-    # Two spellings of one directory (a symlinked .claude, say) must be written once.
-    return os.path.normcase(os.path.realpath(path))
+    # Two spellings of one directory (a symlinked .claude, say, or ~/.Claude on a
+    # case-insensitive disk, where normcase folds nothing on macOS) must be written once:
+    # the nearest existing folder is known by (st_dev, st_ino), not by its spelling.
+    real = os.path.realpath(path)
+    probe, tail = real, ""
+    while True:
+        try:
+            st = os.stat(probe)
+        except OSError:
+            parent = os.path.dirname(probe)
+            if parent == probe:
+                return os.path.normcase(real)
+            tail = os.path.join(os.path.basename(probe), tail) if tail else os.path.basename(probe)
+            probe = parent
+            continue
+        if not st.st_ino:
+            return os.path.normcase(real)
+        return f"{st.st_dev:x}-{st.st_ino:x}/{os.path.normcase(tail)}"
 
 
 def dedupe(targets: Iterable[Target]) -> list[Target]:

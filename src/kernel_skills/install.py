@@ -10,10 +10,11 @@ Every change to a skills folder happens like this:
    filesystem, so the final rename is atomic), write its receipt, and copy user-edited
    trees that are about to be replaced into a backup under the user state dir.
 3. *Commit*: rename each staged tree into place. Over an existing install, Linux's
-   ``renameat2(RENAME_EXCHANGE)`` swaps old and new in one step, so the path always holds
-   one complete tree; elsewhere the old tree is renamed to ``old-<skill>-<token>`` first and
-   the next run restores it if the process died between the two renames. If any commit
-   fails, the earlier ones are swapped back.
+   ``renameat2(RENAME_EXCHANGE)`` or macOS' ``renamex_np(RENAME_SWAP)`` swaps old and new
+   in one step, so the path always holds one complete tree; elsewhere (Windows, and
+   filesystems without those flags) the old tree is renamed to ``old-<skill>-<token>``
+   first and the next run restores it if the process died between the two renames. If
+   any commit fails, the earlier ones are swapped back.
 4. *Finish*: delete the old trees and the temp folder.
 
 :func:`recover` (run under the lock at the start of every write) cleans up after a run
@@ -27,16 +28,14 @@ import difflib
 import errno
 import os
 import shutil
-import signal
 import stat
-import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import backups, fsops, receipts, sources
+from . import backups, fsops, interrupts, portable, receipts, sources
 from .agents import Target
 from .errors import KernelsError
 from .receipts import RECEIPT_FILE, Receipt
@@ -46,10 +45,15 @@ from .sources import SkillSource, SourceContext
 
 TMP_DIR = ".kernel-skills-tmp"
 BACKUP_DIR = "backups"
+LOCK_DIR = "locks"  # lock files, where there is no flock (Windows): see locking.py
 
 
 def _state(state_dir: Path | Callable[[], Path]) -> Path:
     return state_dir() if callable(state_dir) else state_dir
+
+
+def _lock_dir(state_dir: Path | Callable[[], Path]) -> Path:
+    return _state(state_dir) / LOCK_DIR
 
 
 # ------------------------------------------------------------------------ what is there
@@ -86,7 +90,7 @@ def inspect(dest: Path) -> Existing:
     """Look at ``dest`` without following a symlink there."""
     if not os.path.lexists(dest):
         return Existing()
-    if os.path.islink(dest):
+    if fsops.is_link(dest):  # a symlink, or a junction (Windows), never looked into as a folder
         receipt = receipts.read(dest) if os.path.isdir(dest) else None
         return Existing("symlink", receipt, link_target=os.readlink(dest))
     if os.path.isdir(dest):
@@ -302,9 +306,31 @@ def plan_add(skill_sources: Sequence[SkillSource], targets: Sequence[Target], *,
             plan.actions.append(action)
     if not errors:
         errors += _check_space(plan.actions)
+        errors += _check_path_lengths(plan.actions)
     if errors:
         raise _combine(errors)
     return plan
+
+
+def _check_path_lengths(actions: Sequence[Action]) -> list[KernelsError]:
+    """Refuse up front a file whose path (while staged, the longest it gets) is longer than
+    this OS takes: 259 characters on Windows without long paths, where the copy would
+    otherwise fail half-way."""
+    limit = portable.path_limit()
+    errors = []
+    for action in actions:
+        if action.source is None or action.link_to is not None:
+            continue
+        longest = max((rel for rel, _ in walk(action.source.path)), key=len, default="")
+        staged = os.path.join(os.path.abspath(action.target.path), TMP_DIR, f"new-{action.skill}-{'0' * 8}", *longest.split("/"))
+        if len(staged) > limit:
+            errors.append(
+                KernelsError(
+                    f"{action.dest / longest} is too long a path here: {len(staged)} characters while it is staged, over the {limit} this system takes",
+                    "Install into a folder with a shorter path (--dest), or turn on long paths (Windows: LongPathsEnabled).",
+                )
+            )
+    return errors
 
 
 def tree_size(folder: Path) -> int:
@@ -324,9 +350,12 @@ def _check_space(actions: Sequence[Action]) -> list[KernelsError]:
     errors = []
     for probe, size in need.items():
         try:
-            free = shutil.disk_usage(probe).free
+            usage = shutil.disk_usage(probe)
         except OSError:
             continue
+        if usage.total == 0:
+            continue  # a filesystem that reports no size at all (some FUSE drivers): unknown, not full
+        free = usage.free
         if free < size:
             errors.append(
                 KernelsError(f"not enough free space in {probe} ({free:,} bytes free, {size:,} needed)", "Free some space and re-run.")
@@ -407,7 +436,7 @@ def find_installs(targets: Sequence[Target], names: Sequence[str] | None = None)
 
 def _installed(entry: os.DirEntry[str], target: Target) -> Installed | None:
     path = Path(entry.path)
-    if entry.is_symlink():
+    if entry.is_symlink() or fsops.is_link(path):
         kind = "link" if path.exists() else "broken-link"
     elif entry.is_dir():
         kind = "dir"
@@ -524,7 +553,7 @@ def plan_update(targets: Sequence[Target], ctx: SourceContext, *, names: Sequenc
         action = Action("replace", item.name, item.path, item.target, source)
         action.existing = Existing("dir", item.receipt, item.changes)
         plan.actions.append(action)
-    errors = _folder_errors(plan.actions)
+    errors = _folder_errors(plan.actions) + _check_path_lengths(plan.actions)
     if errors:
         raise _combine(errors)
     return plan
@@ -626,20 +655,13 @@ def plan_remove(names: Sequence[str], targets: Sequence[Target], *, force: bool 
 
 @contextmanager
 def _no_interrupts() -> Iterator[None]:
-    """Hold SIGINT/SIGTERM until a commit step and its bookkeeping are both done.
+    """Hold SIGINT/SIGTERM (and SIGBREAK) until a commit step and its bookkeeping are both done.
 
     The signal is delivered right after, so Ctrl-C still works; it just cannot land
-    between a rename and the record that it happened.
+    between a rename and the record that it happened. See interrupts.py for how, per OS.
     """
-    usable = hasattr(signal, "pthread_sigmask") and threading.current_thread() is threading.main_thread()
-    if not usable:
+    with interrupts.deferred(tuple(fsops.HOOKS)):
         yield
-        return
-    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
 _FULL = {errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)}
@@ -685,13 +707,15 @@ def _dir_mode(mode: int, umask: int) -> int:
     return ((stat.S_IMODE(mode) & 0o777) & ~umask) | 0o700
 
 
-def copy_tree(src: Path, dst: Path, *, everything: bool = False) -> dict[str, str]:
+def copy_tree(src: Path, dst: Path, materialized: list[str] | None = None, *, everything: bool = False) -> dict[str, str]:
     """Copy ``src`` into the new folder ``dst``: bytes, modes and in-tree symlinks.
 
     Returns the manifest (relative path -> sha256 or symlink target) of what was written.
     Receipts are not copied, and neither is regenerable clutter (``__pycache__``), unless
     ``everything`` (a backup of an install: every file in it may be the user's, and its
-    receipt makes a restored copy a managed install again).
+    receipt makes a restored copy a managed install again). Where symlinks cannot be made
+    (Windows without Developer Mode, FAT), a link is copied as what it points to (it stays
+    inside the tree: safety.py checked) and its path is appended to ``materialized``.
     """
     fsops.make_dir(str(dst), 0o700)
     umask = _umask()
@@ -704,8 +728,13 @@ def copy_tree(src: Path, dst: Path, *, everything: bool = False) -> dict[str, st
         st = entry.stat(follow_symlinks=False)
         if stat.S_ISLNK(st.st_mode):
             link = os.readlink(entry.path)
-            fsops.symlink(link, out, is_dir=os.path.isdir(entry.path))
-            files[rel] = "symlink:" + link
+            try:
+                fsops.symlink(link, out, is_dir=os.path.isdir(entry.path))
+                files[rel] = "symlink:" + link
+            except (OSError, NotImplementedError) as exc:
+                if not fsops.symlinks_refused(exc):
+                    raise
+                files.update(_copy_link_target(entry.path, out, rel, umask, materialized))
         elif stat.S_ISDIR(st.st_mode):
             fsops.make_dir(out, 0o700)
             dir_modes.append((out, _dir_mode(st.st_mode, umask)))
@@ -715,6 +744,24 @@ def copy_tree(src: Path, dst: Path, *, everything: bool = False) -> dict[str, st
         fsops.chmod(folder, mode)
     fsops.chmod(str(dst), _dir_mode(os.stat(src).st_mode, umask))
     return files
+
+
+def _copy_link_target(link: str, out: str, rel: str, umask: int, materialized: list[str] | None) -> dict[str, str]:
+    """Copy what the in-tree symlink ``link`` points to into ``out``; its manifest entries."""
+    target = os.path.realpath(link)
+    if os.path.isdir(target):
+        if _inside(Path(os.path.dirname(link)), Path(target)):
+            raise KernelsError(
+                f"{rel} links to a folder that holds it, so it cannot be copied as a folder here",
+                "Symlinks are not allowed on this system; replace the link with a copy in the skill.",
+            )
+        inner = copy_tree(Path(target), Path(out), materialized)
+        if materialized is not None:
+            materialized.append(rel)
+        return {f"{rel}/{path}": value for path, value in inner.items()}
+    if materialized is not None:
+        materialized.append(rel)
+    return {rel: fsops.write_file(target, out, _file_mode(os.stat(target).st_mode, umask))}
 
 
 def _folder_key(folder: Path) -> str:
@@ -754,26 +801,62 @@ class _Run:
         if action.op == "remove":
             return
         assert action.source is not None
-        if action.link_to is not None:
-            path = tmp / f"link-{action.skill}-{_token()}"
-            relative = os.path.relpath(
-                os.path.join(os.path.realpath(action.link_to.parent), action.skill), os.path.realpath(action.target.path)
-            )
-            action._stage = path
-            try:
-                fsops.symlink(relative, str(path))
-                action.linked = True
-                return
-            except (OSError, NotImplementedError):
-                action._stage = None
-                action.note = "symlinks are not available here, so this is a copy"
+        if action.link_to is not None and self.stage_link(action, tmp):
+            return
         path = tmp / f"new-{action.skill}-{_token()}"
         action._stage = path
+        materialized: list[str] = []
         with _out_of_space(f"the skills folder {action.target.path}"):
-            files = copy_tree(action.source.path, path)
+            files = copy_tree(action.source.path, path, materialized)
         info = action.source.info
-        data = receipts.render(skill=action.skill, version=info.version, source=action.source.origin, files=files)
+        # A link copied as its target is still the source's tree: the receipt says which
+        # source it came from by the source's digest, and records the files as they are.
+        digest = action.source.digest if materialized else None
+        data = receipts.render(
+            skill=action.skill,
+            version=info.version,
+            source=action.source.origin,
+            files=files,
+            source_digest=digest,
+            lf_files=receipts.lf_digests(path, files),
+        )
         fsops.write_bytes(str(path / RECEIPT_FILE), data)
+        if materialized:
+            action.note = (
+                f"symlinks are not allowed here, so {_few(materialized)} "
+                f"{'is a copy' if len(materialized) == 1 else 'are copies'} of what the link points to"
+            )
+
+    def stage_link(self, action: Action, tmp: Path) -> bool:
+        """--link: a relative symlink, else (Windows without the privilege) a junction;
+        False when neither can be made, and the caller copies."""
+        assert action.link_to is not None
+        target = os.path.join(os.path.realpath(action.link_to.parent), action.skill)
+        try:
+            relative = os.path.relpath(target, os.path.realpath(action.target.path))
+        except ValueError:  # Windows: another drive, which no relative link can reach
+            action.note = f"{action.link_to} is on another drive, so this is a copy"
+            return False
+        path = tmp / f"link-{action.skill}-{_token()}"
+        action._stage = path
+        try:
+            fsops.symlink(relative, str(path))
+            action.linked = True
+            return True
+        except (OSError, NotImplementedError) as exc:
+            if not fsops.symlinks_refused(exc):
+                action._stage = None
+                action.note = f"could not make a symlink ({exc}), so this is a copy"
+                return False
+        try:
+            fsops.junction(target, str(path))
+            action.linked = True
+            action.note = "symlinks are not allowed here (Windows without Developer Mode), so this is a junction"
+            return True
+        except (OSError, NotImplementedError):
+            action._stage = None
+            action.note = "symlinks are not available here, so this is a copy"
+            return False
 
     def backup(self, action: Action) -> None:
         root = self.state_dir / BACKUP_DIR
@@ -874,7 +957,7 @@ class _Run:
             try:
                 for folder in folders:
                     fsops.make_dirs(folder, self.created)
-                stack.enter_context(fsops.locked(folders))
+                stack.enter_context(fsops.locked(folders, lambda: _lock_dir(self._state_dir)))
                 for folder in folders:
                     self.plan.notes += recover(folder, self._state_dir)
                 errors = [e for e in (self.recheck(a) for a in list(actions)) if e]
@@ -974,7 +1057,16 @@ def _rmdir_quiet(folder: Path) -> None:
 def apply(plan: Plan, *, state_dir: Path | Callable[[], Path], force: bool = False) -> Plan:
     """Carry out a plan from plan_add/plan_update/plan_remove: all of it, or none of it."""
     if plan.actions:
-        _Run(plan, state_dir, force=force).run()
+        try:
+            _Run(plan, state_dir, force=force).run()
+        except OSError as exc:
+            if not fsops.is_busy(exc):
+                raise
+            raise KernelsError(
+                f"{exc.filename} is in use by another program (Windows would not rename or delete it)",
+                "Close what has the skill's files open (an editor, the agent, a virus scan), then re-run; "
+                "what was done so far was rolled back or is cleaned up by the next run.",
+            ) from exc
         if any(a.backup_path for a in plan.actions):
             pruned = backups.retain(_state(state_dir))
             if pruned:
@@ -1001,21 +1093,28 @@ def recover(folder: Path, state_dir: Path | Callable[[], Path]) -> list[str]:
     try:
         names = sorted(os.listdir(tmp))
     except OSError:
-        # No temp folder: no run was interrupted here (a run makes it before anything
-        # else, backups included, and removes it last).
-        return notes
+        # No temp folder: no run was interrupted here mid-swap. A partial backup may still
+        # be left (a run whose cleanup could not delete it: a file held open on Windows).
+        names = []
+    busy: list[str] = []
     for name in names:
         path = tmp / name
         kind, _, rest = name.partition("-")
         skill = rest.rpartition("-")[0]
         dest = folder / skill
-        if kind == "old" and skill and not os.path.lexists(dest):
-            fsops.rename(str(path), str(dest))
-            notes.append(f"restored {dest} (a previous run was interrupted while replacing it)")
-        else:
-            fsops.remove(str(path))
-    if names and not notes:
+        try:
+            if kind == "old" and skill and not os.path.lexists(dest):
+                fsops.rename(str(path), str(dest))
+                notes.append(f"restored {dest} (a previous run was interrupted while replacing it)")
+            else:
+                fsops.remove(str(path))
+        except OSError as exc:
+            if not fsops.is_busy(exc):
+                raise
+            busy.append(_busy_note(path, dest if kind == "old" and not os.path.lexists(dest) else None))
+    if names and not notes and len(busy) < len(names):
         notes.append(f"cleaned up after an interrupted run in {folder}")
+    notes += busy
     backup_root = _state(state_dir) / BACKUP_DIR
     prefix = f".partial-{_folder_key(folder)}-"
     try:
@@ -1023,17 +1122,32 @@ def recover(folder: Path, state_dir: Path | Callable[[], Path]) -> list[str]:
     except OSError:
         partials = []
     for name in partials:
-        fsops.remove(str(backup_root / name))
+        try:
+            fsops.remove(str(backup_root / name))
+        except OSError as exc:
+            if not fsops.is_busy(exc):
+                raise
+            notes.append(_busy_note(backup_root / name, None))
     for orphan in backups.orphans(_state(state_dir), _folder_key(folder)):
         fsops.remove(str(orphan))
     _rmdir_quiet(tmp)
     return notes
 
 
+def _busy_note(path: Path, missing: Path | None) -> str:
+    """recover() leaves an entry another program holds open (Windows) for the next run."""
+    if missing is not None:
+        return (
+            f"could not restore {missing} from {path}: another program has a file in it open; "
+            "close it (an editor, the agent) and re-run to put it back"
+        )
+    return f"left {path} for the next run to delete: another program has a file in it open"
+
+
 def recover_all(folders: Sequence[Path], state_dir: Path | Callable[[], Path]) -> list[str]:
     existing = [f for f in dict.fromkeys(folders) if os.path.isdir(f)]
     notes: list[str] = []
-    with fsops.locked(existing):
+    with fsops.locked(existing, lambda: _lock_dir(state_dir)):
         for folder in existing:
             notes += recover(folder, state_dir)
     return notes

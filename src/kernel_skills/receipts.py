@@ -2,6 +2,13 @@
 
 It records who installed the skill, from where, and the sha256 of every file, so that
 list, update and remove know what they manage and whether the user edited it since.
+
+Line endings: a project install committed to git and cloned elsewhere with
+``core.autocrlf`` (the Windows default) comes back with CRLF where the skill had LF, or
+the reverse, and is not an edit. A text file (no NUL byte) therefore also matches when it
+equals the recorded file but for CRLF vs LF: ``files`` holds the sha256 of the bytes
+installed, and ``lf_files`` (absent from older receipts, which stay valid)
+the sha256 with CRLF read as LF of each file that had CRLF when installed.
 """
 
 from __future__ import annotations
@@ -29,6 +36,29 @@ def file_sha256(path: str) -> str:
         while chunk := handle.read(1 << 20):
             digest.update(chunk)
     return digest.hexdigest()
+
+
+def lf_sha256(path: str | Path) -> str | None:
+    """sha256 of a text file with every CRLF read as LF; None for a binary file (a NUL byte)."""
+    with open(path, "rb") as handle:
+        data = handle.read()
+    if b"\0" in data:
+        return None
+    return hashlib.sha256(data.replace(b"\r\n", b"\n")).hexdigest()
+
+
+def lf_digests(skill_dir: Path, files: Mapping[str, str]) -> dict[str, str]:
+    """``lf_files`` for a receipt: :func:`lf_sha256` of each installed text file that has CRLF."""
+    out: dict[str, str] = {}
+    for rel, value in files.items():
+        if value.startswith(_LINK_PREFIX):
+            continue
+        path = skill_dir / rel
+        with open(path, "rb") as handle:
+            data = handle.read()
+        if b"\r\n" in data and b"\0" not in data:
+            out[rel] = hashlib.sha256(data.replace(b"\r\n", b"\n")).hexdigest()
+    return out
 
 
 def manifest(skill_dir: Path, *, source: bool = False) -> dict[str, str]:
@@ -85,10 +115,21 @@ class Receipt:
         return str(self.data.get("digest") or digest(self.files))
 
     def changes(self, skill_dir: Path) -> list[str]:
-        """Paths added, removed or edited since install (sorted); empty when pristine."""
+        """Paths added, removed or edited since install (sorted); empty when pristine.
+
+        A text file whose only change is CRLF vs LF (git's autocrlf) is not an edit."""
         now = manifest(skill_dir)
         recorded = self.files
-        return sorted(p for p in set(now) | set(recorded) if now.get(p) != recorded.get(p))
+        differ = [p for p in set(now) | set(recorded) if now.get(p) != recorded.get(p)]
+        return sorted(p for p in differ if not self._same_text(skill_dir, p, now.get(p), recorded.get(p)))
+
+    def _same_text(self, skill_dir: Path, rel: str, now: str | None, recorded: str | None) -> bool:
+        if now is None or recorded is None or now.startswith(_LINK_PREFIX) or recorded.startswith(_LINK_PREFIX):
+            return False
+        lf_files = self.data.get("lf_files")
+        lf = lf_files.get(rel) if isinstance(lf_files, dict) else None
+        current = lf_sha256(skill_dir / rel)
+        return current is not None and current in (recorded, lf)
 
 
 # A receipt is a few KB per hundred files; one far larger was not written by us.
@@ -133,7 +174,18 @@ def damaged(skill_dir: Path, receipt: Receipt | None) -> bool:
     return receipt is None and (skill_dir / RECEIPT_FILE).is_file()
 
 
-def render(*, skill: str, version: str | None, source: Mapping[str, Any], files: Mapping[str, str]) -> bytes:
+def render(
+    *,
+    skill: str,
+    version: str | None,
+    source: Mapping[str, Any],
+    files: Mapping[str, str],
+    source_digest: str | None = None,
+    lf_files: Mapping[str, str] | None = None,
+) -> bytes:
+    """The receipt's bytes. ``source_digest``: the source tree's digest where the copy
+    differs from it on purpose (links copied as their targets), so it still reads as
+    installed from that source, unchanged."""
     data = {
         "installer": "kernel-skills",
         "installer_version": __version__,
@@ -142,7 +194,9 @@ def render(*, skill: str, version: str | None, source: Mapping[str, Any], files:
         "skill_version": version,
         "source": dict(source),
         "installed_at": datetime.now(timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z"),
-        "digest": digest(files),
+        "digest": source_digest or digest(files),
         "files": dict(sorted(files.items())),
     }
+    if lf_files:
+        data["lf_files"] = dict(sorted(lf_files.items()))
     return (json.dumps(data, indent=2) + "\n").encode()

@@ -2,7 +2,10 @@
 
 Core functions take these roots as arguments; only :meth:`Roots.from_environment` looks
 at the real process environment, so tests point everything at tmp dirs. The user state
-and config folders come from platformdirs, asked only when a command needs them.
+and config folders come from ``$KERNEL_SKILLS_STATE_DIR`` and ``$KERNEL_SKILLS_CONFIG_DIR``
+when set (the same on every OS, so tests and CI never depend on platformdirs' per-OS
+rules, which ignore ``XDG_*`` on Windows and macOS), else from platformdirs, asked only
+when a command needs them.
 """
 
 from __future__ import annotations
@@ -15,6 +18,16 @@ from .safety import Limits
 from .sources import SourceContext, default_bundled_root
 
 APP_NAME = "kernel-skills"
+STATE_DIR_ENV = "KERNEL_SKILLS_STATE_DIR"
+CONFIG_DIR_ENV = "KERNEL_SKILLS_CONFIG_DIR"
+
+
+def _dir_from_env(env: dict[str, str], name: str) -> Path | None:
+    value = env.get(name, "")
+    if not value:
+        return None
+    # A relative value is taken from the cwd, as a shell user would read it.
+    return Path(os.path.abspath(os.path.expanduser(value)))
 
 
 class Roots:
@@ -51,4 +64,10 @@ class Roots:
     @classmethod
     def from_environment(cls) -> Roots:
         env = dict(os.environ)
-        return cls(Location(Path.cwd(), Path.home(), env), default_bundled_root(env))
+        config_dir = _dir_from_env(env, CONFIG_DIR_ENV)
+        return cls(
+            Location(Path.cwd(), Path.home(), env),
+            default_bundled_root(env),
+            state_dir=_dir_from_env(env, STATE_DIR_ENV),
+            config_file=config_dir / "config.yaml" if config_dir is not None else None,
+        )

@@ -14,7 +14,11 @@ offending path:
   more than ``max_depth`` levels deep (default 32; ``--max-depth``): the bundled
   cuda-kernels skill holds about 600 files at most 7 levels deep, while a crafted tree of
   1,500 levels or 20,000 files only costs the user time and disk;
-- a skill name that fails the Agent Skills rules.
+- a skill name that fails the Agent Skills rules;
+- a name or a tree that some OS cannot hold (reserved device names, ``<>:"|?*``, control
+  characters, a trailing dot or space, paths equal but for case, junctions): see
+  :mod:`kernel_skills.portable`. Hard links are found with ``os.lstat``, whose link count
+  is real on every OS.
 
 SKILL.md itself is checked by :func:`kernel_skills.skill.validate`, which every install
 runs too. Pure functions over a folder or a file listing: nothing here writes or exits.
@@ -30,6 +34,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import portable
 from .errors import KernelsError
 from .skill import name_problem, walk
 
@@ -186,6 +191,31 @@ def check_listing(files: Mapping[str, int | None], label: str, limits: Limits) -
                 f"takes the skill past the {_mb(limits.max_total)} limit for a whole skill",
                 _SIZE_FIX.format(flag="--max-total-mb"),
             )
+    for problem in _portable_path_problems(sorted(files), label):
+        raise problem
+
+
+_PORTABLE_FIX = "Rename it in the skill: every OS an agent runs on must be able to hold it."
+
+
+def _portable_path_problems(paths: list[str], label: str) -> Iterator[Refused]:
+    """portable.py's rules for relative '/'-separated paths: names, then case collisions."""
+    for rel in paths:
+        problem = portable.path_problem(rel)
+        if problem:
+            yield Refused(label, rel, problem, _PORTABLE_FIX)
+    for first, second in portable.collisions(paths):
+        yield Refused(label, second, f"differs from {first} only in case or accents: one path on macOS and Windows", _PORTABLE_FIX)
+
+
+def portable_problems(root: Path, label: str) -> Iterator[Refused]:
+    """The rules of portable.py for a tree on disk, and no junctions or reparse points."""
+    paths: list[str] = []
+    for rel, entry in walk(root):
+        paths.append(rel)
+        if portable.is_reparse_point(os.lstat(entry.path)) and not entry.is_symlink():
+            yield Refused(label, rel, "is a junction or another reparse point", "Replace it with the folder or file it stands for.")
+    yield from _portable_path_problems(paths, label)
 
 
 def _inside(path: str, root: str) -> bool:
@@ -206,7 +236,7 @@ def problems(root: Path, label: str, limits: Limits) -> Iterator[Refused]:
     links: dict[tuple[int, int], list[str]] = {}
     nlinks: dict[tuple[int, int], int] = {}
     files = folders = 0
-    too_deep = False
+    too_deep = cut_short = False
     entries = walk(root)
     while True:
         try:
@@ -216,6 +246,7 @@ def problems(root: Path, label: str, limits: Limits) -> Iterator[Refused]:
         except OSError as exc:
             where = os.path.relpath(exc.filename, root) if isinstance(exc.filename, str) else "."
             yield Refused(label, _shorten(where), f"cannot be read ({exc.strerror})", "Check its permissions.")
+            cut_short = True
             break
         if rel.count("/") + 1 > limits.max_depth:
             if not too_deep:
@@ -224,7 +255,7 @@ def problems(root: Path, label: str, limits: Limits) -> Iterator[Refused]:
             continue
         if problem := control_problem(rel, label):
             yield problem
-        st = entry.stat(follow_symlinks=False)
+        st = os.lstat(entry.path)  # not entry.stat(): its st_nlink is 0 on Windows
         mode = st.st_mode
         if stat.S_ISDIR(mode):
             folders += 1
@@ -233,6 +264,7 @@ def problems(root: Path, label: str, limits: Limits) -> Iterator[Refused]:
         if files > limits.max_files or folders > limits.max_files:
             # A tree of a million entries is refused without looking at each one.
             yield _too_many(label, rel, limits)
+            cut_short = True
             break
         if stat.S_ISLNK(mode):
             problem = _symlink_problem(real_root, rel, entry.path, label)
@@ -270,6 +302,8 @@ def problems(root: Path, label: str, limits: Limits) -> Iterator[Refused]:
                 else "not a regular file"
             )
             yield Refused(label, rel, f"is {kind}", "A skill holds only regular files, folders and symlinks inside it; remove it.")
+    if not (too_deep or cut_short):  # (a tree refused for its size is not walked again)
+        yield from portable_problems(root, label)
     for key, names in sorted(links.items(), key=lambda item: item[1][0]):
         # Every name of a hard-linked file must be inside the skill: otherwise the copy
         # would carry the content of a file that lives somewhere else.

@@ -9,6 +9,7 @@ import os
 import posixpath
 import re
 import stat
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -270,6 +271,13 @@ def _check_skill_md(skill_dir: Path, skill_md: Path, report: Report) -> None:
         report.warn(SKILL_FILE, f"is {lines} lines long; keep it under {LINES_WARN} and move detail into references/")
 
 
+def _is_junction(entry: os.DirEntry[str]) -> bool:
+    # A Windows junction looks like a folder to is_dir(); walking into it would leave the tree.
+    if sys.platform != "win32":
+        return False
+    return bool(os.lstat(entry.path).st_file_attributes & 0x400)  # FILE_ATTRIBUTE_REPARSE_POINT
+
+
 def walk(skill_dir: Path, *, everything: bool = False) -> Iterator[tuple[str, os.DirEntry[str]]]:
     """Every entry under ``skill_dir`` as (relative posix path, entry), depth first in name
     order, a folder before its content; symlinks are not followed.
@@ -296,7 +304,7 @@ def walk(skill_dir: Path, *, everything: bool = False) -> Iterator[tuple[str, os
             continue
         rel = f"{prefix}{entry.name}"
         yield rel, entry
-        if entry.is_dir(follow_symlinks=False):
+        if entry.is_dir(follow_symlinks=False) and not _is_junction(entry):
             stack.append((f"{rel}/", listing(entry.path)))
 
 

@@ -1,8 +1,11 @@
 """Fixtures for the CLI tests: nothing here may touch the real home or the real cwd.
 
-The autouse fixture points HOME, XDG_CONFIG_HOME, XDG_STATE_HOME, CLAUDE_CONFIG_DIR and
-the cwd at tmp dirs, and points the bundled-skills root at a tmp folder of test skills
-(the real skills/ tree is being written by others and must not decide these tests).
+The autouse fixture points HOME, KERNEL_SKILLS_STATE_DIR, KERNEL_SKILLS_CONFIG_DIR,
+CLAUDE_CONFIG_DIR and the cwd at tmp dirs, and points the bundled-skills root at a tmp
+folder of test skills (the real skills/ tree is being written by others and must not
+decide these tests). State and config are moved with the kernel-skills variables, not
+with XDG_*, which platformdirs ignores on Windows and macOS: no test depends on
+platformdirs' per-OS rules. XDG_CONFIG_HOME is still set, for agents that honour it.
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ import os
 import stat
 import subprocess
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,6 +30,7 @@ from .hubfake import FakeHub, point_client_at
 
 REPO = Path(__file__).resolve().parents[2]
 _ENV_TO_CLEAR = ("KERNEL_SKILLS_BUNDLED_ROOT", "KERNEL_SKILLS_TEST_HOOKS", "KERNELS_DEBUG", "XDG_DATA_HOME", "XDG_CACHE_HOME")
+_STATE_ENV = ("KERNEL_SKILLS_STATE_DIR", "KERNEL_SKILLS_CONFIG_DIR")  # set by the sandbox, kept for subprocesses
 
 
 @dataclass
@@ -59,7 +63,7 @@ class Sandbox:
 
 
 @pytest.fixture(autouse=True)
-def sandbox(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Sandbox:
+def sandbox(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Sandbox]:
     home = tmp_path / "home"
     project = tmp_path / "project"
     box = Sandbox(
@@ -72,19 +76,23 @@ def sandbox(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Sandbox:
     )
     for folder in (home, project, box.bundled):
         folder.mkdir(parents=True)
-    for name in _ENV_TO_CLEAR:
+    for name in _ENV_TO_CLEAR + _STATE_ENV:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("USERPROFILE", str(home))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(box.config_dir))
-    monkeypatch.setenv("XDG_STATE_HOME", str(box.state))
+    monkeypatch.setenv("KERNEL_SKILLS_STATE_DIR", str(box.state / "kernel-skills"))
+    monkeypatch.setenv("KERNEL_SKILLS_CONFIG_DIR", str(box.config_dir / "kernel-skills"))
+    # A real user state dir must never be reached, whatever platformdirs would pick here.
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "xdg-state-must-stay-unused"))
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(home / ".claude"))
     monkeypatch.setenv("KERNEL_SKILLS_BUNDLED_ROOT", str(box.bundled))
     monkeypatch.setattr(fsops, "HOOKS", {})
     monkeypatch.chdir(project)
     make_skill(box.bundled, "demo")
     make_skill(box.bundled, "cuda-kernels", description="Stand-in for the real skill. Write CUDA kernels.")
-    return box
+    yield box
+    assert not (tmp_path / "xdg-state-must-stay-unused").exists(), "a test reached platformdirs' state dir"
 
 
 @pytest.fixture
@@ -112,6 +120,11 @@ Run `scripts/tool.py` and read [the guide](references/guide.md).
 """
 
 
+def _chmod_if_modes(path: Path, mode: int) -> None:
+    """chmod, except on a filesystem without Unix modes (the FAT image of test_casefold.py)."""
+    fsops.chmod(str(path), mode)
+
+
 def make_skill(
     root: Path,
     name: str,
@@ -136,8 +149,11 @@ def make_skill(
         if isinstance(content, str):
             content = content.encode()
         path.write_bytes(content)
-    os.chmod(folder / "scripts/tool.py", 0o755)
+    _chmod_if_modes(folder / "scripts/tool.py", 0o755)
     return folder
+
+
+_LOCKS = "kernel-skills/locks"
 
 
 def snapshot(path: Path) -> dict[str, tuple]:
@@ -153,6 +169,8 @@ def snapshot(path: Path) -> dict[str, tuple]:
             entries.append((full, os.lstat(full)))
     for full, st in entries:
         rel = os.path.relpath(full, base)
+        if _LOCKS in rel.replace(os.sep, "/"):
+            continue  # lock files (where there is no flock) are made once and kept for good
         if stat.S_ISLNK(st.st_mode):
             result[rel] = ("link", os.readlink(full))
         elif stat.S_ISDIR(st.st_mode):
@@ -210,3 +228,45 @@ def run_module(*args: str, env: Mapping[str, str] | None = None, cwd: Path | Non
         timeout=120,
         **kw,
     )
+
+
+# ------------------------------------------------------------- macOS, simulated
+
+
+class FakeRenamexNp:
+    """macOS renamex_np(2) for ctypes on Linux: RENAME_SWAP (0x2) and RENAME_EXCL (0x4)
+    carried out by renameat2's RENAME_EXCHANGE and RENAME_NOREPLACE; ``refuse`` = an errno
+    to fail every call with, as a filesystem without the flags does (ENOTSUP)."""
+
+    def __init__(self, refuse: int = 0) -> None:
+        import ctypes
+
+        self.refuse, self.flags = refuse, []
+        self.argtypes = self.restype = None
+        self._ctypes = ctypes
+        self._renameat2 = ctypes.CDLL(None, use_errno=True).renameat2
+
+    def __call__(self, src: bytes, dst: bytes, flags: int) -> int:
+        self.flags.append(flags)
+        if self.refuse:
+            self._ctypes.set_errno(self.refuse)
+            return -1
+        return self._renameat2(-100, src, -100, dst, {0x2: 2, 0x4: 1}[flags])
+
+
+def simulate_macos(monkeypatch, refuse: int = 0) -> FakeRenamexNp:
+    """Make fsops load its macOS swap (renamex_np through ctypes), served by FakeRenamexNp."""
+    import ctypes
+
+    fake = FakeRenamexNp(refuse)
+    real_cdll = ctypes.CDLL
+
+    class Libc:
+        renamex_np = fake
+
+    monkeypatch.setattr(ctypes, "CDLL", lambda name, *a, **k: Libc() if name is None else real_cdll(name, *a, **k))
+    monkeypatch.setattr(fsops, "_rename2_loaded", False)
+    monkeypatch.setattr(fsops, "_rename2_impl", None)
+    monkeypatch.setattr(fsops, "_LOADERS", {"linux": fsops._load_darwin})
+    fsops._load_rename2()  # loads now, while CDLL is the fake
+    return fake

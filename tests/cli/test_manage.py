@@ -498,3 +498,34 @@ def test_list_on_a_narrow_terminal_wraps_the_path_and_keeps_every_column(sandbox
     path_start = lines[0].index("Path")
     folded = "".join(line[path_start:].strip() for line in lines[1:])
     assert f"{LONG}/demo" in folded
+
+
+# ------------------------------------------------------------------ state and config dirs
+
+
+def test_state_and_config_dirs_follow_the_kernel_skills_variables_on_every_os(sandbox, monkeypatch):
+    """KERNEL_SKILLS_STATE_DIR / _CONFIG_DIR win over platformdirs, whose per-OS rules
+    (XDG_* on Linux only) would put a test's backups in the real %LOCALAPPDATA%."""
+    import platformdirs
+
+    from kernel_skills.roots import Roots
+
+    monkeypatch.setattr(platformdirs, "user_state_dir", lambda *a, **k: pytest.fail("platformdirs asked for the state dir"))
+    monkeypatch.setattr(platformdirs, "user_config_dir", lambda *a, **k: pytest.fail("platformdirs asked for the config dir"))
+    monkeypatch.setenv("KERNEL_SKILLS_STATE_DIR", "relative/state")
+    monkeypatch.setenv("KERNEL_SKILLS_CONFIG_DIR", str(sandbox.root / "cfg"))
+    roots = Roots.from_environment()
+    assert roots.state_dir == sandbox.project / "relative/state"
+    assert roots.config_file == sandbox.root / "cfg" / "config.yaml"
+
+
+def test_backups_land_in_the_state_dir_override(sandbox, monkeypatch):
+    assert cli("skills", "add", "demo", "--claude").exit_code == 0
+    (sandbox.project / ".claude/skills/demo/mine.txt").write_text("mine\n")
+    elsewhere = sandbox.root / "elsewhere"
+    monkeypatch.setenv("KERNEL_SKILLS_STATE_DIR", str(elsewhere))
+    result = cli("skills", "add", "demo", "--claude", "--force", "--json")
+    assert result.exit_code == 0, result.stderr
+    (backup,) = [a["backup"] for a in json.loads(result.stdout)["actions"] if a["backup"]]
+    assert Path(backup).parent == elsewhere / "backups"
+    assert (Path(backup) / "mine.txt").read_text() == "mine\n"

@@ -14,6 +14,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -24,7 +25,7 @@ from kernel_skills.agents import select_targets
 from kernel_skills.errors import KernelsError
 from kernel_skills.receipts import RECEIPT_FILE
 
-from .conftest import cli, leftovers, make_skill, skill_files, snapshot
+from .conftest import cli, leftovers, make_skill, simulate_macos, skill_files, snapshot
 
 WRITE_OPS = ("write_file", "write_bytes")
 ALL_OPS = ("write_file", "write_bytes", "make_dir", "make_dirs", "symlink", "chmod", "exchange", "rename_noreplace", "rename", "remove")
@@ -49,12 +50,12 @@ class FailAt:
         return wrapper
 
 
-def each_kth_failure(monkeypatch, ops: tuple[str, ...], exc: BaseException, action):
-    """Run ``action`` with the k-th call of ``ops`` failing, for k = 1, 2, ... until a run
-    makes fewer than k calls (that last run completes). Yields (k, failed op, raised)."""
-    k = 0
+def each_kth_failure(monkeypatch, ops: tuple[str, ...], exc: BaseException, action, stride: int = 1):
+    """Run ``action`` with the k-th call of ``ops`` failing, for k = 1, 1 + stride, ... until
+    a run makes fewer than k calls (that last run completes). Yields (k, failed op, raised)."""
+    k = 1 - stride
     while True:
-        k += 1
+        k += stride
         with monkeypatch.context() as patch:
             fail = FailAt(patch, k, ops, exc)
             try:
@@ -71,12 +72,49 @@ def each_kth_failure(monkeypatch, ops: tuple[str, ...], exc: BaseException, acti
         yield k, fail.hit, raised
 
 
-@pytest.fixture(params=["exchange", "two-renames"])
+# Each mode simulates what another OS lacks, through the fsops test hooks: "two-renames"
+# is macOS without renamex_np and any filesystem without an atomic exchange; "no-flock",
+# "no-sigmask" and "busy" (every rename and delete first fails twice with WinError 32)
+# are Windows one at a time; "windows" is all of them at once, with no symlinks either.
+MODES: dict[str, str] = {  # (plus "macos", in-process only: see swap_mode)
+    "exchange": "",
+    "two-renames": "no-exchange",
+    "no-flock": "no-flock",
+    "no-sigmask": "no-sigmask",
+    "busy": "busy=2",
+    "windows": "no-exchange,no-flock,no-sigmask,busy=2,no-symlinks",
+}
+# The slow tests (every operation, every SIGKILL point) run in the modes that change
+# what happens on disk; no-flock and no-sigmask alone change nothing there.
+SLOW_MODES = ("exchange", "two-renames", "windows")
+
+
+def _mode_hooks(mode: str) -> dict[str, str]:
+    return fsops._parse_hooks(MODES.get(mode, ""))
+
+
+def _enter_mode(mode: str, monkeypatch) -> str:
+    if mode == "macos":
+        simulate_macos(monkeypatch)
+    monkeypatch.setattr(fsops, "HOOKS", _mode_hooks(mode))
+    if "no-exchange" in fsops.HOOKS:
+        return "two-renames"
+    if not fsops.atomic_exchange_available():
+        pytest.skip(f"no atomic exchange on {sys.platform}: the two-renames modes cover this OS")
+    return "exchange"
+
+
+@pytest.fixture(params=[*MODES, "macos"])
 def swap_mode(request, monkeypatch):
-    """Run a test with renameat2(RENAME_EXCHANGE), and again with the fallback forced."""
-    if request.param == "two-renames":
-        monkeypatch.setattr(fsops, "HOOKS", {"no-exchange": ""})
-    return request.param
+    """Run a test natively (renameat2(RENAME_EXCHANGE)), and again in each simulated mode
+    ("macos": renamex_np(RENAME_SWAP) through ctypes, simulated on Linux); returns
+    "exchange" or "two-renames", the swap that mode makes."""
+    return _enter_mode(request.param, monkeypatch)
+
+
+@pytest.fixture(params=SLOW_MODES)
+def slow_swap_mode(request, monkeypatch):
+    return _enter_mode(request.param, monkeypatch)
 
 
 def scenario(sandbox, *, agents=("claude", "kiro"), dests=("dest",)):
@@ -99,7 +137,7 @@ def run_add(sandbox, sources, targets):
     return install.apply(plan, state_dir=sandbox.roots.state_dir, force=True)
 
 
-def test_kth_file_write_failure_leaves_everything_byte_identical(sandbox, monkeypatch, swap_mode):
+def test_kth_file_write_failure_leaves_everything_byte_identical(sandbox, monkeypatch, slow_swap_mode):
     sources, targets = scenario(sandbox)
     before = snapshot(sandbox.root)
     failures = 0
@@ -114,7 +152,7 @@ def test_kth_file_write_failure_leaves_everything_byte_identical(sandbox, monkey
     assert leftovers(sandbox.root) == []
 
 
-def test_kth_operation_failure_never_leaves_a_half_tree(sandbox, monkeypatch, swap_mode):
+def test_kth_operation_failure_never_leaves_a_half_tree(sandbox, monkeypatch, slow_swap_mode):
     """Any operation at all may fail (mkdir, rename, exchange, delete ...): each path holds a
     complete old or new tree, the user's edits survive somewhere, and the next run cleans up."""
     sources, targets = scenario(sandbox, dests=())
@@ -123,7 +161,9 @@ def test_kth_operation_failure_never_leaves_a_half_tree(sandbox, monkeypatch, sw
     new = skill_files(sandbox.bundled / "demo")
     failures = 0
     error = OSError(errno.EIO, "I/O error")
-    for k, op, failed in each_kth_failure(monkeypatch, ALL_OPS, error, lambda: run_add(sandbox, sources, targets)):
+    # The windows mode (every hook at once) fails every other operation, to keep the suite fast.
+    stride = 2 if "no-flock" in fsops.HOOKS else 1
+    for k, op, failed in each_kth_failure(monkeypatch, ALL_OPS, error, lambda: run_add(sandbox, sources, targets), stride):
         failures += 1
         claude = skill_files(sandbox.project / ".claude/skills/demo")
         assert claude in (old_edited, new), f"op {k} ({op})"
@@ -144,7 +184,7 @@ def test_kth_operation_failure_never_leaves_a_half_tree(sandbox, monkeypatch, sw
         shutil.rmtree(sandbox.root / "home")
         shutil.rmtree(sandbox.project)
         _restore(sandbox.root, pristine)
-    assert failures > 20
+    assert failures > 20 // stride
 
 
 def _restore(root: Path, snap: dict) -> None:
@@ -157,10 +197,10 @@ def _restore(root: Path, snap: dict) -> None:
                 os.symlink(entry[1], path)
         elif not path.exists():
             path.write_bytes(entry[1])
-            os.chmod(path, entry[2])
+            fsops.chmod(str(path), entry[2])  # (a no-op on the FAT image of test_casefold.py)
     for rel, entry in snap.items():
         if entry[0] == "dir":
-            os.chmod(root / rel, entry[1])
+            fsops.chmod(str(root / rel), entry[1])
 
 
 def test_keyboard_interrupt_mid_copy_changes_nothing(sandbox, monkeypatch, swap_mode):
@@ -328,19 +368,21 @@ def _user_edit_survives(sandbox, dest: Path, old: dict) -> None:
     assert any(skill_files(c) == old for c in copies)
 
 
-@pytest.mark.parametrize("swap", ["exchange", "two-renames"])
-def test_sigkill_before_every_operation_of_add_force(sandbox, swap):
+@pytest.mark.parametrize(("mode", "stride"), [("exchange", 1), ("two-renames", 1), ("windows", 3)])
+def test_sigkill_before_every_operation_of_add_force(sandbox, mode, stride):
     """Kill the CLI (SIGKILL: no cleanup code runs) just before its n-th filesystem
-    operation, for every n: the path always holds a complete tree, and the next run
-    recovers and leaves nothing behind."""
+    operation, for every n (every third n in the windows mode, to keep the suite fast):
+    the path always holds a complete tree, and the next run recovers and leaves nothing
+    behind."""
     dest = sandbox.root / "target"
     old = _prepare_old_install(sandbox, dest)
     new = skill_files(sandbox.bundled / "demo")
-    extra = ",no-exchange" if swap == "two-renames" else ""
+    swap = "two-renames" if "no-exchange" in MODES[mode] else "exchange"
+    extra = "," + MODES[mode] if MODES[mode] else ""
     seen = set()
     n = 0
     while True:
-        n += 1
+        n += 1 if n < 3 else stride  # the first operations are where a run starts: all of them
         proc = _add_process(sandbox, dest, f"kill-at={n}{extra}")
         proc.communicate(timeout=60)
         if proc.returncode == 0:
@@ -355,7 +397,7 @@ def test_sigkill_before_every_operation_of_add_force(sandbox, swap):
         _user_edit_survives(sandbox, dest, old)
         old = _prepare_old_install(sandbox, dest)
     assert n > 15
-    assert {"old", "new"} <= seen
+    assert {"old", "new"} <= seen or stride > 1
     assert skill_files(dest / "demo") == new and leftovers(dest, sandbox.home) == []
 
 
@@ -366,8 +408,9 @@ def test_sigkill_at_random_moments(sandbox):
     for attempt in range(6):
         old = _prepare_old_install(sandbox, dest)
         new = skill_files(sandbox.bundled / "demo")
-        swap = "two-renames" if attempt % 2 else "exchange"
-        proc = _add_process(sandbox, dest, "delay=0.01" + (",no-exchange" if swap == "two-renames" else ""))
+        mode = SLOW_MODES[attempt % len(SLOW_MODES)]
+        swap = "two-renames" if "no-exchange" in MODES[mode] else "exchange"
+        proc = _add_process(sandbox, dest, ",".join(filter(None, ("delay=0.01", MODES[mode]))))
         deadline = time.monotonic() + 30
         while not (dest / ".kernel-skills-tmp").exists() and proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.002)
@@ -381,11 +424,12 @@ def test_sigkill_at_random_moments(sandbox):
         _user_edit_survives(sandbox, dest, old)
 
 
-def test_sigterm_rolls_back_and_cleans_up(sandbox):
+@pytest.mark.parametrize("deferral", ["sigmask", "handlers"])
+def test_sigterm_rolls_back_and_cleans_up(sandbox, deferral):
     dest = sandbox.root / "target"
     _prepare_old_install(sandbox, dest)
     before = snapshot(sandbox.root)
-    proc = _add_process(sandbox, dest, "delay=0.05")
+    proc = _add_process(sandbox, dest, "delay=0.05" + (",no-sigmask" if deferral == "handlers" else ""))
     deadline = time.monotonic() + 30
     while not (dest / ".kernel-skills-tmp").exists() and time.monotonic() < deadline:
         time.sleep(0.002)
@@ -397,10 +441,14 @@ def test_sigterm_rolls_back_and_cleans_up(sandbox):
     assert snapshot(sandbox.root) == before
 
 
-def test_eight_concurrent_add_force_processes_leave_one_complete_tree(sandbox):
+@pytest.mark.parametrize("lock", ["flock", "lock-file"])
+def test_eight_concurrent_add_force_processes_leave_one_complete_tree(sandbox, lock):
+    """Also with the lock files Windows uses (no flock there): a second run's recover()
+    must never see the first run's staging."""
     dest = sandbox.root / "target"
     _bundle(sandbox, "2.0.0")
-    procs = [_add_process(sandbox, dest, "delay=0.003") for _ in range(8)]
+    hooks = "delay=0.003" + (",no-flock" if lock == "lock-file" else "")
+    procs = [_add_process(sandbox, dest, hooks) for _ in range(8)]
     results = [p.communicate(timeout=120) for p in procs]
     assert [p.returncode for p in procs] == [0] * 8, results
     assert skill_files(dest / "demo") == skill_files(sandbox.bundled / "demo")
@@ -411,3 +459,79 @@ def test_eight_concurrent_add_force_processes_leave_one_complete_tree(sandbox):
     from kernel_skills.skill import validate
 
     assert validate(dest / "demo").ok
+
+
+# ------------------------------------------------------------ real signals mid-commit
+
+
+class SignalAfter:
+    """Send this process ``signum`` right after the k-th call of ``ops`` has done its work:
+    the moment a Ctrl-C would split a rename from the record that it happened."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, k: int, ops: tuple[str, ...], signum: int) -> None:
+        self.k, self.calls, self.signum, self.hit = k, 0, signum, None
+        for name in ops:
+            monkeypatch.setattr(fsops, name, self._wrap(name, getattr(fsops, name)))
+
+    def _wrap(self, name, fn):
+        def wrapper(*args, **kwargs):
+            result = fn(*args, **kwargs)
+            self.calls += 1
+            if self.calls == self.k:
+                self.hit = name
+                os.kill(os.getpid(), self.signum)
+            return result
+
+        return wrapper
+
+
+class _Terminated(KeyboardInterrupt):
+    pass
+
+
+def _raise_terminated(signum, frame):
+    raise _Terminated()
+
+
+@pytest.mark.parametrize(
+    ("signum", "deferral"),
+    [(signal.SIGINT, "sigmask"), (signal.SIGINT, "sigmask-with-a-thread"), (signal.SIGINT, "handlers"), (signal.SIGTERM, "handlers")],
+    ids=["SIGINT-sigmask", "SIGINT-sigmask-with-a-thread", "SIGINT-handlers", "SIGTERM-handlers"],
+)
+def test_a_real_signal_right_after_any_rename_rolls_everything_back(sandbox, monkeypatch, signum, deferral):
+    """pthread_sigmask and recording handlers where masks exist, the handlers alone where
+    they do not (Windows): either way the signal waits for the step's bookkeeping, and the
+    run rolls back whole. With another thread alive, the kernel hands a signal the main
+    thread blocks to that thread; the mask alone then let it through (this test failed)."""
+    hooks = {"no-exchange": ""} | ({"no-sigmask": ""} if deferral == "handlers" else {})
+    monkeypatch.setattr(fsops, "HOOKS", hooks)
+    previous = signal.signal(signal.SIGTERM, _raise_terminated)
+    stop = threading.Event()
+    if deferral == "sigmask-with-a-thread":
+        threading.Thread(target=stop.wait, daemon=True).start()
+    try:
+        sources, targets = scenario(sandbox)
+        before = snapshot(sandbox.root)
+        renames = ("exchange", "rename_noreplace", "rename")
+        hits = []
+        k = 0
+        while True:
+            k += 1
+            with monkeypatch.context() as patch:
+                fire = SignalAfter(patch, k, renames, signum)
+                try:
+                    run_add(sandbox, sources, targets)
+                    raised = False
+                except KeyboardInterrupt:
+                    raised = True
+            if fire.hit is None:
+                assert not raised
+                break
+            assert raised and snapshot(sandbox.root) == before, f"signal after rename {k} ({fire.hit})"
+            hits.append(fire.hit)
+        # The backup's rename, the replace (exchange, refused here, then two renames), two
+        # installs: at least these six renames each got a signal right after them.
+        assert len(hits) >= 6 and {"exchange", "rename", "rename_noreplace"} <= set(hits)
+    finally:
+        stop.set()
+        signal.signal(signal.SIGTERM, previous)

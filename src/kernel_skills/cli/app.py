@@ -89,6 +89,8 @@ def main() -> None:
         hf = forward.find()
         if hf is not None:
             sys.exit(forward.run(hf, argv))
-    if hasattr(signal, "SIGTERM"):
-        signal.signal(signal.SIGTERM, on_sigterm)
+    # SIGBREAK: Ctrl-Break on Windows, which would otherwise end the process mid-install.
+    for name in ("SIGTERM", "SIGBREAK"):
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), on_sigterm)
     app()

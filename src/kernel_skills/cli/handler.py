@@ -59,6 +59,8 @@ def report(what: str, fix: str, code: int, exc: BaseException | None = None, *, 
 
 def stdout_gone() -> bool:
     """Is stdout a pipe (or socket) whose reader has gone away?"""
+    if sys.platform == "win32":
+        return True  # no poll() there to tell; the usual source of EPIPE in a CLI is its stdout
     import select
 
     try:
