@@ -183,8 +183,7 @@ def _parse_entry(name: object, data: object, label: str) -> Entry:
         raise _bad(label, f"skills.{name}.targets.agents must be a list of agent names")
     unknown = [a for a in agents if a not in agent_names()]
     if unknown:
-        raise _bad(label, f"skills.{name}.targets.agents names unknown agent(s) {', '.join(unknown)} "
-                          f"(known: {', '.join(agent_names())})")
+        raise _bad(label, f"skills.{name}.targets.agents names unknown agent(s) {', '.join(unknown)} (known: {', '.join(agent_names())})")
     if not isinstance(dests, list):
         raise _bad(label, f"skills.{name}.targets.dests must be a list of folders")
     dest_paths = [_relative(d, label, f"skills.{name}.targets.dests entry") for d in dests]
@@ -387,7 +386,9 @@ def resolved_of(source_origin: Mapping[str, Any], version: str | None, name: str
     if kind == "hf":
         from .hub import HubRef
 
-        ref = HubRef(str(source_origin["repo_type"]), str(source_origin["repo_id"]), str(source_origin["sha"]), str(source_origin.get("path") or ""))
+        ref = HubRef(
+            str(source_origin["repo_type"]), str(source_origin["repo_id"]), str(source_origin["sha"]), str(source_origin.get("path") or "")
+        )
         revision = source_origin.get("revision")
         return {"kind": "hf", "uri": ref.uri(), "revision": None if revision is None else str(revision)}
     return f"its source kind {kind!r} cannot be locked"
@@ -431,7 +432,11 @@ def written_source(origin: Mapping[str, Any], name: str, specs: Iterable[str], c
                 continue
             path = str(origin.get("path") or "")
             inside = not ref.path or path == ref.path or path.startswith(ref.path + "/")
-            if inside and (ref.repo_id, ref.repo_type, ref.revision) == (origin.get("repo_id"), origin.get("repo_type"), origin.get("revision")):
+            if inside and (ref.repo_id, ref.repo_type, ref.revision) == (
+                origin.get("repo_id"),
+                origin.get("repo_type"),
+                origin.get("revision"),
+            ):
                 return spec
         if kind == "local" and spec:
             typed = Path(os.path.expanduser(spec))
@@ -504,14 +509,21 @@ def record(changes: Iterable[Change], places: Iterable[Place], *, cwd: Path, spe
                         notes.append(note)
                     continue
                 entry = lock.entries.get(change.name)
-                spec = change.spec or written_source(change.origin, change.name, specs, cwd, place)
+                if change.spec:
+                    spec = change.spec
+                elif entry is not None and not specs:  # update: the source as first written still names it
+                    spec = entry.source
+                else:
+                    spec = written_source(change.origin, change.name, specs, cwd, place)
                 if entry is None:
                     entry = lock.entries[change.name] = Entry(change.name, spec, resolved, change.digest)
                 elif entry.resolved != resolved or entry.digest != change.digest:
                     others = [k for k in keys(entry) if k != key]
                     if others and entry.source != spec:
-                        notes.append(f"{place.path} now records {change.name} from {spec} (was {entry.source}); "
-                                     f"`kernels skills sync` brings its other targets to it")
+                        notes.append(
+                            f"{place.path} now records {change.name} from {spec} (was {entry.source}); "
+                            f"`kernels skills sync` brings its other targets to it"
+                        )
                     entry.source, entry.resolved, entry.digest = spec, resolved, change.digest
                 add_target(entry, key, change.target)
 

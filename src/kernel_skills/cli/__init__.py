@@ -8,6 +8,7 @@ config). Module map:
 - handler.py    the one error handler: KernelsError, OSError, signals, EPIPE -> exit codes
 - compat.py     everything that touches typer/click internals (pinned typer; tests/cli/test_compat.py)
 - common.py     shared options, the per-agent flags, source contexts, printing a plan
+- lockhooks.py  --no-lock, and how add, update and remove record their changes in skills-lock.json
 - add.py, manage.py (list, remove, update), show.py, validate.py, publish.py, backups_cmd.py,
   agents_cmd.py, config_cmd.py: one module per command or group of commands
 

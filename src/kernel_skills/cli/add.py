@@ -29,6 +29,7 @@ from .common import (
     split_specs,
 )
 from .compat import Command
+from .lockhooks import NoLockOpt, lock_added, lock_places
 
 if TYPE_CHECKING:
     from ..output import Output
@@ -62,6 +63,7 @@ def add_cmd(
     max_files: MaxFilesOpt = None,
     max_depth: MaxDepthOpt = None,
     dry_run: DryRunOpt = False,
+    no_lock: NoLockOpt = False,
     json_: JsonOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
@@ -71,6 +73,8 @@ def add_cmd(
     paths leading out of the skill, no special files, size limits, a valid SKILL.md.
     Adding what is already installed, unedited and identical, succeeds and writes nothing;
     any other existing install needs --force (edited copies are backed up first).
+    Project installs are recorded in ./skills-lock.json (--global ones in a user-level
+    lock) so `kernels skills sync` can restore them; --no-lock leaves the lock alone.
 
     \b
     Examples:
@@ -112,8 +116,10 @@ def add_cmd(
     with sources(roots, max_file_mb, max_total_mb, quiet=quiet or json_, max_files=max_files, max_depth=max_depth) as ctx:
         found = install.skill_sources(specs or [DEFAULT_SKILL], ctx, select)
         plan = install.plan_add(found, targets, force=force, link=link)
+        places = lock_places(targets, roots, skip=dry_run or no_lock)
         if not dry_run:
             install.apply(plan, state_dir=roots.get_state_dir, force=force)
+            plan.notes += lock_added(places, found, targets, roots, specs or [DEFAULT_SKILL])
     plan.notes += source_notes(found) + ([note] if note else [])
     placed: dict[str, list[Path]] = {}
     for action in plan.actions:

@@ -27,6 +27,7 @@ from .common import (
 )
 from .compat import Command
 from .handler import report
+from .lockhooks import NoLockOpt, lock_changed, lock_places
 
 if TYPE_CHECKING:
     from ..install import Installed
@@ -138,6 +139,7 @@ def remove_cmd(
         bool, typer.Option("--force", "-f", help="Also remove edited or unmanaged copies (backed up first) and foreign symlinks.")
     ] = False,
     dry_run: DryRunOpt = False,
+    no_lock: NoLockOpt = False,
     json_: JsonOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
@@ -160,8 +162,10 @@ def remove_cmd(
     # The other scope, only to say where a skill is when it is not where the command looked.
     elsewhere = [] if dest else resolve_targets("remove", roots.location, agents=picked, global_=not global_)[0]
     plan = install.plan_remove(skills, targets, force=force, elsewhere=elsewhere)
+    places = lock_places([a.target for a in plan.actions], roots, skip=dry_run or no_lock)
     if not dry_run:
         install.apply(plan, state_dir=roots.get_state_dir, force=force)
+        plan.notes += lock_changed(places, plan, roots)
         removed = [a.dest for a in plan.actions if a.existing.kind == "dir"]
         for link in install.links_into(removed, known_targets(roots.location)) if removed else ():
             plan.notes.append(f"{link} linked to a removed copy and is now broken; remove it with --dest {link.parent} --force")
@@ -184,6 +188,7 @@ def update_cmd(
     max_files: MaxFilesOpt = None,
     max_depth: MaxDepthOpt = None,
     dry_run: DryRunOpt = False,
+    no_lock: NoLockOpt = False,
     json_: JsonOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
@@ -208,8 +213,10 @@ def update_cmd(
     targets, _ = resolve_targets("update", roots.location, agents=[*agent_flags, *(agent or [])], dests=dest or [], global_=global_)
     with sources(roots, max_file_mb, max_total_mb, quiet=quiet or json_, max_files=max_files, max_depth=max_depth) as ctx:
         plan = install.plan_update(targets, ctx, names=skills, force=force)
+        places = lock_places([a.target for a in plan.actions], roots, skip=dry_run or no_lock)
         if not dry_run:
             install.apply(plan, state_dir=roots.get_state_dir, force=True)
+            plan.notes += lock_changed(places, plan, roots)
     report_plan(out, plan, roots, command="update", dry_run=dry_run)
     if not plan.actions and not plan.skipped and not out.json_mode:
         out.line("No managed skills found to update.")
