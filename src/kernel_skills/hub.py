@@ -185,6 +185,10 @@ def _transport_error() -> type[Exception]:
     return OSError  # neither: HfHubHTTPError is an OSError and the handler below still gives one line
 
 
+class RevisionGone(KernelsError):
+    """The Hub answered that the revision (branch, tag or commit) does not exist (any more)."""
+
+
 @contextmanager
 def _hub_errors(ref: HubRef, label: str, *, offline: bool = False, writing: bool = False) -> Iterator[None]:
     """Turn whatever huggingface_hub raises into one line saying what happened and what to do."""
@@ -210,7 +214,7 @@ def _hub_errors(ref: HubRef, label: str, *, offline: bool = False, writing: bool
             f"Check the name (datasets are hf://datasets/ORG/REPO, Spaces hf://spaces/ORG/REPO); for a private repo, {_LOGIN}.",
         ) from None
     except errors.RevisionNotFoundError:
-        raise KernelsError(
+        raise RevisionGone(
             f"{label}: revision '{ref.revision or DEFAULT_REVISION}' not found in {ref.repo_id}",
             "Check the branch, tag or commit sha after '@'.",
         ) from None
