@@ -576,6 +576,21 @@ def unchanged(origin: Mapping[str, Any], ctx: SourceContext) -> str | None:
     return None
 
 
+def latest_sha(ref: HubRef, ctx: SourceContext) -> str:
+    """The commit ``ref``'s revision points to on the Hub now, asked of the Hub itself:
+    never the cached answer (resolve_revision falls back to the cache when the Hub is
+    unreachable, and "up to date" must not be said without looking)."""
+    if is_offline(ctx):
+        raise KernelsError(
+            f"{ref.uri()}: HF_HUB_OFFLINE=1 is set, so whether it moved cannot be checked", "Unset HF_HUB_OFFLINE and re-run."
+        )
+    from huggingface_hub import HfApi
+
+    with _hub_errors(ref, ref.uri()):
+        info = HfApi().repo_info(ref.repo_id, repo_type=ref.repo_type, revision=ref.revision)
+    return str(info.sha)
+
+
 def offers(ref: HubRef, ctx: SourceContext) -> list[Offer]:
     """The skills at an address, described from their SKILL.md (only those are downloaded)."""
     commit = lookup(ref, ctx)

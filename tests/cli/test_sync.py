@@ -296,6 +296,46 @@ def test_sync_without_a_lock_and_with_a_bad_one(sandbox):
     assert snapshot(sandbox.project) == before
 
 
+# --------------------------------------------------------------------------- outdated
+
+
+def test_outdated_exit_codes_with_the_hub_up_moved_and_unreachable(sandbox, hub):
+    hub.commit(REPO, hub_files("house-style"))
+    ok("skills", "add", "demo", "--claude")
+    ok("skills", "add", f"hf://{REPO}/house-style", "--claude")
+    current = ok("skills", "outdated", "--json")
+    doc = json.loads(current.stdout)
+    assert doc["exit_code"] == 0 and not doc["updates_available"]
+    assert {r["skill"]: r["state"] for r in doc["skills"]} == {"demo": "current", "house-style": "current"}
+    moved = hub.commit(REPO, hub_files("house-style", version="2.0.0"))
+    result = cli("skills", "outdated")
+    assert result.exit_code == 10, result.stderr
+    assert "moved from" in result.stdout and moved[:7] in result.stdout
+    make_skill(sandbox.bundled, "demo", version="1.5.0")
+    doc = json.loads(cli("skills", "outdated", "--json").stdout)
+    assert {r["skill"]: (r["state"], r["latest"]) for r in doc["skills"]} == {
+        "demo": ("outdated", "1.5.0"), "house-style": ("outdated", moved[:7])}
+    # Taking the updates and committing the lock brings it back to 0.
+    ok("skills", "update")
+    assert cli("skills", "outdated").exit_code == 0
+    hub.stop()
+    down = cli("skills", "outdated", "--json")
+    assert down.exit_code == 1
+    doc = json.loads(down.stdout)
+    assert doc["ok"] is False
+    assert {r["skill"]: r["state"] for r in doc["skills"]} == {"demo": "current", "house-style": "error"}
+    assert "Error: could not check house-style" in down.stderr
+
+
+def test_outdated_offline_is_never_current(sandbox, hub, monkeypatch):
+    hub.commit(REPO, hub_files("house-style"))
+    ok("skills", "add", f"hf://{REPO}/house-style", "--claude")
+    set_offline(monkeypatch)
+    result = cli("skills", "outdated")
+    assert result.exit_code == 1
+    assert "HF_HUB_OFFLINE=1" in result.stdout
+
+
 # ---------------------------------------------------------------- concurrency, SIGKILL
 
 

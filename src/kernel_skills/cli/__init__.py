@@ -9,7 +9,7 @@ config). Module map:
 - compat.py     everything that touches typer/click internals (pinned typer; tests/cli/test_compat.py)
 - common.py     shared options, the per-agent flags, source contexts, printing a plan
 - lockhooks.py  --no-lock, and how add, update and remove record their changes in skills-lock.json
-- add.py, manage.py (list, remove, update), sync.py, show.py, validate.py, publish.py, backups_cmd.py,
+- add.py, manage.py (list, remove, update), sync.py, outdated.py, show.py, validate.py, publish.py, backups_cmd.py,
   agents_cmd.py, config_cmd.py: one module per command or group of commands
 
 Modules that cost start-up time (rich, yaml, platformdirs, the installer, the Hub client)
@@ -20,7 +20,7 @@ are imported inside the commands, so `kernels --help` stays fast.
 # (the order `kernels skills --help` lists them in), so the import sorter must leave it be.
 # isort: off
 from . import startup  # noqa: F401  (first: a signal while the rest imports is handled; see startup.py)
-from . import add, manage, sync, show, validate, publish, backups_cmd, agents_cmd, config_cmd  # noqa: F401
+from . import add, manage, sync, outdated, show, validate, publish, backups_cmd, agents_cmd, config_cmd  # noqa: F401
 
 # isort: on
 from .app import app as app
