@@ -486,8 +486,11 @@ def check(places: Iterable[Place]) -> None:
 
 def record(changes: Iterable[Change], places: Iterable[Place], *, cwd: Path, specs: Iterable[str] = ()) -> list[str]:
     """Apply ``changes`` to each lock (read, merge, atomic write under its lock); notes for the user."""
-    changes, specs = list(changes), list(specs)
+    changes, specs, places = list(changes), list(specs), list(places)
     notes: list[str] = []
+    for folder in dict.fromkeys(c.target.path for c in changes if c.origin is not None and c.target.scope == "dest"):
+        if places and not any(p.claims(Target(folder, "dest")) for p in places):
+            notes.append(f"{folder} is outside the project, so {LOCK_FILE} does not record what went there")
     for place in places:
         mine = [(change, key) for change in changes if (key := place.claims(change.target)) is not None]
         if not mine:

@@ -85,6 +85,7 @@ def test_what_the_lock_cannot_hold_is_said_and_left_out(sandbox):
     result = ok("skills", "add", str(outside), "--claude")
     assert "far was not recorded in" in result.stderr and "outside the project" in result.stderr
     result = ok("skills", "add", "demo", "--dest", str(sandbox.root / "shared-skills"))
+    assert "shared-skills is outside the project, so skills-lock.json does not record" in result.stderr
     assert lock_data(sandbox.project)["skills"] == {}
     ok("skills", "add", "demo", "--claude", "--no-lock")
     assert lock_data(sandbox.project)["skills"] == {}
