@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import install, lockfile, sources
+from . import install, lockfile, sources, sync
 from .agents import Location, Target, dedupe, known_targets
 from .errors import EXIT_FAILURE, EXIT_OK, KernelsError
 from .lockfile import Entry, Lock, Place
@@ -44,6 +44,7 @@ class Row:
     locked: bool  # from the lock (else a managed install the lock does not list)
     detail: str = ""
     paths: list[str] = field(default_factory=list)
+    in_sync: bool | None = None  # locked rows: every target holds the locked tree (else `sync` is due)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -55,6 +56,7 @@ class Row:
             "locked": self.locked,
             "detail": self.detail,
             "paths": list(self.paths),
+            "in_sync": self.in_sync,
         }
 
 
@@ -132,6 +134,10 @@ def check(place: Place, loc: Location, ctx: SourceContext) -> list[Row]:
         row = check_entry(entry, place, ctx)
         targets = place.targets(entry, loc)
         row.paths = [str(t.path / name) for t in targets]
+        origin = lockfile.origin_of(entry, place)
+        row.in_sync = all(sync.matches(entry, t.path / name, origin) for t in targets)
+        if not row.in_sync:
+            row.detail = "; ".join(filter(None, [row.detail, "some targets do not hold the locked tree: run `kernels skills sync`"]))
         listed |= {(name, t.path) for t in targets}
         lock_targets += targets
         rows.append(row)

@@ -257,13 +257,28 @@ def test_a_clean_install_that_differs_is_replaced_and_others_left_alone(sandbox)
     lock = (sandbox.project / LOCK).read_bytes()
     make_skill(sandbox.bundled, "demo", version="2.0.0")
     ok("skills", "update", "demo", "--no-lock")  # the install moves on; the lock does not
+    make_skill(sandbox.bundled, "demo", version="1.0.0")  # and the locked 1.0.0 is what is bundled
     untouched = snapshot(sandbox.project / ".claude/skills/cuda-kernels")
-    result = ok("skills", "sync", "--json")
-    doc = json.loads(result.stdout)
-    assert [(a["skill"], a["op"]) for a in doc["actions"]] == []
-    assert [r["skill"] for r in doc["relocked"]] == ["demo"]  # the bundled 1.0.0 is gone: re-resolved
+    doc = json.loads(ok("skills", "sync", "--json").stdout)
+    assert [(a["skill"], a["op"], a["backup"]) for a in doc["actions"]] == [("demo", "replace", None)]
+    assert [u["skill"] for u in doc["unchanged"]] == ["cuda-kernels"]
+    assert '"1.0.0"' in (sandbox.project / ".claude/skills/demo/SKILL.md").read_text()
     assert snapshot(sandbox.project / ".claude/skills/cuda-kernels") == untouched
-    assert (sandbox.project / LOCK).read_bytes() != lock
+    assert (sandbox.project / LOCK).read_bytes() == lock
+
+
+def test_a_matching_install_is_not_re_resolved(sandbox):
+    # The lock is satisfied: a newer bundled version is outdated's business, not sync's.
+    ok("skills", "add", "demo", "--claude")
+    make_skill(sandbox.bundled, "demo", version="2.0.0")
+    before = snapshot(sandbox.project)
+    assert ok("skills", "sync").stdout.startswith("Everything matches")
+    assert snapshot(sandbox.project) == before
+    # An install that moved away from the lock while the locked tree is no longer bundled: re-locked, not replaced.
+    ok("skills", "update", "demo", "--no-lock")
+    doc = json.loads(ok("skills", "sync", "--json").stdout)
+    assert doc["actions"] == [] and [r["skill"] for r in doc["relocked"]] == ["demo"] and doc["lock_updated"]
+    assert lock_data(sandbox.project)["skills"]["demo"]["resolved"]["version"] == "2.0.0"
 
 
 def test_prune_removes_managed_installs_the_lock_does_not_list(sandbox):
@@ -307,7 +322,7 @@ def test_outdated_exit_codes_with_the_hub_up_moved_and_unreachable(sandbox, hub)
     current = ok("skills", "outdated", "--json")
     doc = json.loads(current.stdout)
     assert doc["exit_code"] == 0 and not doc["updates_available"]
-    assert {r["skill"]: r["state"] for r in doc["skills"]} == {"demo": "current", "house-style": "current"}
+    assert {r["skill"]: (r["state"], r["in_sync"]) for r in doc["skills"]} == {"demo": ("current", True), "house-style": ("current", True)}
     moved = hub.commit(REPO, hub_files("house-style", version="2.0.0"))
     result = cli("skills", "outdated")
     assert result.exit_code == 10, result.stderr
@@ -319,6 +334,10 @@ def test_outdated_exit_codes_with_the_hub_up_moved_and_unreachable(sandbox, hub)
     # Taking the updates and committing the lock brings it back to 0.
     ok("skills", "update")
     assert cli("skills", "outdated").exit_code == 0
+    shutil.rmtree(sandbox.project / ".claude/skills/demo")
+    doc = json.loads(cli("skills", "outdated", "--json").stdout)
+    assert doc["exit_code"] == 0 and [r["in_sync"] for r in doc["skills"]] == [False, True]
+    assert "run `kernels skills sync`" in doc["skills"][0]["detail"]
     hub.stop()
     down = cli("skills", "outdated", "--json")
     assert down.exit_code == 1
