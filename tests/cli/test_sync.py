@@ -289,7 +289,13 @@ def test_prune_removes_managed_installs_the_lock_does_not_list(sandbox):
     dry = ok("skills", "sync", "--prune", "--dry-run")
     assert "Would remove cuda-kernels" in dry.stdout
     assert (sandbox.project / ".cursor/skills/cuda-kernels").is_dir()
-    ok("skills", "sync", "--prune")
+    (sandbox.project / ".cursor/skills/cuda-kernels/notes.md").write_text("mine\n")
+    refused = cli("skills", "sync", "--prune")
+    assert refused.exit_code == 1 and "is not in skills-lock.json" in refused.stderr and "--force" in refused.stderr
+    assert (sandbox.project / ".claude/skills/cuda-kernels").is_dir()  # nothing was removed
+    pruned = json.loads(ok("skills", "sync", "--prune", "--force", "--json").stdout)
+    backups = [a["backup"] for a in pruned["actions"] if a["backup"]]
+    assert len(backups) == 1 and (Path(backups[0]) / "notes.md").read_text() == "mine\n"
     assert not (sandbox.project / ".claude/skills/cuda-kernels").exists()
     assert not (sandbox.project / ".cursor/skills/cuda-kernels").exists()
     assert (sandbox.project / ".claude/skills/demo/SKILL.md").is_file()
