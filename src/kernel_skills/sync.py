@@ -234,6 +234,11 @@ def plan_sync(
         except KernelsError as exc:
             errors.append(exc)
             continue
+        copies = {os.path.realpath(t.path / name) for t in targets if not os.path.islink(t.path / name)}
+        for target in todo:
+            dest = target.path / name
+            if os.path.islink(dest) and os.path.realpath(dest) in copies:
+                todo.remove(target)  # a --link install: it follows the copy it points to, which sync fixes
         result.unchanged += [(name, t.path / name) for t in targets if t not in todo]
         for target in todo:
             existing = install.inspect(target.path / name)

@@ -267,6 +267,18 @@ def test_a_clean_install_that_differs_is_replaced_and_others_left_alone(sandbox)
     assert (sandbox.project / LOCK).read_bytes() == lock
 
 
+def test_a_linked_install_follows_the_copy_it_points_to(sandbox):
+    ok("skills", "add", "demo", "--claude", "--cursor", "--link")
+    make_skill(sandbox.bundled, "demo", version="2.0.0")
+    ok("skills", "update", "demo", "--claude", "--no-lock")
+    make_skill(sandbox.bundled, "demo", version="1.0.0")
+    doc = json.loads(ok("skills", "sync", "--json").stdout)
+    assert [(a["skill"], a["op"], a["path"]) for a in doc["actions"]] == [("demo", "replace", str(sandbox.project / ".claude/skills/demo"))]
+    link = sandbox.project / ".cursor/skills/demo"
+    assert link.is_symlink() and '"1.0.0"' in (link / "SKILL.md").read_text()
+    assert ok("skills", "sync").stdout.startswith("Everything matches")
+
+
 def test_a_matching_install_is_not_re_resolved(sandbox):
     # The lock is satisfied: a newer bundled version is outdated's business, not sync's.
     ok("skills", "add", "demo", "--claude")
