@@ -101,7 +101,7 @@ def test_what_the_lock_cannot_hold_is_said_and_left_out(sandbox):
 def test_global_installs_go_to_the_user_lock(sandbox):
     ok("skills", "add", "demo", "--claude", "--global")
     assert not (sandbox.project / LOCK).exists()
-    user = sandbox.state / "kernel-skills" / LOCK
+    user = sandbox.roots.state_dir / LOCK
     assert json.loads(user.read_text())["skills"]["demo"]["targets"] == {"agents": ["claude"], "dests": []}
     ok("skills", "remove", "demo", "--global", "--claude")
     assert json.loads(user.read_text())["skills"] == {}
