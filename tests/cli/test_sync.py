@@ -103,6 +103,11 @@ def test_global_installs_go_to_the_user_lock(sandbox):
     assert not (sandbox.project / LOCK).exists()
     user = sandbox.roots.state_dir / LOCK
     assert json.loads(user.read_text())["skills"]["demo"]["targets"] == {"agents": ["claude"], "dests": []}
+    installed = sandbox.home / ".claude/skills/demo"
+    shutil.rmtree(installed)
+    assert cli("skills", "sync").exit_code == 1  # no project lock here
+    ok("skills", "sync", "--global", "--frozen")
+    assert skill_files(installed) == skill_files(sandbox.bundled / "demo")
     ok("skills", "remove", "demo", "--global", "--claude")
     assert json.loads(user.read_text())["skills"] == {}
 
