@@ -77,10 +77,10 @@ def sync_cmd(
             }
         )
         return
+    if not plan.actions and not result.relocked:
+        count = len(result.unchanged)
+        out.line(f"Everything matches {show_path(place.path, roots.location)} ({count} install{'s' if count != 1 else ''}); nothing to do.")
     for item in result.relocked:
         verb = "Would re-lock" if dry_run else "Re-locked"
         out.line((f"{verb} ", "yellow"), (item.name, "bold"), f": {item.was} → {item.now} ({item.why})")
     report_plan(out, plan, roots, command="sync", dry_run=dry_run)
-    if not plan.actions and not result.relocked:
-        count = len(result.unchanged)
-        out.line(f"Everything matches {show_path(place.path, roots.location)} ({count} install{'s' if count != 1 else ''}); nothing to do.")
