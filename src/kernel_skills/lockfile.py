@@ -47,7 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from . import fsops
-from .agents import Location, Target, agent_names, dedupe, skills_dir
+from .agents import Location, Target, agent_names, dedupe, get_agent, skills_dir
 from .errors import KernelsError
 from .skill import name_problem
 
@@ -235,7 +235,8 @@ def read(path: Path) -> Lock:
 def write(path: Path, lock: Lock) -> None:
     """Replace ``path`` with ``lock`` atomically: a temp file beside it, then one rename.
 
-    Call it holding :func:`locked`. A symlinked lock file is written through the link.
+    Call it through :func:`edit`, which holds the lock. A symlinked lock file is written
+    through the link.
     """
     real = Path(os.path.realpath(path))
     try:
@@ -250,9 +251,9 @@ def write(path: Path, lock: Lock) -> None:
         fsops.rename(str(tmp), str(real))
     except BaseException:
         try:
-            os.unlink(tmp)
+            fsops.remove(str(tmp))
         except OSError:
-            pass
+            pass  # the next edit deletes it (_clean_temps)
         raise
 
 
@@ -309,7 +310,10 @@ class Place:
 
     def relative(self, folder: Path) -> str | None:
         """``folder`` relative to the root (POSIX), or None when it lies outside."""
-        rel = os.path.relpath(os.path.realpath(folder), os.path.realpath(self.root))
+        try:
+            rel = os.path.relpath(os.path.realpath(folder), os.path.realpath(self.root))
+        except ValueError:  # another drive (Windows)
+            return None
         if rel == os.curdir:
             return "."
         if rel == os.pardir or rel.startswith(os.pardir + os.sep) or os.path.isabs(rel):
@@ -318,7 +322,7 @@ class Place:
 
     def targets(self, entry: Entry, loc: Location) -> list[Target]:
         """The skills folders an entry names, as targets."""
-        out = [Target(skills_dir(_agent(a), loc, global_=self.scope == "global"), self.scope, [a]) for a in entry.agents]
+        out = [Target(skills_dir(get_agent(a), loc, global_=self.scope == "global"), self.scope, [a]) for a in entry.agents]
         out += [Target(self.root / d, "dest") for d in entry.dests]
         return dedupe(out)
 
@@ -332,12 +336,6 @@ class Place:
         if target.scope == self.scope and target.agents:
             return f"agent:{target.agents[0]}"
         return None
-
-
-def _agent(name: str) -> Any:
-    from .agents import get_agent
-
-    return get_agent(name)
 
 
 def add_target(entry: Entry, key: str, target: Target) -> None:
