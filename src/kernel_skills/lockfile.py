@@ -275,7 +275,8 @@ def edit(path: Path, change: Callable[[Lock], None]) -> Lock:
     """Read the lock, apply ``change``, write it back if it changed; all under an exclusive
     lock on its folder, so concurrent commands merge instead of overwriting each other.
 
-    A lock with no skills left is still written (an empty lock says "nothing expected").
+    A lock whose last skill goes is still written (an empty lock says "nothing expected");
+    a missing one is created only when something is recorded in it.
     """
     folder = Path(os.path.realpath(path)).parent
     fsops.make_dirs(folder, [])
@@ -284,7 +285,7 @@ def edit(path: Path, change: Callable[[Lock], None]) -> Lock:
         lock = read(path)
         before = render(lock)
         change(lock)
-        if render(lock) != before or not os.path.lexists(path):
+        if render(lock) != before:
             write(path, lock)
     return lock
 
