@@ -117,9 +117,10 @@ def test_installed_wheel_adds_skills_outside_the_checkout_offline(venv, wheel, s
 MAX_FILES = 200
 MAX_RECEIPT_BYTES = 20_000
 # Today's tree (1.98 MB, a 697 KB wheel) with about 6 % headroom, as a guard against regrowth,
-# and the issue's targets, not reached yet.
+# and the issue's targets, not reached yet. The wheel bound grew by 20 KB for issue 30's
+# skills-lock.json, sync and outdated (18 KB of compressed CLI code; 745.7 KB measured).
 MAX_INSTALLED_BYTES, TARGET_INSTALLED_BYTES = 2_100_000, 1_500_000
-MAX_WHEEL_BYTES, TARGET_WHEEL_BYTES = 740_000, 600_000
+MAX_WHEEL_BYTES, TARGET_WHEEL_BYTES = 760_000, 600_000
 
 
 @pytest.fixture(scope="module")
