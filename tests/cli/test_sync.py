@@ -13,6 +13,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from kernel_skills import lockfile
 
 from .conftest import cli, leftovers, make_skill, run_module, skill_files, snapshot
@@ -386,12 +388,14 @@ def test_outdated_offline_is_never_current(sandbox, hub, monkeypatch):
 # ---------------------------------------------------------------- concurrency, SIGKILL
 
 
-def test_eight_concurrent_adds_all_land_in_the_lock(sandbox):
+@pytest.mark.parametrize("lock_hook", ["", ",no-flock"], ids=["flock", "lock-file"])
+def test_eight_concurrent_adds_all_land_in_the_lock(sandbox, lock_hook):
+    # lock-file: the lock Windows takes (a byte-range lock on a file), simulated here.
     names = [f"skill-{i}" for i in range(8)]
     for name in names:
         make_skill(sandbox.bundled, name)
     env = sandbox.env(PYTHONPATH=str(Path(lockfile.__file__).parents[1]), KERNEL_SKILLS_BUNDLED_ROOT=str(sandbox.bundled),
-                      KERNEL_SKILLS_TEST_HOOKS="delay=0.02")  # every file operation slowed: the writes overlap
+                      KERNEL_SKILLS_TEST_HOOKS="delay=0.02" + lock_hook)  # every file operation slowed: the writes overlap
     procs = [
         subprocess.Popen([sys.executable, "-m", "kernel_skills", "skills", "add", name, "--dest", f"vendor-{i}", "-q"],
                          cwd=sandbox.project, env=env, stderr=subprocess.PIPE, text=True)
