@@ -148,11 +148,18 @@ def test_compare_runs_estimates_from_the_committed_runs() -> None:
 
 
 def test_the_committed_results_are_the_newest_runs_json_and_describe_the_fresh_output_timer() -> None:
-    # results.json is run 16's, byte for byte, and every committed run since run 5 kept each
-    # call's output (the timer that replaced the one-buffer timer of runs 1-4).
+    # results.json is run 16's, its sweep slimmed by slim_tuning.py (the full sweep stays in
+    # evidence/), and every committed run since run 5 kept each call's output (the timer that
+    # replaced the one-buffer timer of runs 1-4).
     bench = EXAMPLE / "benchmarks"
     runs = EVIDENCE / "benchmarks"
-    assert (bench / "results.json").read_bytes() == (runs / "h200_run16" / "results.json").read_bytes()
+    shipped = json.loads((bench / "results.json").read_text())
+    full = json.loads((runs / "h200_run16" / "results.json").read_text())
+    assert {k: v for k, v in shipped.items() if k not in ("tuning", "tuning_scope")} == \
+        {k: v for k, v in full.items() if k != "tuning"}
+    kept = shipped["tuning"]
+    assert kept and all(row in full["tuning"] for row in kept) and len(kept) < len(full["tuning"])
+    assert f"{len(kept)} of the sweep's {len(full['tuning'])} configurations" in shipped["tuning_scope"]
     for run in ("h200_run5", "h200_run6", "h200_run7", "h200_run10", "h200_run11", "h200_run14", "h200_run16"):
         meta = json.loads((runs / run / "results.json").read_text())["meta"]
         assert "own output buffer" in meta["timing"], run

@@ -146,8 +146,10 @@ def render_markdown(data: dict[str, Any], source: str | None = None, json_name: 
         lines += [
             "## Launch-configuration sweep",
             "",
-            "Every configuration the `*_tuned` ops accept, timed on the shapes that decide the built-in table "
-            "(`default` = the configuration the op picks by itself). rms_norm / fused: t = threads per row, "
+            (f"Configurations the `*_tuned` ops accept, timed on the shapes that decide the built-in table; "
+             f"here {data['tuning_scope']}. " if data.get("tuning_scope") else
+             "Every configuration the `*_tuned` ops accept, timed on the shapes that decide the built-in table. ")
+            + "`default` = the configuration the op picks by itself. rms_norm / fused: t = threads per row, "
             "pers = persistent grid, hint bit 0 = streaming loads (`ld.global.nc.L1::no_allocate`), hint bit 1 = "
             "load the weight after the reduction instead of with x, hint 8 = the two-pass kernel (s stored, then read back "
             "after the reduction, as torch.compile's looped reduction does). q/k norm: "

@@ -1,0 +1,95 @@
+"""Slim the launch-configuration sweep of a qwen3_8b results.json for the shipped skill.
+
+The full sweep (387 configurations in run 16) stays in the repository, next to the run's
+logs (`evidence/qwen3_8b/benchmarks/h200_run<N>/results.json`); the skill ships the entries
+an agent needs: each op and shape's default and fastest configuration, every q/k-norm entry
+(the example's README compares them), and every entry a document of the skill quotes
+(tests/skill/test_measured_quotes.py names them). Run from the repository root:
+
+    python evidence/qwen3_8b/benchmarks/slim_tuning.py FULL.json SHIPPED.json
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[3]
+SHIPPED = "examples/qwen3_8b/benchmarks/results.json"
+
+
+def quoted_configs() -> list[tuple[str, str, dict[str, int] | None]]:
+    """(op, shape, config) of every sweep entry a document quotes; config None = the default."""
+    sys.path[:0] = [str(REPO / "tests" / "skill"), str(REPO / "src")]
+    import test_measured_quotes as quotes
+
+    found: list[tuple[str, str, dict[str, int] | None]] = []
+
+    def record(op: str, shape: str, field: str, **config: int) -> Any:
+        found.append((op, shape, config))
+        return lambda data: 0.0
+
+    def record_default(op: str, shape: str, field: str) -> Any:
+        found.append((op, shape, None))
+        return lambda data: 0.0
+
+    for quote in quotes.QUOTES:
+        if quote.file != SHIPPED:
+            continue
+        read = quote.read
+        names = read.__code__.co_freevars
+        if "op" in names and "shape" in names:  # built by _tuning / _tuning_default at import
+            cells = dict(zip(names, (c.cell_contents for c in read.__closure__ or ()), strict=True))
+            if read.__qualname__.startswith("_tuning."):
+                found.append((cells["op"], cells["shape"], cells.get("config", {})))
+            elif read.__qualname__.startswith("_tuning_default."):
+                found.append((cells["op"], cells["shape"], None))
+        else:  # a lambda that calls them when it reads
+            quotes._tuning, quotes._tuning_default = record, record_default
+            try:
+                read({"tuning": [], "results": []})
+            except (KeyError, ValueError, IndexError, ZeroDivisionError, TypeError):
+                pass
+    return found
+
+
+def slim(data: dict[str, Any]) -> dict[str, Any]:
+    rows = data["tuning"]
+    keep: set[int] = set()
+    best: dict[tuple[str, str], int] = {}
+    for i, r in enumerate(rows):
+        key = (r["op"], r["shape"])
+        if key not in best or r["us"] < rows[best[key]]["us"]:
+            best[key] = i
+        if r.get("default") or r["op"] == "qk_norm":
+            keep.add(i)
+    keep |= set(best.values())
+    for op, shape, config in quoted_configs():
+        for i, r in enumerate(rows):
+            if r["op"] != op or r["shape"] != shape:
+                continue
+            if (config is None and r.get("default")) or (
+                config is not None and r["config"] and all(r["config"].get(k) == v for k, v in config.items())
+            ):
+                keep.add(i)
+    out = dict(data)
+    out["tuning_scope"] = (
+        f"{len(keep)} of the sweep's {len(rows)} configurations: each op and shape's default and fastest, "
+        "every q/k-norm entry, and every entry the skill's documents quote; the full sweep is kept in the "
+        "kernel-skills repository (evidence/qwen3_8b/benchmarks/)"
+    )
+    out["tuning"] = [rows[i] for i in sorted(keep)]
+    return out
+
+
+def main() -> None:
+    full, shipped = (Path(a) for a in sys.argv[1:3])
+    data = slim(json.loads(full.read_text(encoding="utf-8")))
+    shipped.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+    print(f"{shipped}: {len(data['tuning'])} sweep entries kept")
+
+
+if __name__ == "__main__":
+    main()
