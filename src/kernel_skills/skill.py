@@ -338,9 +338,10 @@ _LIST_ITEM = re.compile(r"^\s{0,3}(?:[-*+]|\d{1,9}[.)])(?:\s|$)")
 _LINE_SUFFIX = re.compile(r"(?::\d+)+$")  # scripts/run.sh:12 or :12:3 names a line, not a file
 
 
-def _references(text: str) -> Iterator[tuple[int, str, bool]]:
+def _references(text: str, *, spans: bool = True) -> Iterator[tuple[int, str, bool]]:
     """(line, target, is_link) for every path a markdown text names outside code blocks
-    (fenced or indented) and HTML comments: what a reader sees as a link or a path."""
+    (fenced or indented) and HTML comments: what a reader sees as a link or a path.
+    ``spans=False``: links only, not the tokens of code spans (only SKILL.md's are checked)."""
     fence: str | None = None
     comment = False
     in_list = False
@@ -376,11 +377,15 @@ def _references(text: str) -> Iterator[tuple[int, str, bool]]:
             if indented_code:
                 continue
             line, comment = _outside_comments(line, False)
-        for match in _LINK.finditer(line):
-            yield number, match.group(1), True
-        definition = _REF_DEF.match(line)
-        if definition:
-            yield number, definition.group(1), True
+        if "](" in line:
+            for match in _LINK.finditer(line):
+                yield number, match.group(1), True
+        if "]:" in line:
+            definition = _REF_DEF.match(line)
+            if definition:
+                yield number, definition.group(1), True
+        if not spans or "`" not in line:
+            continue
         for match in _CODE_SPAN.finditer(line):
             for token in match.group(1).split():
                 yield number, _LINE_SUFFIX.sub("", token.strip(".,;:'\"")), False
@@ -389,6 +394,8 @@ def _references(text: str) -> Iterator[tuple[int, str, bool]]:
 def _outside_comments(line: str, inside: bool) -> tuple[str, bool]:
     """The parts of ``line`` outside ``<!-- ... -->``, and whether a comment is still open.
     A ``<!--`` inside a code span is text, as CommonMark reads it."""
+    if not inside and "<!--" not in line:
+        return line, False
     spans = [m.span() for m in _CODE_SPAN.finditer(line)] if not inside else []
     kept: list[str] = []
     pos = 0
@@ -433,7 +440,7 @@ def _check_references(skill_dir: Path, report: Report) -> None:
                 report.error(rel, "is not readable UTF-8 text")
             continue
         base = posixpath.dirname(rel)
-        for line, target, is_link in _references(text):
+        for line, target, is_link in _references(text, spans=rel == SKILL_FILE):
             if is_link:
                 if _SCHEME.match(target) or target.startswith(("#", "/", "\\")):
                     continue
