@@ -64,17 +64,41 @@ def _tick() -> None:
 
 def write_file(src: str, dst: str, mode: int) -> str:
     """Copy ``src`` to a new file ``dst`` byte for byte with ``mode``; return its sha256."""
+    return _copy(src, dst, mode)[0]
+
+
+def copy_file(src: str, dst: str, mode: int) -> tuple[str, str | None]:
+    """:func:`write_file`, returning also the sha256 of the text with every CRLF read as LF
+    when the file has a CRLF and no NUL byte (else None): a receipt's ``lf_files`` entry,
+    without reading the copy back."""
+    return _copy(src, dst, mode)
+
+
+def _copy(src: str, dst: str, mode: int) -> tuple[str, str | None]:
     _tick()
     digest = hashlib.sha256()
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+    chunks = 0
+    first = b""
+    carriage = binary = False
     with open(src, "rb") as fin:
         fd = os.open(dst, flags, 0o600)
         with _naming(dst), os.fdopen(fd, "wb") as fout:
             while chunk := fin.read(_CHUNK):
                 digest.update(chunk)
                 fout.write(chunk)
+                chunks += 1
+                first = chunk if chunks == 1 else b""
+                carriage = carriage or b"\r" in chunk
+                binary = binary or b"\0" in chunk
     _set_mode(dst, mode)
-    return digest.hexdigest()
+    if not carriage or binary:
+        return digest.hexdigest(), None
+    if chunks > 1:  # a CRLF may straddle two chunks: read the (rare, large) copy whole
+        with open(dst, "rb") as handle:
+            first = handle.read()
+    lf = hashlib.sha256(first.replace(b"\r\n", b"\n")).hexdigest() if b"\r\n" in first else None
+    return digest.hexdigest(), lf
 
 
 @contextmanager

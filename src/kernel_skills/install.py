@@ -24,7 +24,6 @@ missing; everything else in the temp folder is deleted.
 
 from __future__ import annotations
 
-import difflib
 import errno
 import os
 import shutil
@@ -577,6 +576,8 @@ def _not_installed(name: str, targets: Sequence[Target], elsewhere: Sequence[Tar
         flag = "add -g / --global" if scope == "user" else "drop -g / --global"
         return KernelsError(f"{what}; it is installed in {', '.join(str(p) for p in there[:3])}", f"To remove it there, {flag}.")
     installed = sorted({item.name for item in find_installs(targets)})
+    import difflib  # deferred: only a mistyped name needs it
+
     close = difflib.get_close_matches(name, installed, n=1, cutoff=0.6)
     if close:
         return KernelsError(what, f"Did you mean '{close[0]}'? Run `kernels skills list` to see what is installed.")
@@ -707,10 +708,18 @@ def _dir_mode(mode: int, umask: int) -> int:
     return ((stat.S_IMODE(mode) & 0o777) & ~umask) | 0o700
 
 
-def copy_tree(src: Path, dst: Path, materialized: list[str] | None = None, *, everything: bool = False) -> dict[str, str]:
+def copy_tree(
+    src: Path,
+    dst: Path,
+    materialized: list[str] | None = None,
+    *,
+    everything: bool = False,
+    lf_files: dict[str, str] | None = None,
+) -> dict[str, str]:
     """Copy ``src`` into the new folder ``dst``: bytes, modes and in-tree symlinks.
 
-    Returns the manifest (relative path -> sha256 or symlink target) of what was written.
+    Returns the manifest (relative path -> sha256 or symlink target) of what was written;
+    ``lf_files`` gets, for each copied text file with CRLF, its sha256 with LF (a receipt's).
     Receipts are not copied, and neither is regenerable clutter (``__pycache__``), unless
     ``everything`` (a backup of an install: every file in it may be the user's, and its
     receipt makes a restored copy a managed install again). Where symlinks cannot be made
@@ -739,7 +748,12 @@ def copy_tree(src: Path, dst: Path, materialized: list[str] | None = None, *, ev
             fsops.make_dir(out, 0o700)
             dir_modes.append((out, _dir_mode(st.st_mode, umask)))
         elif stat.S_ISREG(st.st_mode):
-            files[rel] = fsops.write_file(entry.path, out, _file_mode(st.st_mode, umask))
+            if lf_files is None:
+                files[rel] = fsops.write_file(entry.path, out, _file_mode(st.st_mode, umask))
+            else:
+                files[rel], lf = fsops.copy_file(entry.path, out, _file_mode(st.st_mode, umask))
+                if lf is not None:
+                    lf_files[rel] = lf
     for folder, mode in reversed(dir_modes):
         fsops.chmod(folder, mode)
     fsops.chmod(str(dst), _dir_mode(os.stat(src).st_mode, umask))
@@ -806,8 +820,11 @@ class _Run:
         path = tmp / f"new-{action.skill}-{_token()}"
         action._stage = path
         materialized: list[str] = []
+        lf_files: dict[str, str] = {}
         with _out_of_space(f"the skills folder {action.target.path}"):
-            files = copy_tree(action.source.path, path, materialized)
+            files = copy_tree(action.source.path, path, materialized, lf_files=lf_files)
+        if materialized:  # a link copied as its target: its files were not seen one by one
+            lf_files = receipts.lf_digests(path, files)
         info = action.source.info
         # A link copied as its target is still the source's tree: the receipt says which
         # source it came from by the source's digest, and records the files as they are.
@@ -818,7 +835,7 @@ class _Run:
             source=action.source.origin,
             files=files,
             source_digest=digest,
-            lf_files=receipts.lf_digests(path, files),
+            lf_files=lf_files,
         )
         fsops.write_bytes(str(path / RECEIPT_FILE), data)
         if materialized:

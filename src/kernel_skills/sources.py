@@ -17,7 +17,6 @@ package are untrusted: their kinds run :mod:`.safety`'s checks before returning 
 
 from __future__ import annotations
 
-import difflib
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -71,6 +70,8 @@ class Bundled:
         path = ctx.bundled_root / spec
         if not path.is_dir():
             names = bundled_names(ctx.bundled_root)
+            import difflib  # deferred: only a mistyped name needs it
+
             close = difflib.get_close_matches(spec, names, n=1, cutoff=0.5)
             hint = f"Did you mean '{close[0]}'? " if close else ""
             if not close and os.path.isdir(ctx.local_path(spec)):

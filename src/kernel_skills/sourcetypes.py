@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -79,6 +78,8 @@ class Scratch:
     def new(self) -> Path:
         """A fresh, empty folder inside the scratch folder."""
         if self._path is None:
+            import tempfile  # deferred: only a Hub download needs a scratch folder
+
             self._path = Path(tempfile.mkdtemp(prefix="kernel-skills-"))
         self._count += 1
         folder = self._path / str(self._count)

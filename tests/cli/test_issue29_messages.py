@@ -78,16 +78,21 @@ class _FullFile:
 def _full_under(monkeypatch, folder_part: str) -> None:
     from kernel_skills import fsops
 
-    real_write, real_fdopen = fsops.write_file, os.fdopen
+    real_fdopen = os.fdopen
 
-    def write_file(src, dst, mode):
-        if folder_part not in dst:
-            return real_write(src, dst, mode)
-        with pytest.MonkeyPatch.context() as patch:
-            patch.setattr(fsops.os, "fdopen", lambda fd, *a: _FullFile(real_fdopen(fd, *a)))
-            return real_write(src, dst, mode)
+    def full(real):
+        def write(src, dst, mode):
+            if folder_part not in dst:
+                return real(src, dst, mode)
+            with pytest.MonkeyPatch.context() as patch:
+                patch.setattr(fsops.os, "fdopen", lambda fd, *a: _FullFile(real_fdopen(fd, *a)))
+                return real(src, dst, mode)
 
-    monkeypatch.setattr(fsops, "write_file", write_file)
+        return write
+
+    # write_file copies into backups; copy_file (which also returns the CRLF digest) into stages.
+    for name in ("write_file", "copy_file"):
+        monkeypatch.setattr(fsops, name, full(getattr(fsops, name)))
 
 
 def test_a_full_backup_folder_is_named_as_the_one_that_is_full(sandbox, monkeypatch):

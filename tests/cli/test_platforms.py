@@ -444,6 +444,23 @@ def test_a_skill_with_crlf_checked_out_with_lf_is_not_edited(sandbox):
     assert _state_of(sandbox)["modified"] is False
 
 
+@pytest.mark.parametrize("size", [10, (1 << 20) - 1, (1 << 20) + 5])
+def test_the_copy_reports_the_lf_digest_the_receipt_would_compute(tmp_path, size):
+    # The receipt's lf_files come from the copy itself, not from reading it back; a CRLF may
+    # straddle two of the copy's 1 MiB chunks (size - 1 puts the CR last in the first chunk).
+    from kernel_skills import receipts
+
+    body = b"x" * (size - 1) + b"\r\n" + b"tail\r\nend\r"
+    cases = {"crlf": body, "lf": body.replace(b"\r\n", b"\n"), "cr": b"a\rb\r", "binary": b"\0" + body}
+    for name, data in cases.items():
+        src, dst = tmp_path / f"{name}-src", tmp_path / f"{name}-dst"
+        src.write_bytes(data)
+        sha, lf = fsops.copy_file(str(src), str(dst), 0o644)
+        assert dst.read_bytes() == data and sha == receipts.file_sha256(str(dst))
+        expected = receipts.lf_sha256(dst) if b"\r\n" in data else None
+        assert lf == expected, name
+
+
 def test_a_real_edit_still_shows_through_converted_line_endings(sandbox):
     assert cli("skills", "add", "demo", "--claude").exit_code == 0
     installed = sandbox.project / ".claude/skills/demo"

@@ -27,8 +27,8 @@ from kernel_skills.receipts import RECEIPT_FILE
 
 from .conftest import cli, leftovers, make_skill, simulate_macos, skill_files, snapshot
 
-WRITE_OPS = ("write_file", "write_bytes")
-ALL_OPS = ("write_file", "write_bytes", "make_dir", "make_dirs", "symlink", "chmod", "exchange", "rename_noreplace", "rename", "remove")
+WRITE_OPS = ("write_file", "copy_file", "write_bytes")
+ALL_OPS = ("write_file", "copy_file", "write_bytes", "make_dir", "make_dirs", "symlink", "chmod", "exchange", "rename_noreplace", "rename", "remove")
 
 
 class FailAt:
