@@ -139,10 +139,117 @@ def split_front_matter(text: str) -> tuple[str, int]:
     raise FrontMatterError("the front matter has no closing '---' line", 1)
 
 
-def parse_front_matter(text: str) -> dict[str, Any]:
-    import yaml  # deferred: only commands that read skills pay for it
+_SIMPLE_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
+# Plain scalars that YAML 1.1 (PyYAML's resolver) reads as something other than a string.
+_NOT_STRINGS = {"yes", "no", "true", "false", "on", "off", "null"}
 
+
+def _simple_scalar(value: str) -> str | None:
+    """The string a one-line YAML scalar means, or None if it might mean anything else."""
+    if not value.isascii() or not value.isprintable():
+        return None
+    if len(value) >= 2 and value[0] == value[-1] == "'":
+        inner = value[1:-1]
+        return inner.replace("''", "'") if "'" not in inner.replace("''", "") else None
+    if len(value) >= 2 and value[0] == value[-1] == '"':
+        inner = value[1:-1]
+        return inner if '"' not in inner and "\\" not in inner else None
+    if not value[0].isalpha() or value.lower() in _NOT_STRINGS or value.endswith(":") or ": " in value or " #" in value:
+        return None
+    return value
+
+
+def _block_scalar(style: str, lines: list[str], *, last: bool) -> str | None:
+    """A ``>``/``>-``/``|``/``|-`` scalar from its indented lines (blank lines kept), or None.
+    ``last``: the lines end the document, so the final one has no line break to keep."""
+    indent = next((len(line) - len(line.lstrip(" ")) for line in lines if line.strip()), 0)
+    if indent == 0:
+        return None
+    body: list[str] = []
+    for line in lines:
+        if not line.strip():
+            if line.strip(" "):  # a tab on a blank line
+                return None
+            body.append("")
+        elif len(line) - len(line.lstrip(" ")) != indent or line[-1] in " \t" or not line.isprintable():
+            return None  # more-indented lines and trailing spaces have rules of their own
+        else:
+            body.append(line[indent:])
+    while body and not body[-1]:
+        body.pop()
+    if style[0] == "|":
+        text = "\n".join(body)
+    else:
+        text, blanks = "", 0
+        for line in body:
+            if not line:
+                blanks += 1
+                continue
+            text += ("\n" * blanks if blanks else " ") + line if text else "\n" * blanks + line
+            blanks = 0
+    if not body or style.endswith("-") or (last and lines[-1].strip()):
+        return text
+    return text + "\n"
+
+
+def _simple_front_matter(raw: str) -> dict[str, Any] | None:
+    """Front matter in the plain subset of YAML that nearly every SKILL.md uses (top-level
+    ``key: string``, folded or literal block strings, one nested mapping of strings), parsed
+    without importing a YAML library; None for anything else, which PyYAML then reads.
+    Whatever this returns is what PyYAML's safe loader returns (tests/cli check so)."""
+    data: dict[str, Any] = {}
+    lines = raw.split("\n")
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        i += 1
+        if not line.strip():
+            continue
+        key, sep, rest = line.partition(":")
+        if not sep or not _SIMPLE_KEY.fullmatch(key) or key in data or (rest and rest[0] != " "):
+            return None
+        value = rest.strip(" ")
+        block: list[str] = []
+        while i < len(lines) and (not lines[i].strip() or lines[i].startswith(" ")):
+            block.append(lines[i])
+            i += 1
+        if value in (">", ">-", "|", "|-"):
+            text = _block_scalar(value, block, last=i == len(lines))
+            if text is None:
+                return None
+            data[key] = text
+        elif value:
+            scalar = _simple_scalar(value)
+            if scalar is None or any(line.strip() for line in block):
+                return None
+            data[key] = scalar
+        else:
+            nested: dict[str, Any] = {}
+            indent = None
+            for inner in filter(str.strip, block):
+                width = len(inner) - len(inner.lstrip(" "))
+                indent = width if indent is None else indent
+                name, sep, rest = inner[width:].partition(":")
+                if width != indent or not sep or not _SIMPLE_KEY.fullmatch(name) or name in nested or not rest.startswith(" "):
+                    return None
+                scalar = _simple_scalar(rest.strip(" "))
+                if scalar is None:
+                    return None
+                nested[name] = scalar
+            if not nested:
+                return None  # `key:` alone is null
+            data[key] = nested
+    return data
+
+
+def parse_front_matter(text: str) -> dict[str, Any]:
     raw, _ = split_front_matter(text)
+    if "\t" not in raw and "\r" not in raw:
+        simple = _simple_front_matter(raw)
+        if simple:
+            return simple
+    import yaml  # deferred, and only for front matter beyond the plain subset above
+
     try:
         # libyaml's loader when pyyaml has it: the pure-Python one takes tens of ms on a
         # long description, a visible share of `kernels skills add`.
