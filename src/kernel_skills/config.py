@@ -7,7 +7,6 @@ when no agent flag and no --dest is given.
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -127,6 +126,8 @@ def save(config: Config) -> None:
         text = yaml.safe_dump(data, sort_keys=False, default_flow_style=None) if data else ""
     # A config.yaml linked from a dotfiles repository stays a link: write its target.
     path = Path(os.path.realpath(config.path)) if config.path.is_symlink() else config.path
+    import tempfile  # deferred: only `kernels skills config` writes the file
+
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=".config-", suffix=".tmp", dir=path.parent)
