@@ -828,7 +828,9 @@ class _Run:
         info = action.source.info
         # A link copied as its target is still the source's tree: the receipt says which
         # source it came from by the source's digest, and records the files as they are.
-        digest = action.source.digest if materialized else None
+        # A plain copy's manifest is the source's (same walk, same hashes): its digest is
+        # the source's, which the lock file records too.
+        digest = action.source.digest if materialized else action.source.knows_digest(files)
         data = receipts.render(
             skill=action.skill,
             version=info.version,

@@ -43,6 +43,15 @@ class SkillSource:
 
         return receipts.digest(receipts.manifest(self.path, source=True))
 
+    def knows_digest(self, files: Mapping[str, str]) -> str:
+        """Take the digest from the manifest of a plain copy of this tree (install.copy_tree
+        hashes every file as it copies), so the tree is not read and hashed a second time."""
+        from . import receipts
+
+        if "digest" not in self.__dict__:
+            self.__dict__["digest"] = receipts.digest(files)  # what the cached_property would store
+        return self.digest
+
     @property
     def display(self) -> str:
         return self.label or str(self.path)
