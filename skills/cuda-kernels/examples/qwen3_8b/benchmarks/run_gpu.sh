@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Build the qwen3_8b example, run its GPU tests, run every micro-benchmark, and write
-# JSON + RESULTS.md + logs into OUT_DIR, plus throw_probe.txt (why a C++ exception from the
-# extension crashed the first run). One command for a GPU machine (about 5 minutes on an
-# H200 with 16 cores):
+# JSON + RESULTS.md + logs into OUT_DIR (in the kernel-skills repository also throw_probe.txt:
+# why a C++ exception from the extension crashed the first run). One command for a GPU
+# machine (about 5 minutes on an H200 with 16 cores):
 #
 #   bash skills/cuda-kernels/examples/qwen3_8b/benchmarks/run_gpu.sh OUT_DIR
 #
@@ -13,8 +13,9 @@
 #   SOURCE=TEXT         what is measured, recorded in results.json and RESULTS.md, e.g. "commit abc1234"
 #                       (default: this checkout's git commit; unrecorded outside a git checkout)
 # A test failure does not stop the benchmarks; the exit code is non-zero if the build,
-# the tests or the benchmark failed. Copy OUT_DIR/results.json and OUT_DIR/RESULTS.md
-# into benchmarks/ to publish them.
+# the tests or the benchmark failed. To publish, copy OUT_DIR/results.json into benchmarks/
+# (the repository's evidence/qwen3_8b/benchmarks/slim_tuning.py keeps the sweep entries the
+# skill needs) and regenerate RESULTS.md with make_results.py.
 # The rest of OUT_DIR (logs, JUnit XML, probes) is evidence: in the kernel-skills
 # repository it goes to evidence/qwen3_8b/benchmarks/<gpu>_run<N>/ (evidence/README.md),
 # never into the skill.
@@ -52,12 +53,17 @@ echo "   build: $((SECONDS - t0)) s"
 # Why a TORCH_CHECK in the extension killed the first run's pytest with SIGSEGV: toolchain,
 # the failing call in child processes, a minimal throwing op built by build_local and by
 # torch.utils.cpp_extension (C++17 and C++20), and cuda-gdb backtraces at the throw and at
-# the crash. It runs beside the tests (mostly CPU: compiles and process start-up) and is
-# waited for before the benchmarks, so it cannot disturb the timings.
-echo "== throw probe in the background (report: $OUT/throw_probe.txt)"
-timeout 200 "$PY" "$HERE/throw_probe.py" --package-path "$BUILD_DIR" --out "$OUT/throw_probe.txt" \
-  --arch "$ARCH" --jobs "$MAX_JOBS" >"$OUT/throw_probe.log" 2>&1 &
-probe_pid=$!
+# the crash. The probe is evidence, kept in the kernel-skills repository (not in the
+# installed skill); there it runs beside the tests (mostly CPU: compiles and process
+# start-up) and is waited for before the benchmarks, so it cannot disturb the timings.
+PROBE="$EXAMPLE/../../../../evidence/qwen3_8b/benchmarks/throw_probe.py"
+probe_pid=""
+if [[ -f "$PROBE" ]]; then
+  echo "== throw probe in the background (report: $OUT/throw_probe.txt)"
+  timeout 200 "$PY" "$PROBE" --package-path "$BUILD_DIR" --out "$OUT/throw_probe.txt" \
+    --arch "$ARCH" --jobs "$MAX_JOBS" >"$OUT/throw_probe.log" 2>&1 &
+  probe_pid=$!
+fi
 
 echo "== GPU tests (log: $OUT/pytest_gpu.log)"
 t1=$SECONDS
@@ -72,11 +78,13 @@ fi
 tail -n 1 "$OUT/pytest_gpu.log"
 echo "   tests: $((SECONDS - t1)) s"
 
-t3=$SECONDS
-wait "$probe_pid"
-echo "   throw probe: exit $? (waited $((SECONDS - t3)) s); key lines:"
-grep -E "^- |cpp_extension compile|build_local compile" "$OUT/throw_probe.txt" | cut -c1-220 | head -n 30
-grep -A12 "=== stopped" "$OUT/throw_probe.txt" | grep -E "^#[0-9]|===" | head -n 24
+if [[ -n "$probe_pid" ]]; then
+  t3=$SECONDS
+  wait "$probe_pid"
+  echo "   throw probe: exit $? (waited $((SECONDS - t3)) s); key lines:"
+  grep -E "^- |cpp_extension compile|build_local compile" "$OUT/throw_probe.txt" | cut -c1-220 | head -n 30
+  grep -A12 "=== stopped" "$OUT/throw_probe.txt" | grep -E "^#[0-9]|===" | head -n 24
+fi
 
 echo "== micro-benchmarks (log: $OUT/bench.log)"
 t2=$SECONDS

@@ -348,8 +348,9 @@ for expected, call in checks:
 
 def test_bad_input_raises_runtime_error_with_a_message(kernels: ModuleType) -> None:
     # In a child process: on the first H200 run the first TORCH_CHECK that fired killed the
-    # whole pytest process with SIGSEGV (see benchmarks/throw_probe.py), so a crash here
-    # must fail this test, not end the suite.
+    # whole pytest process with SIGSEGV (the kernel-skills repository keeps the probe that
+    # found why: evidence/qwen3_8b/benchmarks/throw_probe.py), so a crash here must fail
+    # this test, not end the suite.
     import subprocess
     import sys
     from pathlib import Path

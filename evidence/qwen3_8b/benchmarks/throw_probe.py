@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Why does a TORCH_CHECK failure in the extension crash the process? Evidence, in one file.
 
-    python benchmarks/throw_probe.py --package-path BUILD_DIR --out OUT/throw_probe.txt [--jobs N]
+    python evidence/qwen3_8b/benchmarks/throw_probe.py --package-path BUILD_DIR --out OUT/throw_probe.txt [--jobs N]
 
 On the first H200 run, `kernels.ops.rms_norm(x, weight_of_wrong_shape, eps)` on CUDA
 tensors ended the pytest process with SIGSEGV instead of raising RuntimeError. The same
@@ -48,7 +48,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-EXAMPLE = HERE.parent
+# Kept in the repository's evidence/ (the installed skill does not ship it); it probes the example.
+EXAMPLE = HERE.parents[2] / "skills" / "cuda-kernels" / "examples" / "qwen3_8b"
 SCRIPTS = EXAMPLE.parents[1] / "scripts"
 
 PROBE_OPS_H = r"""
