@@ -277,3 +277,29 @@ def test_importing_the_cli_leaves_the_programs_signal_handling_alone():
 
     assert signal.getsignal(signal.SIGINT) is not None
     assert getattr(signal.getsignal(signal.SIGINT), "__module__", "") != "kernel_skills.cli.startup"
+
+
+@pytest.mark.parametrize("hook", ["main-wait", "command-wait"])
+@pytest.mark.parametrize("json_flag", [False, True])
+def test_sigterm_after_main_set_its_handler_is_one_line_143_and_json(sandbox, tmp_path, hook, json_flag):
+    """main() installs the SIGTERM handler before click parses anything; a SIGTERM then (or
+    once the error handler runs, before the command has said it prints JSON) is exit 143,
+    one `Error:` line and, with --json, the JSON error document: never click's "Aborted!"."""
+    armed = tmp_path / "armed"
+    args = ["skills", "list", *(["--json"] if json_flag else [])]
+    env = sandbox.env(KERNEL_SKILLS_TEST_HOOKS=f"{hook}={armed}")
+    proc = subprocess.Popen([sys.executable, "-m", "kernel_skills", *args], env=env, cwd=sandbox.project,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not armed.exists() and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.01)
+    assert armed.exists(), proc.communicate(timeout=60)
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 143, err
+    assert err.count("\n") == 1 and err.startswith("Error: terminated"), err
+    if json_flag:
+        doc = json.loads(out)
+        assert doc["ok"] is False and doc["error"]["exit_code"] == 143
+    else:
+        assert out == ""

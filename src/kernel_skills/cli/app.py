@@ -7,7 +7,7 @@ from typing import Annotated, Any
 import typer
 
 from .. import __version__
-from . import forward
+from . import forward, startup
 from .compat import Group, click_class
 from .handler import Root, on_sigterm, state
 
@@ -90,7 +90,10 @@ def main() -> None:
         if hf is not None:
             sys.exit(forward.run(hf, argv))
     # SIGBREAK: Ctrl-Break on Windows, which would otherwise end the process mid-install.
+    # While start-up's handlers are armed they stay (one line, exit 143); the command's take
+    # over as the error handler does (startup.done()).
     for name in ("SIGTERM", "SIGBREAK"):
         if hasattr(signal, name):
-            signal.signal(getattr(signal, name), on_sigterm)
+            startup.hand_over(getattr(signal, name), on_sigterm)
+    startup.test_wait("main-wait")
     app()

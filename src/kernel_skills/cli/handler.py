@@ -72,12 +72,17 @@ def stdout_gone() -> bool:
         return True  # no way to tell: the usual source of EPIPE in a CLI is its stdout
 
 
+def _json_asked() -> bool:
+    """Is --json on the command line (before any ``--``)?"""
+    argv = state.get("argv") or []
+    argv = argv[: argv.index("--")] if "--" in argv else argv
+    return "--json" in argv
+
+
 def _usage_error_as_json(exc: BaseException) -> None:
     """With --json on the command line, a usage error is also a JSON document on stdout (click
     still prints the usage text on stderr and exits 2), so scripts parse every outcome."""
-    argv = state.get("argv") or []
-    argv = argv[: argv.index("--")] if "--" in argv else argv
-    if "--json" not in argv or not isinstance(exc, click_class("UsageError")):
+    if not _json_asked() or not isinstance(exc, click_class("UsageError")):
         return
     what = exc.format_message() if hasattr(exc, "format_message") else str(exc)
     fix = "Run the command with --help for its usage."
@@ -109,8 +114,9 @@ class Root(Group):
     def invoke(self, ctx: Any) -> Any:
         from . import startup
 
-        startup.done()  # from here on a signal is this handler's (below), not start-up's
         try:
+            startup.done()  # from here on a signal is this handler's (below), not start-up's
+            startup.test_wait("command-wait")
             return super().invoke(ctx)
         except KernelsError as exc:
             code = report(exc.what, exc.fix, exc.exit_code, exc)
@@ -139,6 +145,8 @@ class Root(Group):
             )
         except KeyboardInterrupt as exc:
             terminated = isinstance(exc, Terminated)
+            if _json_asked():  # the command may not have started, and so not said it prints JSON
+                state["json"] = True
             code = report(
                 "terminated" if terminated else "interrupted",
                 "Anything half-done was rolled back; re-run the command to do it.",

@@ -9,7 +9,9 @@ as the handler takes over) puts back the usual ones.
 
 Only the command arms this: a program that imports kernel_skills.cli (the tests) keeps its
 own signal handling. ``KERNEL_SKILLS_TEST_HOOKS=startup-wait=PATH`` (tests only) creates
-PATH once armed and then waits up to 10 s, so that a test can signal inside the window.
+PATH once armed and then waits up to 10 s, so that a test can signal inside the window;
+``main-wait`` and ``command-wait`` do the same once main() has set its handlers and once the
+error handler has taken over (:func:`test_wait`).
 """
 
 import os
@@ -19,8 +21,9 @@ import time
 from typing import Any
 
 _CODES: dict[int, tuple[int, str]] = {signal.SIGINT: (130, "interrupted")}
-if hasattr(signal, "SIGTERM"):
-    _CODES[signal.SIGTERM] = (143, "terminated")
+for _name in ("SIGTERM", "SIGBREAK"):  # SIGBREAK: Ctrl-Break on Windows, handled as SIGTERM
+    if hasattr(signal, _name):
+        _CODES[getattr(signal, _name)] = (143, "terminated")
 _previous: dict[int, Any] = {}
 
 
@@ -52,6 +55,16 @@ def arm() -> None:
         _previous[signum] = signal.signal(signum, _on_signal)
 
 
+def hand_over(signum: int, handler: Any) -> None:
+    """Make ``handler`` the command's handler for ``signum``: at once if start-up's is not in
+    place, else from :func:`done` on. A handler that raises (handler.on_sigterm) must not run
+    before the error handler is there to catch what it raises: click would print "Aborted!"."""
+    if signum in _previous and signal.getsignal(signum) is _on_signal:
+        _previous[signum] = handler
+    else:
+        signal.signal(signum, handler)
+
+
 def done() -> None:
     """The command's own handling starts: Ctrl-C raises KeyboardInterrupt again."""
     while _previous:
@@ -60,11 +73,12 @@ def done() -> None:
             signal.signal(signum, handler)
 
 
-def _test_wait() -> None:
+def test_wait(hook: str) -> None:
+    """Tests only: with ``hook=PATH`` in $KERNEL_SKILLS_TEST_HOOKS, create PATH and wait 10 s."""
     hooks = os.environ.get("KERNEL_SKILLS_TEST_HOOKS", "")
-    for item in hooks.split(","):
+    for item in hooks.split(",") if hooks else ():
         key, _, value = item.strip().partition("=")
-        if key == "startup-wait" and value:
+        if key == hook and value:
             with open(value, "w"):
                 pass
             time.sleep(10)
@@ -72,4 +86,4 @@ def _test_wait() -> None:
 
 if _is_the_command():
     arm()
-    _test_wait()
+    test_wait("startup-wait")
