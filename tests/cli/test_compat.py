@@ -82,3 +82,26 @@ def test_add_does_not_import_pydantic(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60).stdout
     assert (tmp_path / "d/demo/SKILL.md").is_file()
     assert "PYDANTIC False" in out, _moved(f"`kernels skills add` imported pydantic ({out!r})")
+
+
+def test_a_failed_write_of_help_is_seen_as_raised_by_click_echo():
+    """The error handler tells a command's --help on a full device from an OSError of ours by
+    finding click's echo in the traceback; it must be found there, and only there."""
+
+    class Full:
+        def write(self, text):
+            raise OSError(28, "No space left on device")
+
+        def flush(self):
+            pass
+
+    try:
+        typer.echo("help text", file=Full())
+    except OSError as exc:
+        assert compat.raised_by_click_echo(exc), _moved("click's echo is no longer a function `echo` in a `click.utils` module")
+    else:
+        pytest.fail("echo swallowed the OSError")
+    try:
+        open("/nonexistent/kernel-skills-compat")
+    except OSError as exc:
+        assert not compat.raised_by_click_echo(exc)

@@ -33,7 +33,18 @@ def test_hub_down_and_a_skill_of_a_cached_repo_never_downloaded_fails_fast(sandb
     assert cli("skills", "add", "hf://my-org/skills/house-style", "--dest", "c", "-q").exit_code == 0
 
 
-@pytest.mark.parametrize("args", [("skills", "list", "--dest", "d"), ("skills", "list", "--dest", "d", "--json"), ("skills", "agents")])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("skills", "list", "--dest", "d"),
+        ("skills", "list", "--dest", "d", "--json"),
+        ("skills", "agents"),
+        # help and --version are printed by click before the error handler runs
+        ("--help",),
+        ("skills", "add", "--help"),
+        ("--version",),
+    ],
+)
 def test_stdout_on_a_full_device_is_one_line_not_a_traceback(sandbox, args):
     if not os.path.exists("/dev/full"):
         pytest.skip("no /dev/full here")

@@ -9,7 +9,7 @@ import typer
 from .. import __version__
 from . import forward, startup
 from .compat import Group, click_class
-from .handler import Root, on_sigterm, state
+from .handler import Root, cannot_print, on_sigterm, state
 
 SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -96,4 +96,9 @@ def main() -> None:
         if hasattr(signal, name):
             startup.hand_over(getattr(signal, name), on_sigterm)
     startup.test_wait("main-wait")
-    app()
+    try:
+        app()
+    except OSError as exc:
+        # Only what click prints before any command runs gets here (help, --version, a usage
+        # error); a command's OSError is the error handler's (handler.Root.invoke).
+        sys.exit(cannot_print(exc))

@@ -8,7 +8,9 @@ fails, naming what moved, when a typer release changes what this module relies o
   slot and ``type_descriptor``: how :class:`Command` skips typer's pydantic coercion;
 - ``TyperArgument.display_type_rich``: how :class:`Command` keeps "<list[str]>" out of help;
 - typer's re-exported click exception classes, found by name among
-  ``typer.BadParameter``'s bases (:func:`click_class`).
+  ``typer.BadParameter``'s bases (:func:`click_class`);
+- click printing through a function named ``echo`` in its ``utils`` module
+  (:func:`raised_by_click_echo`).
 
 On a typer without the pydantic layer (before 0.2x) the coercion hook does nothing.
 """
@@ -30,6 +32,20 @@ def click_class(name: str) -> tuple[type[BaseException], ...]:
     found by name among BadParameter's bases instead of importing click.
     """
     return tuple(cls for cls in typer.BadParameter.__mro__ if cls.__name__ == name)
+
+
+def raised_by_click_echo(exc: BaseException) -> bool:
+    """Was ``exc`` raised inside click's ``echo`` (printing help, a version or a usage error)?
+
+    Such a write names no file: stdout or stderr failed, not a path of ours.
+    """
+    tb = exc.__traceback__
+    while tb is not None:
+        code, module = tb.tb_frame.f_code.co_name, tb.tb_frame.f_globals.get("__name__", "")
+        if code == "echo" and module.endswith("click.utils"):  # click.utils, or typer's vendored typer._click.utils
+            return True
+        tb = tb.tb_next
+    return False
 
 
 def plain_coercer() -> Any:

@@ -14,7 +14,7 @@ import typer
 
 from ..errors import EXIT_FAILURE, KernelsError
 from ..output import StdoutError
-from .compat import Group, click_class
+from .compat import Group, click_class, raised_by_click_echo
 
 DEBUG_ENV = "KERNELS_DEBUG"
 EXIT_INTERRUPTED = 130
@@ -97,6 +97,22 @@ def _silence_stdout() -> None:
         pass
 
 
+def cannot_print(exc: OSError) -> int:
+    """click could not print help, --version or a usage error (`kernels --help > /dev/full`):
+    one line on stderr, not a traceback; the exit code."""
+    _silence_stdout()  # so the interpreter's final flush does not fail again
+    try:
+        return report(
+            f"cannot write the output to stdout ({exc.strerror or exc})",
+            "Free space where stdout goes, or send it elsewhere, then re-run.",
+            EXIT_FAILURE,
+            exc,
+            json_doc=False,
+        )
+    except OSError:  # stderr cannot be written either: nothing more can be said
+        return EXIT_FAILURE
+
+
 def dumps(data: Any) -> str:
     import json
 
@@ -154,6 +170,8 @@ class Root(Group):
                 exc,
             )
         except OSError as exc:
+            if not exc.filename and raised_by_click_echo(exc):  # a command's --help, on a full device
+                raise typer.Exit(cannot_print(exc)) from exc
             where = f": {exc.filename}" if exc.filename else ""
             code = report(f"{exc.strerror or exc}{where}", "Check that path's permissions and free space, then re-run.", EXIT_FAILURE, exc)
         except Exception as exc:
