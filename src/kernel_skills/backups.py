@@ -317,6 +317,7 @@ def restore(state_dir: Path | Callable[[], Path], backup_id: str, *, dest: Path 
     copy there now, if any, is backed up first (whatever it is)."""
     from . import install  # the staging, locking and recovery machinery of installs
 
+    default_keep()  # retention follows the restore: a bad setting stops it before, not after
     state = state_dir() if callable(state_dir) else state_dir
     backup = get(state, backup_id)
     target = dest or backup.target

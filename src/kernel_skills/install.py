@@ -1076,6 +1076,9 @@ def _rmdir_quiet(folder: Path) -> None:
 def apply(plan: Plan, *, state_dir: Path | Callable[[], Path], force: bool = False) -> Plan:
     """Carry out a plan from plan_add/plan_update/plan_remove: all of it, or none of it."""
     if plan.actions:
+        # Retention runs once the change is made: a setting it cannot read must stop the
+        # command now, before anything changes, not fail it after the change.
+        backups.default_keep()
         try:
             _Run(plan, state_dir, force=force).run()
         except OSError as exc:

@@ -132,6 +132,24 @@ def test_default_retention_keeps_the_five_newest_per_skill_and_path(sandbox, ins
     assert [b.id for b in backups.find(sandbox.state / "kernel-skills")] == ids[2:] + more
 
 
+@pytest.mark.parametrize("value", ["x", "-1"])
+def test_a_bad_keep_setting_is_refused_before_anything_changes(sandbox, installed, monkeypatch, value):
+    """Retention runs after the change: a KERNEL_SKILLS_KEEP_BACKUPS it cannot read must stop
+    the command before it replaces, removes or restores anything, not report a usage error
+    (exit 2) for a change it has made."""
+    dest = sandbox.project / ".claude/skills/demo"
+    backup_id = _edit_and_replace(sandbox, "first\n")
+    (dest / "SKILL.md").write_text((dest / "SKILL.md").read_text() + "mine\n")
+    before = skill_files(dest)
+    monkeypatch.setenv("KERNEL_SKILLS_KEEP_BACKUPS", value)
+    for args in (("skills", "add", "demo", "--claude", "--force"), ("skills", "remove", "demo", "--force"),
+                 ("skills", "update", "--claude", "--force"), ("skills", "backups", "restore", backup_id)):
+        result = cli(*args)
+        assert result.exit_code == 2 and "KERNEL_SKILLS_KEEP_BACKUPS" in result.stderr, (args, result.output)
+        assert skill_files(dest) == before, args
+    assert [b.id for b in backups.find(sandbox.state / "kernel-skills")] == [backup_id]
+
+
 def test_a_backup_without_metadata_is_still_listed(sandbox, installed):
     backup_id = _edit_and_replace(sandbox, "mine\n")
     (sandbox.backups / f"{backup_id}.json").unlink()
