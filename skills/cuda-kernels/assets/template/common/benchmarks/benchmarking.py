@@ -267,8 +267,8 @@ def run_benchmark(argv: list[str] | None, *, script: str, op: str, package: Any,
         missing = print_header(timer, copy_gbps, peers, f"; {op} {variant}")
         for dtype_name in args.dtype:
             dtype = DTYPES[dtype_name]
-            for layout in args.layout:
-                for rows, width in args.shapes or default_shapes(dtype):
+            for rows, width in args.shapes or default_shapes(dtype):
+                for layout in args.layout:  # aligned and misaligned side by side: a cut run keeps both
                     case = make_case(rows, width, dtype, layout, variant)
                     err = case.rel_err(case.kernel())
                     if not err <= tolerance[dtype]:
