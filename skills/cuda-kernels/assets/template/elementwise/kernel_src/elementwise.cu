@@ -8,8 +8,9 @@
 // - Every width and alignment takes one path (split_row in common.cuh): the output row's
 //   16-byte packs with a scalar head and tail; an input at another 16-byte phase (a
 //   x[..., 1:] view) is read with two aligned 16-byte loads and a register shift.
-// - A block covers kUnroll * kThreads packs of one row; each thread issues its kUnroll
-//   loads (64 bytes in flight) before any math. A contiguous tensor is one row.
+// - A block of 64-256 threads (fewer for narrow rows) covers kUnroll packs per thread of
+//   one row; each thread issues its kUnroll loads (64 bytes in flight) before any math. A
+//   contiguous tensor is one row.
 // - __launch_bounds__(kThreads); int64 indices (numel passes 2^31).
 // - Fast-math note: SiLU with __expf is exact enough (2 ulp) but for x below about -88.7
 //   __expf(-x) is infinity and SiLU returns -0 (the limit), never NaN.
@@ -19,7 +20,8 @@
 namespace ks {
 namespace {
 
-constexpr int kThreads = 256;
+constexpr int kThreads = 256;    // the most threads per block (the launch bound)
+constexpr int kMinThreads = 64;  // the fewest: more than any head or tail (< 8 elements)
 constexpr int kUnroll = 4;
 
 // The formula: edit here (fp32 in, fp32 out; the result is rounded once to the dtype).
@@ -48,16 +50,17 @@ __global__ void __launch_bounds__(kThreads) elementwise_rows(ElementwiseArgs a, 
     const int64_t e = sp.head + sp.packs * N + t;
     if (t < sp.tail) y[e] = from_float<T>(apply<ACT>(to_float(x[e])));
   }
-  const int64_t j0 = chunk * (kUnroll * kThreads) + t;
+  const int nt = blockDim.x;
+  const int64_t j0 = chunk * (kUnroll * nt) + t;
   Pack<T> v[kUnroll];
 #pragma unroll
   for (int k = 0; k < kUnroll; ++k) {
-    const int64_t j = j0 + k * kThreads;
+    const int64_t j = j0 + k * nt;
     if (j < sp.packs) v[k] = load_any(x + sp.head + j * N);
   }
 #pragma unroll
   for (int k = 0; k < kUnroll; ++k) {
-    const int64_t j = j0 + k * kThreads;
+    const int64_t j = j0 + k * nt;
     if (j < sp.packs) {
       Pack<T> o;
 #pragma unroll
@@ -70,11 +73,15 @@ __global__ void __launch_bounds__(kThreads) elementwise_rows(ElementwiseArgs a, 
 template <typename T, Activation ACT>
 cudaError_t launch(const ElementwiseArgs& a, cudaStream_t stream) {
   const int64_t packs = a.n / kPack<T>;
-  const int64_t per_block = static_cast<int64_t>(kUnroll) * kThreads;
+  // Narrow rows get smaller blocks, so no thread idles and each keeps up to kUnroll packs in
+  // flight (at d = 1024 in bf16 a 256-thread block would leave half its threads without work).
+  int threads = kMinThreads;
+  while (threads < kThreads && static_cast<int64_t>(threads) * kUnroll < packs) threads <<= 1;
+  const int64_t per_block = static_cast<int64_t>(kUnroll) * threads;
   const int64_t blocks_per_row = packs > per_block ? (packs + per_block - 1) / per_block : 1;
   const int64_t blocks = a.rows * blocks_per_row;
   if (blocks > INT32_MAX) return cudaErrorInvalidValue;
-  elementwise_rows<T, ACT><<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(a, blocks_per_row);
+  elementwise_rows<T, ACT><<<static_cast<unsigned>(blocks), threads, 0, stream>>>(a, blocks_per_row);
   return cudaGetLastError();
 }
 

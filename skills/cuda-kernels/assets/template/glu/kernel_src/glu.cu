@@ -10,8 +10,9 @@
 //   another 16-byte phase than the output (d = 4100 in bf16 puts up 8 bytes off); they
 //   are read with two aligned 16-byte loads and a register shift, so no access is scalar
 //   except the head and tail.
-// - A block covers kUnroll * kThreads packs of one row; each thread issues all its loads
-//   (kUnroll packs of gate and of up: 128 bytes in flight in bf16) before any math.
+// - A block of 64-256 threads (fewer for narrow rows) covers kUnroll packs per thread of
+//   one row; each thread issues all its loads (kUnroll packs of gate and of up: 128 bytes
+//   in flight) before any math.
 // - __launch_bounds__(kThreads) on every kernel; int64 indices (rows * d passes 2^31).
 #include "common.cuh"
 #include "launchers.h"
@@ -19,7 +20,8 @@
 namespace ks {
 namespace {
 
-constexpr int kThreads = 256;
+constexpr int kThreads = 256;    // the most threads per block (the launch bound)
+constexpr int kMinThreads = 64;  // the fewest: more than any head or tail (< 8 elements)
 constexpr int kUnroll = 4;
 
 template <GluActivation ACT>
@@ -50,11 +52,12 @@ __global__ void __launch_bounds__(kThreads) glu_rows(GluArgs a, int64_t blocks_p
     const int64_t e = sp.head + sp.packs * N + t;
     if (t < sp.tail) y[e] = from_float<T>(activate<ACT>(to_float(gate[e])) * to_float(up[e]));
   }
-  const int64_t j0 = chunk * (kUnroll * kThreads) + t;
+  const int nt = blockDim.x;
+  const int64_t j0 = chunk * (kUnroll * nt) + t;
   Pack<T> g[kUnroll], u[kUnroll];
 #pragma unroll
   for (int k = 0; k < kUnroll; ++k) {
-    const int64_t j = j0 + k * kThreads;
+    const int64_t j = j0 + k * nt;
     if (j < sp.packs) {
       g[k] = load_any(gate + sp.head + j * N);
       u[k] = load_any(up + sp.head + j * N);
@@ -62,7 +65,7 @@ __global__ void __launch_bounds__(kThreads) glu_rows(GluArgs a, int64_t blocks_p
   }
 #pragma unroll
   for (int k = 0; k < kUnroll; ++k) {
-    const int64_t j = j0 + k * kThreads;
+    const int64_t j = j0 + k * nt;
     if (j < sp.packs) {
       Pack<T> o;
 #pragma unroll
@@ -75,11 +78,15 @@ __global__ void __launch_bounds__(kThreads) glu_rows(GluArgs a, int64_t blocks_p
 template <typename T, GluActivation ACT>
 cudaError_t launch(const GluArgs& a, cudaStream_t stream) {
   const int64_t packs = a.d / kPack<T>;
-  const int64_t per_block = static_cast<int64_t>(kUnroll) * kThreads;
+  // Narrow rows get smaller blocks, so no thread idles and each keeps up to kUnroll packs in
+  // flight (at d = 1024 in bf16 a 256-thread block would leave half its threads without work).
+  int threads = kMinThreads;
+  while (threads < kThreads && static_cast<int64_t>(threads) * kUnroll < packs) threads <<= 1;
+  const int64_t per_block = static_cast<int64_t>(kUnroll) * threads;
   const int64_t blocks_per_row = packs > per_block ? (packs + per_block - 1) / per_block : 1;
   const int64_t blocks = a.rows * blocks_per_row;
   if (blocks > INT32_MAX) return cudaErrorInvalidValue;
-  glu_rows<T, ACT><<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(a, blocks_per_row);
+  glu_rows<T, ACT><<<static_cast<unsigned>(blocks), threads, 0, stream>>>(a, blocks_per_row);
   return cudaGetLastError();
 }
 
