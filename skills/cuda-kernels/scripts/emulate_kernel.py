@@ -121,7 +121,9 @@ def build(
         cmd += [f"-I{i}" for i in includes or []] + [f"-I{cuda_inc}"]
         cmd += [f"-D{d}" for d in defines or []] + list(extra_flags or [])
         cmd += [str(s) for s in staged]
-        cmd += ["-x", "none", "-o", str(out)] + (["-shared"] if shared else [])
+        # -Bsymbolic: the library's runtime API (cudaGetLastError, ...) must win over a real
+        # libcudart already in the process (torch loads one) when ctypes loads it.
+        cmd += ["-x", "none", "-o", str(out)] + (["-shared", "-Wl,-Bsymbolic"] if shared else [])
         return subprocess.run(cmd, capture_output=True, text=True)
 
 
