@@ -124,7 +124,7 @@ def build(
         # -Bsymbolic: the library's runtime API (cudaGetLastError, ...) must win over a real
         # libcudart already in the process (torch loads one) when ctypes loads it.
         cmd += ["-x", "none", "-o", str(out)] + (["-shared", "-Wl,-Bsymbolic"] if shared else [])
-        return subprocess.run(cmd, capture_output=True, text=True)
+        return subprocess.run(cmd, check=False, capture_output=True, text=True)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -160,7 +160,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.run is None:
         print(args.out)
         return 0
-    return subprocess.run([str(args.out.resolve()), *args.run]).returncode
+    return subprocess.run([str(args.out.resolve()), *args.run], check=False).returncode
 
 
 if __name__ == "__main__":

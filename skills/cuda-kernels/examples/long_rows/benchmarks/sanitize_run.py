@@ -3,9 +3,8 @@ aligned and misaligned rows, each dtype, -inf rows, with targets."""
 
 from __future__ import annotations
 
-import torch
-
 import long_rows_kernels as K
+import torch
 
 for dtype in (torch.float32, torch.float16, torch.bfloat16):
     for path in ("row", "cluster", "multipass"):
