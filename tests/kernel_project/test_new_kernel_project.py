@@ -38,6 +38,10 @@ EXPECTED_FILES = {
     "benchmarks/benchmarking.py",
     "torch-ext/{pkg}/_fake.py",
     "tests/test_triton_peer.py",
+    "tests/test_{op}_emulated.py",
+    "tests/emulation.py",
+    "tests/emu_shim.h",
+    "tests/emu_shim.cpp",
 }
 
 

@@ -8,8 +8,10 @@ of the 16-byte pack, strided and misaligned views, leading dimensions.
 
 The GPU sweep is the kernel's contract (tests/kernel_checks.py): output widths 1 to 16384,
 fp32/fp16/bf16, contiguous, misaligned and strided rows, outputs poisoned with NaN.
-What the CPU tests prove: the reference path, the argument checks, the fake kernel and
-the op schema. They do not run the CUDA kernel; only the `gpu` tests do.
+What the CPU tests here prove: the reference path, the argument checks, the fake kernel
+and the op schema. tests/test_glu_emulated.py runs the CUDA kernels themselves on the CPU
+(the skill's emulator: indexing, tails, reductions, barriers); speed, launch resources and
+the memory model need the `gpu` tests.
 
 Run after building (the package must be importable):
     PYTHONPATH=$(python <skill>/scripts/build_local.py .) python -m pytest tests
