@@ -38,7 +38,7 @@ stage build 900 "$OUT/logs/build.log" "$PY" "$SKILL/scripts/build_local.py" "$EX
 export LONG_ROWS_KERNELS_PATH=$BUILD
 export PYTHONPATH="$BUILD${PYTHONPATH:+:$PYTHONPATH}"
 
-stage tests 1200 "$OUT/logs/gpu_tests.log" "$PY" -m pytest "$EX/tests" -q -rfE -p no:cacheprovider
+stage tests 1200 "$OUT/logs/gpu_tests.log" "$PY" -m pytest "$EX/tests" -q -rfE -p no:cacheprovider --basetemp "$(mktemp -d)"
 tail -n 5 "$OUT/logs/gpu_tests.log" | sed 's/^/  /' | tee -a "$STATUS"
 
 if command -v compute-sanitizer > /dev/null; then
