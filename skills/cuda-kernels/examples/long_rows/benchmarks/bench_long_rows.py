@@ -25,8 +25,8 @@ from triton.testing import do_bench
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-import long_rows_kernels as K
-import triton_lse
+import long_rows_kernels as K  # noqa: E402 - after the sys.path entry
+import triton_lse  # noqa: E402
 
 VOCABS = [32000, 50257, 151936]
 ROWS = [1, 7, 512, 4096]
