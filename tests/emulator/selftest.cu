@@ -222,11 +222,34 @@ static void test_cluster() {
   cfg.gridDim = dim3(cluster * clusters + 1);
   expect(cudaLaunchKernelEx(&cfg, cluster_sum_kernel, x.data(), out.data(), per_block) == cudaErrorInvalidClusterSize,
          "grid_not_a_multiple_of_the_cluster_is_refused");
+  cudaGetLastError();  // as on a GPU, the refused launch is also the last error: clear it
   int n = -1;
   emu::set_max_active_clusters(0);
   cudaOccupancyMaxActiveClusters(&n, cluster_sum_kernel, &cfg);
   emu::set_max_active_clusters(-1);
   expect(n == 0, "max_active_clusters_is_settable");
+}
+
+// ---- __syncthreads_count/_and/_or and cooperative_groups tiles
+__global__ void votes_and_tiles_kernel(int* out) {
+  const int t = threadIdx.x;
+  const int count = __syncthreads_count(t % 3 == 0);
+  const int all = __syncthreads_and(t < 1000);
+  const int any = __syncthreads_or(t == 77);
+  cg::thread_block_tile<8> tile = cg::tiled_partition<8>(cg::this_thread_block());
+  int v = static_cast<int>(tile.thread_rank());
+  for (int o = 4; o > 0; o >>= 1) v += tile.shfl_down(v, o);  // lane 0 of each tile: 0 + 1 + ... + 7
+  const int first = tile.shfl(t, 0);
+  if (tile.thread_rank() == 0) out[t / 8] = v * 1000 + (first == t);
+  if (t == 0) out[100] = count * 100 + all * 10 + any;
+}
+
+static void test_votes_and_tiles() {
+  std::vector<int> out(101, -1);
+  votes_and_tiles_kernel<<<1, 96>>>(out.data());
+  bool ok = cudaGetLastError() == cudaSuccess && out[100] == 32 * 100 + 10 + 1;
+  for (int i = 0; i < 12; ++i) ok &= out[i] == 28 * 1000 + 1;
+  expect(ok, "syncthreads_count_and_or_and_tiled_partition", emu::last_failure().c_str());
 }
 
 int main() {
@@ -236,6 +259,7 @@ int main() {
   test_failures();
   test_dynamic_smem();
   test_cluster();
+  test_votes_and_tiles();
   std::printf("failures: %d\n", failures);
   return failures == 0 ? 0 : 1;
 }

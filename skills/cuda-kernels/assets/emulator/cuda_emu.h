@@ -523,8 +523,16 @@ inline void run_block(BlockRunner& r, dim3 block, const std::function<void()>& b
         r.failure = "__syncthreads reached from different source lines at once (divergent barrier):" + describe_waits(r);
         break;
       }
-      for (auto& f : r.fibers) {
-        if (f.wait == Wait::kBlockBarrier) f.wait = Wait::kNone;
+      uint64_t count = 0;  // __syncthreads_count / _and / _or: the predicates of this barrier
+      for (int i = 0; i < n; ++i) {
+        if (r.fibers[i].wait == Wait::kBlockBarrier) count += r.fibers[i].value != 0;
+      }
+      for (int i = 0; i < n; ++i) {
+        Fiber& f = r.fibers[i];
+        if (f.wait != Wait::kBlockBarrier) continue;
+        f.result = count;
+        f.bytes = static_cast<unsigned>(live);
+        f.wait = Wait::kNone;
       }
       continue;
     }
@@ -771,9 +779,24 @@ inline T* dynamic_smem() {
 }  // namespace emu
 
 // ------------------------------------------------------------------ device built-ins
-inline void __syncthreads(std::source_location loc = std::source_location::current()) {
-  emu::runner->fibers[emu::runner->current].where = loc;
+inline int emu_barrier_count(int pred, const std::source_location& loc) {
+  emu::Fiber& f = emu::runner->fibers[emu::runner->current];
+  f.where = loc;
+  f.value = pred != 0;
   emu::park(emu::Wait::kBlockBarrier);
+  return static_cast<int>(emu::runner->fibers[emu::runner->current].result);
+}
+inline void __syncthreads(std::source_location loc = std::source_location::current()) { emu_barrier_count(0, loc); }
+inline int __syncthreads_count(int pred, std::source_location loc = std::source_location::current()) {
+  return emu_barrier_count(pred, loc);
+}
+inline int __syncthreads_or(int pred, std::source_location loc = std::source_location::current()) {
+  return emu_barrier_count(pred, loc) > 0;
+}
+// Exited threads do not vote: _and is over the threads that reached the barrier.
+inline int __syncthreads_and(int pred, std::source_location loc = std::source_location::current()) {
+  const int count = emu_barrier_count(pred, loc);
+  return static_cast<unsigned>(count) == emu::runner->fibers[emu::runner->current].bytes;
 }
 inline void __syncwarp(unsigned mask = 0xffffffffu, std::source_location loc = std::source_location::current()) {
   emu::warp_collective(emu::WarpOpKind::kSync, mask, 0, 4, emu::ShflMode::kIdx, 0, 32, false, loc);
@@ -962,6 +985,57 @@ class thread_block {
   dim3 dim_threads() const { return blockDim; }
 };
 inline thread_block this_thread_block() { return {}; }
+
+// A tile of Size (a power of two <= 32) consecutive threads of a block, as
+// tiled_partition<Size>(block) makes it: collectives over the tile's lanes only.
+template <unsigned Size>
+class thread_block_tile {
+  static_assert(Size > 0 && Size <= 32 && (Size & (Size - 1)) == 0, "tile sizes are powers of two <= 32");
+
+ public:
+  unsigned thread_rank() const { return linear() % Size; }
+  unsigned size() const { return Size; }
+  unsigned num_threads() const { return Size; }
+  unsigned meta_group_rank() const { return linear() / Size; }
+  unsigned meta_group_size() const { return (this_thread_block().num_threads() + Size - 1) / Size; }
+  void sync(std::source_location loc = std::source_location::current()) const { __syncwarp(mask(), loc); }
+  template <typename T>
+  T shfl(T v, int src, std::source_location loc = std::source_location::current()) const {
+    return __shfl_sync(mask(), v, src, Size, loc);
+  }
+  template <typename T>
+  T shfl_down(T v, unsigned d, std::source_location loc = std::source_location::current()) const {
+    return __shfl_down_sync(mask(), v, d, Size, loc);
+  }
+  template <typename T>
+  T shfl_up(T v, unsigned d, std::source_location loc = std::source_location::current()) const {
+    return __shfl_up_sync(mask(), v, d, Size, loc);
+  }
+  template <typename T>
+  T shfl_xor(T v, int m, std::source_location loc = std::source_location::current()) const {
+    return __shfl_xor_sync(mask(), v, m, Size, loc);
+  }
+  unsigned ballot(int p, std::source_location loc = std::source_location::current()) const {
+    return (__ballot_sync(mask(), p, loc) & mask()) >> (linear() % 32 / Size * Size);
+  }
+  int any(int p, std::source_location loc = std::source_location::current()) const { return __any_sync(mask(), p, loc); }
+  int all(int p, std::source_location loc = std::source_location::current()) const { return __all_sync(mask(), p, loc); }
+
+ private:
+  static unsigned linear() { return this_thread_block().thread_rank(); }
+  static unsigned mask() {
+    // Lanes of a partial last warp do not exist: leave them out of the mask.
+    const unsigned warp_first = linear() / 32 * 32;
+    const unsigned n = this_thread_block().num_threads();
+    const unsigned present = n - warp_first >= 32 ? 0xffffffffu : ((1u << (n - warp_first)) - 1);
+    const unsigned tile = Size == 32 ? 0xffffffffu : ((1u << Size) - 1) << (linear() % 32 / Size * Size);
+    return tile & present;
+  }
+};
+template <unsigned Size>
+inline thread_block_tile<Size> tiled_partition(const thread_block&) {
+  return {};
+}
 
 class cluster_group {
  public:
