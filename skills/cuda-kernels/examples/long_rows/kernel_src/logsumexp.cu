@@ -24,6 +24,7 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include <atomic>
 #include <cstdint>
 
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
@@ -257,12 +258,30 @@ struct Device {
   int major = 0;
 };
 
+// Per-device answers of the queries the plan needs, asked once: a launch of a few
+// microseconds (one row) must not wait for an occupancy query every time.
+constexpr int kMaxDevices = 64;
+std::atomic<int> g_sms[kMaxDevices];
+std::atomic<int> g_major[kMaxDevices];
+std::atomic<int> g_clusters_fit[kMaxDevices][3][4];  // [device][dtype][log2(C) - 1]; 0 unknown, 1 no, 2 yes
+
+int current_device() {
+  int dev = 0;
+  return cudaGetDevice(&dev) == cudaSuccess && dev >= 0 && dev < kMaxDevices ? dev : -1;
+}
+
 Device device_info() {
   Device d;
-  int dev = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess) return d;
-  cudaDeviceGetAttribute(&d.sms, cudaDevAttrMultiProcessorCount, dev);
-  cudaDeviceGetAttribute(&d.major, cudaDevAttrComputeCapabilityMajor, dev);
+  const int dev = current_device();
+  if (dev < 0) return d;
+  d.sms = g_sms[dev].load(std::memory_order_relaxed);
+  d.major = g_major[dev].load(std::memory_order_relaxed);
+  if (d.sms == 0) {
+    cudaDeviceGetAttribute(&d.sms, cudaDevAttrMultiProcessorCount, dev);
+    cudaDeviceGetAttribute(&d.major, cudaDevAttrComputeCapabilityMajor, dev);
+    g_major[dev].store(d.major, std::memory_order_relaxed);
+    g_sms[dev].store(d.sms, std::memory_order_relaxed);
+  }
   return d;
 }
 
@@ -313,13 +332,19 @@ cudaLaunchConfig_t cluster_config(const LseArgs& a, int c, cudaLaunchAttribute* 
 template <typename T>
 bool clusters_fit(const LseArgs& a, int c) {
 #if defined(LONG_ROWS_HAVE_CLUSTERS)
+  const int dev = current_device();
+  int slot = 0;
+  while ((2 << slot) < c && slot < 3) ++slot;
+  std::atomic<int>* known = dev >= 0 ? &g_clusters_fit[dev][static_cast<int>(a.dtype)][slot] : nullptr;
+  if (known != nullptr && known->load(std::memory_order_relaxed) != 0) return known->load() == 2;
   cudaLaunchAttribute attr;
   const cudaLaunchConfig_t cfg = cluster_config<T>(a, c, &attr, nullptr);
   int n = 0;
   if (cudaOccupancyMaxActiveClusters(&n, lse_cluster_kernel<T>, &cfg) != cudaSuccess) {
     cudaGetLastError();  // a query that fails means "no": clear it, take the fallback
-    return false;
+    n = 0;
   }
+  if (known != nullptr) known->store(n > 0 ? 2 : 1, std::memory_order_relaxed);
   return n > 0;
 #else
   (void)a;
@@ -380,6 +405,16 @@ cudaError_t launch(const LseArgs& a, cudaStream_t stream) {
 }
 
 }  // namespace
+
+void forget_device_queries() {
+  for (int d = 0; d < kMaxDevices; ++d) {
+    g_sms[d].store(0);
+    g_major[d].store(0);
+    for (auto& per_dtype : g_clusters_fit[d]) {
+      for (auto& v : per_dtype) v.store(0);
+    }
+  }
+}
 
 Path lse_plan(const LseArgs& args) {
   const Device d = device_info();

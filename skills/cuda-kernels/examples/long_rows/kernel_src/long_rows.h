@@ -39,6 +39,11 @@ struct LseArgs {
   void* workspace;      // kMultiPass: lse_workspace_bytes(args) bytes, 8-byte aligned
 };
 
+// The launcher asks each device once for its SM count, compute capability and whether a
+// cluster shape can be scheduled; this drops those answers (after MPS or MIG changes what a
+// process may use, and in tests that emulate several devices).
+void forget_device_queries();
+
 // The path kAuto (or the forced path) takes for these arguments on the current device.
 Path lse_plan(const LseArgs& args);
 // Bytes of workspace logsumexp() needs (0 unless the plan is kMultiPass).

@@ -21,6 +21,7 @@ int lr_logsumexp(int dtype, const void* logits, int64_t row_stride, int64_t rows
   emu::set_schedule(static_cast<emu::Schedule>(schedule), 7);
   emu::config().sm_count = sm_count;
   emu::set_max_active_clusters(max_active_clusters);
+  long_rows::forget_device_queries();  // this call may emulate another device
   long_rows::LseArgs a{};
   a.dtype = static_cast<long_rows::DType>(dtype);
   a.logits = logits;
