@@ -178,7 +178,7 @@ static void test_dynamic_smem() {
 }
 
 // ---- a cluster: each block sums its part, block 0 adds the partials through DSMEM
-__global__ void cluster_sum_kernel(const float* x, float* out, int per_block) {
+__global__ void cluster_sum_kernel(const float* x, float* out, int per_block, bool sync_before_read) {
   __shared__ float partial;
   __shared__ float scratch[32];
   cg::cluster_group cluster = cg::this_cluster();
@@ -188,7 +188,7 @@ __global__ void cluster_sum_kernel(const float* x, float* out, int per_block) {
   for (int i = threadIdx.x; i < per_block; i += blockDim.x) v += mine[i];
   v = block_sum(v, scratch, true);
   if (threadIdx.x == 0) partial = v;
-  cluster.sync();
+  if (sync_before_read) cluster.sync();
   if (rank == 0 && threadIdx.x == 0) {
     float total = 0;
     for (unsigned r = 0; r < cluster.num_blocks(); ++r) total += *cluster.map_shared_rank(&partial, r);
@@ -211,7 +211,7 @@ static void test_cluster() {
   attr[0].val.clusterDim.z = 1;
   cfg.attrs = attr;
   cfg.numAttrs = 1;
-  const cudaError_t e = cudaLaunchKernelEx(&cfg, cluster_sum_kernel, x.data(), out.data(), per_block);
+  const cudaError_t e = cudaLaunchKernelEx(&cfg, cluster_sum_kernel, x.data(), out.data(), per_block, true);
   bool ok = e == cudaSuccess;
   for (int c = 0; c < clusters; ++c) {
     float s = 0;
@@ -219,8 +219,24 @@ static void test_cluster() {
     ok &= out[c] == s;
   }
   expect(ok, "cluster_dsmem_sum_via_cudaLaunchKernelEx", emu::last_failure().c_str());
+  // Without the cluster.sync() between writing the partials and reading them, rank 0 reads
+  // partials not written yet (forward order) or left from the last cluster (reverse).
+  bool caught = false;
+  for (auto sched : {emu::Schedule::kForward, emu::Schedule::kReverse}) {
+    emu::set_schedule(sched);
+    std::fill(out.begin(), out.end(), -1.f);
+    cudaLaunchKernelEx(&cfg, cluster_sum_kernel, x.data(), out.data(), per_block, false);
+    for (int c = 0; c < clusters; ++c) {
+      float s = 0;
+      for (int i = 0; i < cluster * per_block; ++i) s += x[c * cluster * per_block + i];
+      caught |= out[c] != s;
+    }
+  }
+  emu::set_schedule(emu::Schedule::kForward);
+  expect(caught && cudaGetLastError() == cudaSuccess, "missing_cluster_sync_is_caught");
   cfg.gridDim = dim3(cluster * clusters + 1);
-  expect(cudaLaunchKernelEx(&cfg, cluster_sum_kernel, x.data(), out.data(), per_block) == cudaErrorInvalidClusterSize,
+  expect(cudaLaunchKernelEx(&cfg, cluster_sum_kernel, x.data(), out.data(), per_block, true) ==
+             cudaErrorInvalidClusterSize,
          "grid_not_a_multiple_of_the_cluster_is_refused");
   cudaGetLastError();  // as on a GPU, the refused launch is also the last error: clear it
   int n = -1;

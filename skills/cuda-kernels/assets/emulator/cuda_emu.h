@@ -15,9 +15,11 @@
 //   therefore reads a value that is not there yet in one of the two orders; run both.
 // - __shared__ is per block (thread_local storage of the block's OS thread); dynamic shared
 //   memory is a per-block buffer filled with 0xff bytes (NaN) at block start.
-// - Thread-block clusters (cudaLaunchAttributeClusterDimension): the blocks of a cluster run
-//   at the same time on their own OS threads; cooperative_groups::this_cluster() gives
-//   block_rank, map_shared_rank (distributed shared memory) and sync().
+// - Thread-block clusters (cudaLaunchAttributeClusterDimension): each block of a cluster has
+//   its own OS thread (its own __shared__); they take turns in the schedule's block order,
+//   each running until it waits at cluster.sync() or exits, so a missing cluster.sync()
+//   shows in one order. cooperative_groups::this_cluster() gives block_rank,
+//   map_shared_rank (distributed shared memory) and sync().
 // - Launches: <<<grid, block, smem, stream>>> (rewritten), cudaLaunchKernelEx with a
 //   cudaLaunchConfig_t, launch checks (block size, grid limits, dynamic shared memory above
 //   48 KiB without cudaFuncAttributeMaxDynamicSharedMemorySize, cluster shape), sticky errors
@@ -209,6 +211,12 @@ struct ClusterState {
   int arrived = 0, expected = 0;
   unsigned long generation = 0;
   bool aborted = false;
+  // One block of the cluster runs at a time, in the schedule's block order, until it waits
+  // at cluster.sync() or exits: deterministic, and a missing cluster.sync() reads a partial
+  // that is not written yet in one of the two orders.
+  std::vector<int> order;
+  std::vector<char> at_barrier;
+  int turn = -1;
 };
 
 inline thread_local char tls_anchor;
@@ -406,24 +414,52 @@ inline void resume(BlockRunner& r, int i) {
   r.current = -1;
 }
 
-// Cluster barrier between the OS threads of a cluster's blocks. drop: the block has exited.
-inline bool cluster_arrive(ClusterState& c, bool drop) {
+// The next block in the schedule's order after `from` that can run (not exited, not
+// waiting at the cluster barrier); -1 when none can. Called with c.m held.
+inline int next_turn(ClusterState& c, int from) {
+  const int n = static_cast<int>(c.order.size());
+  int pos = 0;
+  while (pos < n && c.order[pos] != from) ++pos;
+  for (int k = 1; k <= n; ++k) {
+    const int r = c.order[(pos + k) % n];
+    if (!c.done[r] && !c.at_barrier[r]) return r;
+  }
+  return -1;
+}
+
+inline void wait_turn(ClusterState& c, int me, std::unique_lock<std::mutex>& lk) {
+  c.cv.wait(lk, [&] { return c.turn == me || c.aborted; });
+}
+
+// Cluster barrier between the OS threads of a cluster's blocks; `me` arrives (drop: `me`
+// has exited). Returns false when another block failed.
+inline bool cluster_arrive(ClusterState& c, int me, bool drop) {
   std::unique_lock<std::mutex> lk(c.m);
   if (c.aborted) return false;
-  const unsigned long gen = c.generation;
   if (drop) {
     --c.expected;
+    c.done[me] = 1;
   } else {
     ++c.arrived;
+    c.at_barrier[me] = 1;
   }
-  if (c.arrived >= c.expected) {
+  if (c.arrived > 0 && c.arrived >= c.expected) {  // everyone still running has arrived
     c.arrived = 0;
     ++c.generation;
-    c.cv.notify_all();
-    return true;
+    std::fill(c.at_barrier.begin(), c.at_barrier.end(), 0);
+    c.turn = -1;
+    for (int r : c.order) {
+      if (!c.done[r]) {
+        c.turn = r;
+        break;
+      }
+    }
+  } else {
+    c.turn = next_turn(c, me);
   }
+  c.cv.notify_all();
   if (drop) return true;
-  c.cv.wait(lk, [&] { return c.generation != gen || c.aborted; });
+  wait_turn(c, me, lk);
   return !c.aborted;
 }
 
@@ -537,7 +573,7 @@ inline void run_block(BlockRunner& r, dim3 block, const std::function<void()>& b
       continue;
     }
     if (at_cluster == live) {
-      if (r.cluster == nullptr || !cluster_arrive(*r.cluster, false)) {
+      if (r.cluster == nullptr || !cluster_arrive(*r.cluster, r.cluster_rank, false)) {
         r.failed = true;
         if (r.failure.empty()) r.failure = "cluster.sync: another block of the cluster failed";
         break;
@@ -663,6 +699,11 @@ inline cudaError_t launch(const LaunchShape& s, const void* kernel, const std::f
       cs.dyn.assign(per_cluster, nullptr);
       cs.dyn_bytes = s.smem;
       cs.done.assign(per_cluster, 0);
+      cs.at_barrier.assign(per_cluster, 0);
+      for (int k = 0; k < per_cluster; ++k) cs.order.push_back(k);
+      if (config().schedule == Schedule::kReverse) std::reverse(cs.order.begin(), cs.order.end());
+      if (config().schedule == Schedule::kRandom) std::shuffle(cs.order.begin(), cs.order.end(), rng);
+      cs.turn = cs.order[0];
       std::vector<BlockRunner> runners(per_cluster);
       for (int k = 0; k < per_cluster; ++k) {
         runners[k].dyn_smem.assign(s.smem, 0xff);
@@ -680,12 +721,17 @@ inline cudaError_t launch(const LaunchShape& s, const void* kernel, const std::f
           cs.anchors[k] = &tls_anchor;
           ready.fetch_add(1);
           while (ready.load() < per_cluster) std::this_thread::yield();
-          run_one(r, block_of(c, k));
-          cs.done[k] = 1;
+          bool go = false;
+          {
+            std::unique_lock<std::mutex> lk(cs.m);
+            wait_turn(cs, k, lk);
+            go = !cs.aborted;
+          }
+          if (go) run_one(r, block_of(c, k));
           if (r.failed) {
             cluster_abort(cs);
           } else {
-            cluster_arrive(cs, true);
+            cluster_arrive(cs, k, true);
           }
           current_cluster = nullptr;
         });
