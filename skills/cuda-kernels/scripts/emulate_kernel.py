@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Build CUDA sources for the CPU emulator (assets/emulator/cuda_emu.h) with g++, and run them.
 
-    python emulate_kernel.py SOURCES... -o OUT [--shared] [-I DIR] [-D NAME[=VALUE]] [--run [ARGS...]]
+    python emulate_kernel.py SOURCES... -o OUT [--shared] [-I DIR] [-D NAME[=VALUE]] [--cxxflags FLAGS] [--run [ARGS...]]
 
 SOURCES are .cu/.cpp files (a project's kernel_src/*.cu plus a harness with main() or with
 extern "C" entry points for ctypes). Each source's directory is copied to a scratch folder
@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -138,6 +139,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("-I", dest="includes", action="append", type=Path, default=[], help="extra include directory")
     parser.add_argument("-D", dest="defines", action="append", default=[], help="preprocessor definition")
     parser.add_argument("-O", dest="opt", default="1", help="optimization level (default 1)")
+    parser.add_argument("--cxxflags", default="",
+                        help="extra g++ flags, e.g. '-fsanitize=alignment,undefined' (misaligned 16-byte packs)")
     parser.add_argument("--run", nargs=argparse.REMAINDER, help="run the executable with these arguments")
     args = parser.parse_args(argv)
     missing = [str(s) for s in args.sources if not s.is_file()]
@@ -149,7 +152,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         proc = build(args.sources, args.out, shared=args.shared, includes=args.includes, defines=args.defines,
-                     opt=f"-O{args.opt}")
+                     opt=f"-O{args.opt}", extra_flags=shlex.split(args.cxxflags))
     except RuntimeError as e:
         print(f"emulate_kernel: {e}", file=sys.stderr)
         return 1
