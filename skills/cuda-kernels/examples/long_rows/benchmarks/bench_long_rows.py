@@ -104,13 +104,21 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--quick", action="store_true", help="three shapes only (smoke test)")
+    ap.add_argument("--budget-s", type=float, default=0,
+                    help="start no new shape after this many seconds (0: no limit); the JSON keeps every shape done")
     args = ap.parse_args()
+    start = time.monotonic()
     dev = torch.cuda.get_device_name()
-    shapes = [(r, v, d) for d in DTYPES for v in VOCABS for r in ROWS]
+    # The target shapes (>= 64 MB) first, largest first, so a cut run keeps the ones that matter.
+    shapes = sorted(((r, v, d) for d in DTYPES for v in VOCABS for r in ROWS),
+                    key=lambda s: -s[0] * s[1] * DTYPES[s[2]].itemsize)
     if args.quick:
         shapes = [(4096, 151936, "bf16"), (7, 151936, "bf16"), (1, 32000, "fp32")]
     results = []
     for rows, vocab, dname in shapes:
+        if args.budget_s and time.monotonic() - start > args.budget_s:
+            print(f"budget of {args.budget_s:.0f} s spent: {len(shapes) - len(results)} shapes not run", flush=True)
+            break
         rec = run_shape(rows, vocab, dname)
         results.append(rec)
         write(args.out, dev, results, [], done=False)

@@ -6,9 +6,9 @@ from __future__ import annotations
 import long_rows_kernels as K
 import torch
 
-for dtype in (torch.float32, torch.float16, torch.bfloat16):
+for dtype in (torch.float32, torch.bfloat16):
     for path in ("row", "cluster", "multipass"):
-        for vocab, offset in ((10007, 1), (9000, 0), (50257, 3)):
+        for vocab, offset in ((10007, 1), (50257, 3)):
             x = torch.randn(3, vocab + offset, device="cuda").to(dtype)[:, offset:]
             x[0] = float("-inf")
             t = torch.randint(0, vocab, (3,), device="cuda")
