@@ -1,4 +1,7 @@
-"""RESULTS.md from the benchmark's JSON: python make_results.py results.json > ../RESULTS.md"""
+"""The long_rows example's RESULTS.md from its benchmark JSON (repository tool, not shipped):
+
+    python benchmarks/long_rows/make_results.py results.json > skills/cuda-kernels/examples/long_rows/RESULTS.md
+"""
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 # command holds it): build (sm_90), CPU-emulator + GPU tests, benchmark (target shapes
 # first; no new shape once the budget is near), compute-sanitizer memcheck with what is left.
 # Usage, from the repository root or anywhere:
-#   bash skills/cuda-kernels/examples/long_rows/benchmarks/run_gpu.sh OUTDIR
+#   bash benchmarks/long_rows/run_gpu.sh OUTDIR
 # LONG_ROWS_BUDGET_S changes the budget; LONG_ROWS_BENCH_ARGS adds benchmark arguments.
 # Writes OUTDIR/status.txt (one line per stage), OUTDIR/bench.json (rewritten after every
 # shape), OUTDIR/bench.log, OUTDIR/gpu_tests.log and OUTDIR/logs.tar.gz (every log). Every
@@ -13,8 +13,9 @@ OUT=${1:?usage: run_gpu.sh OUTDIR}
 mkdir -p "$OUT/logs"
 OUT=$(cd "$OUT" && pwd)
 HERE=$(cd "$(dirname "$0")" && pwd)
-EX=$(dirname "$HERE")
-SKILL=$(dirname "$(dirname "$EX")")
+REPO=$(dirname "$(dirname "$HERE")")
+SKILL=$REPO/skills/cuda-kernels
+EX=$SKILL/examples/long_rows
 PY=${PYTHON:-python}
 BUILD=${LONG_ROWS_BUILD_DIR:-/tmp/long_rows_build}
 BUDGET=${LONG_ROWS_BUDGET_S:-560}
@@ -36,7 +37,7 @@ stage() {  # stage NAME SECONDS LOG CMD...
 {
   date -u; nvidia-smi; nvcc --version
   "$PY" -c "import torch, triton; print('torch', torch.__version__, 'cuda', torch.version.cuda, 'triton', triton.__version__); print(torch.cuda.get_device_name())"
-  (cd "$SKILL" && git rev-parse HEAD 2>/dev/null) || true
+  (cd "$REPO" && git rev-parse HEAD 2>/dev/null) || true
   command -v compute-sanitizer || echo "compute-sanitizer: not on PATH"
 } > "$OUT/logs/env.txt" 2>&1
 
@@ -51,7 +52,7 @@ tail -n 3 "$OUT/logs/gpu_tests.log" | sed 's/^/  /' | tee -a "$STATUS"
 # Stop starting shapes 150 s before the end (a shape takes up to ~40 s: two torch.compile
 # builds and eleven timings), leaving time for memcheck and the archive.
 BENCH_S=$(( $(left) - 15 ))
-stage bench "$BENCH_S" "$OUT/logs/bench.log" "$PY" "$HERE/bench_long_rows.py" --out "$OUT/bench.json" --budget-s $(( BENCH_S - 135 )) ${LONG_ROWS_BENCH_ARGS:-}
+stage bench "$BENCH_S" "$OUT/logs/bench.log" "$PY" "$EX/benchmarks/bench_long_rows.py" --out "$OUT/bench.json" --budget-s $(( BENCH_S - 135 )) ${LONG_ROWS_BENCH_ARGS:-}
 grep -E "budget|target misses|MISS" "$OUT/logs/bench.log" | sed 's/^/  /' | tee -a "$STATUS"
 
 if command -v compute-sanitizer > /dev/null; then
