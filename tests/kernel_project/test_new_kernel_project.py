@@ -40,8 +40,6 @@ EXPECTED_FILES = {
     "tests/test_triton_peer.py",
     "tests/test_{op}_emulated.py",
     "tests/emulation.py",
-    "tests/emu_shim.h",
-    "tests/emu_shim.cpp",
 }
 
 

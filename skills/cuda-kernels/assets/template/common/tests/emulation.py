@@ -41,14 +41,37 @@ def _emulate_kernel() -> ModuleType:
     return mod
 
 
-def build(out_dir: Path) -> ctypes.CDLL:
-    """The emulated kernels as a shared library (skips when g++ or the CUDA headers are missing)."""
+# The launcher as C functions for ctypes (cuda_emu.h is force-included by the build):
+#   emu_launch(&args, schedule)  run it on the CPU (0 forward, 1 reverse warp order)
+#   emu_args_size()              sizeof the launch struct: the ctypes mirror must match it
+#   emu_failure()                why the last launch failed (deadlock, divergent barrier, ...)
+SHIM = """#include <cstddef>
+#include <string>
+#include "launchers.h"
+extern "C" int emu_launch(const {args}* args, int schedule) {{
+  emu::set_schedule(static_cast<emu::Schedule>(schedule), 17);
+  return static_cast<int>({launcher}(*args, nullptr));
+}}
+extern "C" size_t emu_args_size() {{ return sizeof({args}); }}
+extern "C" const char* emu_failure() {{
+  static std::string text;
+  text = emu::last_failure();
+  return text.c_str();
+}}
+"""
+
+
+def build(out_dir: Path, args_type: str, launcher: str) -> ctypes.CDLL:
+    """kernel_src/*.cu and a shim calling `launcher` (which takes a const `args_type`&) as a
+    shared library on the emulator; skips when g++ or the CUDA headers are missing."""
     ek = _emulate_kernel()
     if ek.compiler() is None or ek.cuda_include() is None:
         pytest.skip("the CPU emulation needs g++ and the CUDA headers (cuda_runtime.h, cuda_fp16.h, cuda_bf16.h)")
     lib_path = out_dir / "libkernels_emulated.so"
-    sources = sorted((PROJECT / "kernel_src").glob("*.cu")) + [PROJECT / "tests" / "emu_shim.cpp"]
-    proc = ek.build(sources, lib_path, shared=True, includes=[PROJECT / "tests"])
+    shim = out_dir / "emu_shim.cpp"
+    shim.write_text(SHIM.format(args=args_type, launcher=launcher))
+    sources = sorted((PROJECT / "kernel_src").glob("*.cu")) + [shim]
+    proc = ek.build(sources, lib_path, shared=True, includes=[PROJECT / "kernel_src"])
     assert proc.returncode == 0, "building the emulated kernels failed:\n" + proc.stderr[-6000:]
     os.environ.setdefault("CUDA_EMU_QUIET", "1")
     lib = ctypes.CDLL(str(lib_path))

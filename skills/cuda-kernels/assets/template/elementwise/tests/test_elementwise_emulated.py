@@ -36,7 +36,7 @@ Args = args_struct([
 
 @pytest.fixture(scope="module")
 def lib(tmp_path_factory: pytest.TempPathFactory) -> ctypes.CDLL:
-    return build(Path(tmp_path_factory.mktemp("emulated")))
+    return build(Path(tmp_path_factory.mktemp("emulated")), "ks::ElementwiseArgs", "ks::elementwise")
 
 
 @pytest.mark.parametrize("schedule", ["forward", "reverse"])

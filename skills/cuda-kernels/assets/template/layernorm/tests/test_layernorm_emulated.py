@@ -37,7 +37,7 @@ Args = args_struct([
 
 @pytest.fixture(scope="module")
 def lib(tmp_path_factory: pytest.TempPathFactory) -> ctypes.CDLL:
-    return build(Path(tmp_path_factory.mktemp("emulated")))
+    return build(Path(tmp_path_factory.mktemp("emulated")), "ks::LayerNormArgs", "ks::layer_norm")
 
 
 def reference_f64(x, weight, bias, scale, shift) -> torch.Tensor:

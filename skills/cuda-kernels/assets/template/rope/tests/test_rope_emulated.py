@@ -42,7 +42,7 @@ _spec.loader.exec_module(reference)
 
 @pytest.fixture(scope="module")
 def lib(tmp_path_factory: pytest.TempPathFactory) -> ctypes.CDLL:
-    return build(Path(tmp_path_factory.mktemp("emulated")))
+    return build(Path(tmp_path_factory.mktemp("emulated")), "ks::RopeArgs", "ks::rope")
 
 
 def nan_framed(t: torch.Tensor) -> torch.Tensor:

@@ -1,5 +1,0 @@
-// The ks::elementwise launcher as C functions for the CPU emulator (tests/emulation.py).
-#include "../kernel_src/launchers.h"
-#include "emu_shim.h"
-
-EMU_SHIM(ks::ElementwiseArgs, ks::elementwise)

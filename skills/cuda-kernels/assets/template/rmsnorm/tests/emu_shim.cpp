@@ -1,5 +1,0 @@
-// The rms_norm launcher as C functions for the CPU emulator (tests/emulation.py).
-#include "../kernel_src/launchers.h"
-#include "emu_shim.h"
-
-EMU_SHIM(ks::RmsNormArgs, ks::rms_norm)
