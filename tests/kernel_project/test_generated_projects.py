@@ -25,7 +25,7 @@ import new_kernel_project
 
 OPS = sorted(new_kernel_project.OPS)
 # What each scaffold's benchmark times the kernel against (SKILL.md rule 10).
-PEERS = {"rmsnorm": {"eager", "F.rms_norm", "compile", "triton"}, "glu": {"eager", "compile", "triton"}}
+PEERS = {op: {"eager", "compile", "triton"} for op in OPS} | {"rmsnorm": {"eager", "F.rms_norm", "compile", "triton"}}
 
 
 @dataclasses.dataclass
@@ -110,7 +110,9 @@ import importlib, pathlib, sys, torch, kernels
 package = importlib.import_module(sys.argv[1])               # the build, from PYTHONPATH
 hub = kernels.get_local_kernel(pathlib.Path(sys.argv[2]))   # the same build through the Hub loader
 x = torch.randn(3, 16)
-fn = {"ci_rmsnorm": lambda m: m.rms_norm(x, None), "ci_glu": lambda m: m.glu(x, "silu", True)}[sys.argv[1]]
+fn = {"ci_rmsnorm": lambda m: m.rms_norm(x, None), "ci_glu": lambda m: m.glu(x, "silu", True),
+      "ci_layernorm": lambda m: m.layer_norm(x), "ci_elementwise": lambda m: m.elementwise(x, "silu"),
+      "ci_rope": lambda m: m.rope(x.view(1, 3, 16), x, x)}[sys.argv[1]]
 torch.testing.assert_close(fn(hub), fn(package))
 print(hub.__name__, hub.ops is package.ops or str(hub.ops) == str(package.ops))
 """
@@ -225,4 +227,4 @@ def test_generated_project_on_gpu(kernel_project_root: Path, op: str) -> None:
         assert set(row["peers_us"]) == PEERS[op]
         assert all(us > 0 for us in row["peers_us"].values()), row["peers_skipped"]
         assert row["speedup_vs_best"] == min(row["speedup"].values())
-    shutil.copy(built.project / "kernel_src" / f"{op}.cu", out_dir / f"{op}.cu")  # the code that was measured
+    shutil.copytree(built.project / "kernel_src", out_dir / f"{op}_kernel_src", dirs_exist_ok=True)  # what was measured

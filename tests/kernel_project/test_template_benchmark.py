@@ -22,7 +22,10 @@ from kernel_project_helpers import sync_scaffold
 # Each scaffold's peers (SKILL.md rule 10: the best PyTorch-side replacement is the bar).
 EXPECTED_PEERS = {
     "rmsnorm": {"eager": True, "F.rms_norm": True, "compile": True, "triton": True},
+    "layernorm": {"eager": True, "compile": True, "triton": True},
     "glu": {"eager": True, "compile": True, "triton": True},
+    "elementwise": {"eager": True, "compile": True, "triton": True},
+    "rope": {"eager": True, "compile": True, "triton": True},
 }
 
 
@@ -48,6 +51,7 @@ PEERS = textwrap.dedent("""
     without_compile = bench.make_peers(compile_too=False)
     print(json.dumps({"peers": {k: v is not None for k, v in peers.items()},
                       "compile_off": without_compile["compile"] is None,
+                      "shapes": bench.default_shapes(__import__("torch").bfloat16),
                       "main": bench.main([])}))
 """)
 
@@ -71,6 +75,9 @@ def test_benchmark_times_every_peer_of_rule_10(project: Path, tmp_path: Path) ->
     data = json.loads(result.stdout.strip().splitlines()[-1])
     assert data["peers"] == EXPECTED_PEERS[op]
     assert data["compile_off"]
+    per_row = 2 * (2 if op == "glu" else 1)  # bf16 bytes of input per unit of width (glu reads [rows, 2d])
+    for width in (1024, 2048, 4096, 4100, 5120, 8192):  # issue 32's table: >= 64 MB of input at each width
+        assert any(w == width and rows * w * per_row >= 64 * 2**20 for rows, w in data["shapes"]), (width, data["shapes"])
     assert data["main"] == 1 and "needs a CUDA GPU" in result.stderr
 
 

@@ -1,18 +1,25 @@
 #!/usr/bin/env python3
 """Create a complete kernel-builder project for a CUDA op: kernel, binding, tests, benchmark.
 
-    python new_kernel_project.py NAME --op rmsnorm|glu [--capabilities 9.0a,10.0] [--out DIR] [--force]
+    python new_kernel_project.py NAME --op rmsnorm|layernorm|glu|elementwise|rope [--capabilities 9.0a,10.0]
+                                 [--out DIR] [--force]
 
 writes DIR/NAME/ (DIR defaults to the current directory):
 
     build.toml                    kernel-builder configuration ([general], [torch], [kernel.<op>])
     flake.nix                     kernel-builder flake (Nix builds for the Kernel Hub)
-    kernel_src/<op>.cu            the CUDA kernels and their launcher
-    torch-ext/torch_binding.h     launcher declaration
-    torch-ext/torch_binding.cpp   argument checks + TORCH_LIBRARY_EXPAND / REGISTER_EXTENSION
+    kernel_src/<op>.cu            the CUDA kernels and their launcher (CUDA headers only, no torch)
+    kernel_src/launchers.h        the torch-free launch API: plain structs and functions
+    kernel_src/common.cuh         device helpers: packs, any-alignment loads, row split, row_sum
+    kernel_src/dtype.h            the dtype tag shared by the two headers
+    torch-ext/torch_binding.h     the ops' C++ signatures
+    torch-ext/torch_binding.cpp   argument checks, tensors -> launch structs, TORCH_LIBRARY_EXPAND
     torch-ext/<pkg>/__init__.py   Python API over `from ._ops import ops`, fake kernel for torch.compile
     torch-ext/<pkg>/reference.py  PyTorch reference: CPU path and ground truth
     tests/test_<op>.py            correctness against float64 (GPU tests marked `gpu`)
+    tests/kernel_checks.py        the width x dtype x layout sweep, poisoning, compute-sanitizer
+    tests/test_<op>_emulated.py   the kernels on the skill's CPU emulator vs float64 (no GPU, no nvcc;
+                                  tests/emulation.py builds them with g++)
     benchmarks/benchmark_<op>.py  time, GB/s, % of copy bandwidth, vs eager, torch.compile and Triton
     benchmarks/triton_peer.py     the plain Triton kernel the benchmark measures against
     tests/test_triton_peer.py     that peer against float64 (CPU: Triton's interpreter)
@@ -50,8 +57,11 @@ TEMPLATE_DIR = SCRIPTS_DIR.parent / "assets" / "template"
 
 # op -> one-line description; each has a directory TEMPLATE_DIR/<op>.
 OPS = {
-    "rmsnorm": "RMSNorm over the last dimension (float32/float16/bfloat16, optional weight)",
+    "rmsnorm": "RMSNorm over the last dimension, and fused residual add + RMSNorm (optional weight)",
+    "layernorm": "LayerNorm over the last dimension with optional weight/bias and AdaLN scale/shift modulation",
     "glu": "gated activation act(gate) * up over the halves of the last dimension (SwiGLU, GEGLU)",
+    "elementwise": "elementwise activation f(x), one formula to edit (GELU-tanh, SiLU)",
+    "rope": "rotary position embedding, rotate-half (Llama, Qwen) and interleaved (LTX-Video)",
 }
 # kernel-builder's default for a kernel without cuda-capabilities, CUDA >= 13 (huggingface/kernels,
 # kernel-builder/src/pyproject/templates/torch/preamble.cmake, CUDA_DEFAULT_KERNEL_ARCHS).

@@ -26,7 +26,8 @@
 // norm_rope_forward in ltx_ops.cpp says why; on calls of a few waves the default
 // runs the lean kernel's persistent, prefetching twin at 80) - and runs only on the 16-byte
 // path; misaligned or odd-sized inputs are normalized by the scalar loop kernel
-// and rotated by rope_kernel's scalar path instead (ltx_ops.cpp decides).
+// and rotated by rope_kernel's scalar path instead (ltx_ops.cpp decides), both in
+// fp32 and rounded once to x's dtype, like the fused kernel.
 
 #include <c10/cuda/CUDAException.h>
 

@@ -8,12 +8,14 @@ benchmarks of one project time and report the same way.
 
 from __future__ import annotations
 
+import argparse
 import importlib
 import json
 import platform
 import statistics
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -148,17 +150,17 @@ def print_header(timer: Timer, copy_gbps: float, peers: dict[str, Callable[..., 
     return missing
 
 
-def print_row(rows: int, width: int, r: dict[str, Any]) -> None:
+def print_row(rows: int, width: int, r: dict[str, Any], prefix: str = "") -> None:
     cells = " ".join(f"{us:14.1f}" if us is not None else f"{'-':>14}" for us in r["peers_us"].values())
     vs_best = f"{r['speedup_vs_best']:7.2f}x" if r["best_peer"] else f"{'-':>8}"
-    print(f"{rows:>7}x{width:<6} {r['dtype']:>9} {r['kernel_us']:10.1f} {r['kernel_GBps']:7.0f} "
+    print(f"{prefix}{rows:>7}x{width:<6} {r['dtype']:>9} {r['kernel_us']:10.1f} {r['kernel_GBps']:7.0f} "
           f"{r['pct_of_copy_bandwidth']:6.1f}% {cells} {r['best_peer'] or '-':>11} {vs_best}")
     for name, why in r["peers_skipped"].items():
         print(f"    {name} left out at this shape: {why}")
 
 
 def write_json(path: Path, op: dict[str, Any], timer: Timer, copy_gbps: float, missing: list[str],
-               results: list[dict[str, Any]]) -> None:
+               results: list[dict[str, Any]], quiet: bool = False) -> None:
     """`op`: the op-specific head of the file (op, project, package_file, ...); then the run's environment."""
     try:
         import triton
@@ -182,4 +184,106 @@ def write_json(path: Path, op: dict[str, Any], timer: Timer, copy_gbps: float, m
     }
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(payload, indent=2) + "\n")
-    print(f"\nwrote {path}")
+    if not quiet:
+        print(f"\nwrote {path}")
+
+
+# ---------------------------------------------------------------- the shared main loop
+
+# Widths every scaffold is held to at >= 64 MB (issue: >= 85 % of copy bandwidth, at least
+# the best peer), plus small shapes that show launch overhead.
+BIG_WIDTHS = (1024, 2048, 4096, 4100, 5120, 8192)
+BIG_BYTES = 64 * 1024 * 1024
+LAYOUTS = ("aligned", "misaligned")
+DTYPES = {"bfloat16": torch.bfloat16, "float16": torch.float16, "float32": torch.float32}
+
+
+def rows_for(width: int, element_size: int, nbytes: int = BIG_BYTES) -> int:
+    """Rows that make a [rows, width] tensor at least `nbytes` (beyond any GPU's L2)."""
+    return -(-nbytes // (width * element_size))
+
+
+def rows_tensor(rows: int, width: int, dtype: torch.dtype, layout: str, gen: torch.Generator,
+                scale: float = 1.0, mean: float = 0.25) -> torch.Tensor:
+    """[rows, width] of fresh random values: aligned (a fresh contiguous tensor) or
+    misaligned (the same, one element into a larger buffer: data_ptr is not 16-byte aligned)."""
+    offset = 1 if layout == "misaligned" else 0
+    buf = torch.randn(rows * width + offset, device="cuda", dtype=torch.float32, generator=gen)
+    buf = (buf * scale + mean * scale).to(dtype)
+    x = buf[offset:].view(rows, width)
+    assert (x.data_ptr() % 16 != 0) == (layout == "misaligned")
+    return x
+
+
+def parse_shape(text: str) -> tuple[int, int]:
+    try:
+        rows, width = (int(v) for v in text.lower().split("x"))
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"shape must look like ROWSxWIDTH (e.g. 4096x4096), got {text!r}") from exc
+    if rows < 1 or width < 1:
+        raise argparse.ArgumentTypeError(f"shape dimensions must be positive, got {text!r}")
+    return rows, width
+
+
+@dataclass
+class Case:
+    """One timed configuration: the kernel call, the peers' call, the float64 check, the bytes."""
+
+    kernel: Callable[[], Any]
+    call_peer: Callable[[Callable[..., Any]], Any]
+    rel_err: Callable[[Any], float]
+    nbytes: int
+    info: dict[str, Any]
+
+
+def run_benchmark(argv: list[str] | None, *, script: str, op: str, package: Any, package_error: str | None,
+                  package_name: str, project: str, default_shapes: Callable[[torch.dtype], list[tuple[int, int]]],
+                  variants: list[str], make_peers: Callable[[bool, str], dict[str, Any]],
+                  make_case: Callable[[int, int, torch.dtype, str, str], Case], tolerance: dict[torch.dtype, float],
+                  peer_tolerance: dict[torch.dtype, float], doc: str) -> int:
+    """The command line every scaffold's benchmark shares: parse, check, time, print, write JSON."""
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    parser.add_argument("--dtype", nargs="+", choices=sorted(DTYPES), default=["bfloat16"])
+    parser.add_argument("--shapes", nargs="+", type=parse_shape, metavar="ROWSxWIDTH",
+                        help="default: >= 64 MB at widths 1024-8192 (4100 and 5120 too) and small shapes")
+    parser.add_argument("--layout", nargs="+", choices=LAYOUTS, default=list(LAYOUTS),
+                        help="aligned: fresh tensors; misaligned: data_ptr one element past a 16-byte boundary")
+    parser.add_argument("--variant", nargs="+", choices=variants, default=variants[:1])
+    parser.add_argument("--no-compile", action="store_true", help="skip the torch.compile peer (compiling every shape takes a while)")
+    parser.add_argument("--out", type=Path, help="write the results as JSON here")
+    args = parser.parse_args(argv)
+    if package_error is not None:
+        return package_missing(script, package_name, package_error)
+    if not torch.cuda.is_available():
+        print(f"{script}: needs a CUDA GPU", file=sys.stderr)
+        return 1
+
+    timer = Timer()
+    copy_gbps = copy_bandwidth_gbps(timer)
+    results = []
+    missing: list[str] = []
+    for variant in args.variant:
+        peers = make_peers(not args.no_compile, variant)
+        missing = print_header(timer, copy_gbps, peers, f"; {op} {variant}")
+        for dtype_name in args.dtype:
+            dtype = DTYPES[dtype_name]
+            for rows, width in args.shapes or default_shapes(dtype):
+                for layout in args.layout:  # aligned and misaligned side by side: a cut run keeps both
+                    case = make_case(rows, width, dtype, layout, variant)
+                    err = case.rel_err(case.kernel())
+                    if not err <= tolerance[dtype]:
+                        raise SystemExit(f"{script}: kernel output wrong for {rows}x{width} {dtype_name} {layout} "
+                                         f"{variant}: relative error {err:.3g}; not timing it")
+                    kernel_ms = timer(case.kernel)
+                    peer_us, skipped = time_peers(peers, case.call_peer, case.rel_err, peer_tolerance[dtype], timer)
+                    r = {"rows": rows, "width": width, "dtype": dtype_name, "layout": layout, "variant": variant,
+                         **case.info, "max_rel_err": err, **result(kernel_ms, case.nbytes, copy_gbps, peer_us, skipped)}
+                    results.append(r)
+                    print_row(rows, width, r, f"{layout[:5]} ")
+                    if args.out:  # after every row: a run cut short keeps what it measured
+                        write_json(args.out, {"op": op, "project": project, "package_file": package.__file__}, timer,
+                                   copy_gbps, missing, results, quiet=True)
+    if args.out:
+        write_json(args.out, {"op": op, "project": project, "package_file": package.__file__}, timer, copy_gbps,
+                   missing, results)
+    return 0

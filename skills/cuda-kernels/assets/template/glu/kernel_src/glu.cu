@@ -1,52 +1,28 @@
-// Gated activation over the two halves of the last dimension, for the __NAME__ kernel project.
-//
-//   x = [a | b] (last dimension 2d)      gate, up = (a, b) if gate_first else (b, a)
-//   y = act(gate) * up                   (last dimension d; act = silu, gelu or gelu_tanh)
-//
-// SwiGLU with a fused gate/up projection is act = silu, gate first; diffusers' GEGLU is
-// act = gelu (erf), gate second. Math in fp32 (both operands widened on load, y rounded
-// once on store), for float32, float16 and bfloat16 tensors with any leading dimensions.
+// Gated activation over the two halves of the last dimension, for the __NAME__ kernel
+// project: y = act(gate) * up (SwiGLU: act = silu, gate first; diffusers' GEGLU: act =
+// gelu (erf), gate second). Math in fp32, y rounded once.
 //
 // Why it is shaped like this
-// - Each output element reads two inputs and writes one, with a few FLOPs: memory-bound,
-//   so the floor is 3 * d * rows * element size / copy bandwidth. Every thread handles
-//   whole 16-byte packs of the gate, the up half and the output, so each access moves as
-//   many bytes as one instruction can.
-// - The 16-byte path runs only when every pack is 16-byte aligned: the base pointer, d and
-//   the input row stride multiples of the pack (the gate and up halves start d elements
-//   apart). Anything else (odd d, x[:, 1:] views) takes the scalar kernel, which is the
-//   scalar tail for the whole tensor.
-// - The grid covers the work once (one pack per thread) up to the grid limit, beyond which
-//   threads loop. Indices are int64: rows * d passes 2^31 on large activations.
-// - The kernel launches on the current PyTorch stream of the input's device and is
-//   checked after every launch; empty inputs launch nothing.
-//
-// The launcher glu_cuda() is declared in torch-ext/torch_binding.h; the binding validates
-// arguments before calling it.
+// - Two reads and one write per output element and a few FLOPs: memory-bound, so the
+//   floor is 3 * rows * d * element size / copy bandwidth.
+// - Every width and alignment takes one path (split_row in common.cuh): the output row's
+//   16-byte packs, with a scalar head and tail. The gate and up halves usually sit at
+//   another 16-byte phase than the output (d = 4100 in bf16 puts up 8 bytes off); they
+//   are read with two aligned 16-byte loads and a register shift, so no access is scalar
+//   except the head and tail.
+// - A block of 64-256 threads (fewer for narrow rows) covers kUnroll packs per thread of
+//   one row; each thread issues all its loads (kUnroll packs of gate and of up: 128 bytes
+//   in flight) before any math.
+// - __launch_bounds__(kThreads) on every kernel; int64 indices (rows * d passes 2^31).
+#include "common.cuh"
+#include "launchers.h"
 
-#include <ATen/core/Tensor.h>
-#include <ATen/cuda/CUDAContext.h>
-#include <ATen/ops/empty.h>
-#include <c10/cuda/CUDAException.h>
-#include <c10/cuda/CUDAGuard.h>
-#include <c10/util/BFloat16.h>
-#include <c10/util/Half.h>
-
-#include <cstdint>
-#include <limits>
-
+namespace ks {
 namespace {
 
-// The binding's activation codes (torch_binding.h: 0 silu, 1 gelu, 2 gelu_tanh).
-enum class GluActivation : int { kSilu = 0, kGelu = 1, kGeluTanh = 2 };
-
-constexpr int kVectorBytes = 16;
-constexpr int kThreads = 256;
-
-template <typename T, int N>
-struct alignas(sizeof(T) * N) Pack {
-  T v[N];
-};
+constexpr int kThreads = 256;    // the most threads per block (the launch bound)
+constexpr int kMinThreads = 64;  // the fewest: more than any head or tail (< 8 elements)
+constexpr int kUnroll = 4;
 
 template <GluActivation ACT>
 __device__ __forceinline__ float activate(float v) {
@@ -60,105 +36,76 @@ __device__ __forceinline__ float activate(float v) {
   }
 }
 
-// VEC elements per access; VEC = 1 is the scalar path. `items` = rows * (d / VEC) packs,
-// pack i is column pack i % cols of row i / cols.
-template <typename T, int VEC, GluActivation ACT>
-__global__ void __launch_bounds__(kThreads)
-glu_kernel(T* __restrict__ out, const T* __restrict__ gate, const T* __restrict__ up, int64_t items, int64_t cols,
-           int64_t in_row_stride, int64_t out_row_stride) {
-  using P = Pack<T, VEC>;
-  const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < items; i += step) {
-    const int64_t row = i / cols;
-    const int64_t col = (i - row * cols) * VEC;
-    const P g = *reinterpret_cast<const P*>(gate + row * in_row_stride + col);
-    const P u = *reinterpret_cast<const P*>(up + row * in_row_stride + col);
-    P y;
-#pragma unroll
-    for (int e = 0; e < VEC; ++e) {
-      y.v[e] = static_cast<T>(activate<ACT>(static_cast<float>(g.v[e])) * static_cast<float>(u.v[e]));
-    }
-    *reinterpret_cast<P*>(out + row * out_row_stride + col) = y;
+template <typename T, GluActivation ACT>
+__global__ void __launch_bounds__(kThreads) glu_rows(GluArgs a, int64_t blocks_per_row) {
+  constexpr int N = kPack<T>;
+  const int t = threadIdx.x;
+  const int64_t row = blockIdx.x / blocks_per_row;
+  const int64_t chunk = blockIdx.x % blocks_per_row;
+  const T* gate = static_cast<const T*>(a.gate) + row * a.x_stride;
+  const T* up = static_cast<const T*>(a.up) + row * a.x_stride;
+  T* y = static_cast<T*>(a.out) + row * a.d;
+  const RowSplit sp = split_row(y, a.d);
+
+  if (chunk == 0) {  // the scalar head and tail: fewer than N elements each
+    if (t < sp.head) y[t] = from_float<T>(activate<ACT>(to_float(gate[t])) * to_float(up[t]));
+    const int64_t e = sp.head + sp.packs * N + t;
+    if (t < sp.tail) y[e] = from_float<T>(activate<ACT>(to_float(gate[e])) * to_float(up[e]));
   }
-}
-
-bool is_aligned(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % kVectorBytes == 0; }
-
-template <typename T, int VEC, GluActivation ACT>
-void launch(T* out, const T* gate, const T* up, int64_t rows, int64_t d, int64_t in_row_stride, cudaStream_t stream) {
-  const int64_t cols = d / VEC;
-  const int64_t items = rows * cols;
-  const int64_t wanted = (items + kThreads - 1) / kThreads;
-  const int64_t blocks = wanted < std::numeric_limits<int32_t>::max() ? wanted : std::numeric_limits<int32_t>::max();
-  glu_kernel<T, VEC, ACT><<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(out, gate, up, items, cols,
-                                                                                   in_row_stride, d);
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  const int nt = blockDim.x;
+  const int64_t j0 = chunk * (kUnroll * nt) + t;
+  Pack<T> g[kUnroll], u[kUnroll];
+#pragma unroll
+  for (int k = 0; k < kUnroll; ++k) {
+    const int64_t j = j0 + k * nt;
+    if (j < sp.packs) {
+      g[k] = load_any(gate + sp.head + j * N);
+      u[k] = load_any(up + sp.head + j * N);
+    }
+  }
+#pragma unroll
+  for (int k = 0; k < kUnroll; ++k) {
+    const int64_t j = j0 + k * nt;
+    if (j < sp.packs) {
+      Pack<T> o;
+#pragma unroll
+      for (int i = 0; i < N; ++i) o.v[i] = from_float<T>(activate<ACT>(to_float(g[k].v[i])) * to_float(u[k].v[i]));
+      store_pack(y + sp.head + j * N, o);
+    }
+  }
 }
 
 template <typename T, GluActivation ACT>
-void dispatch_width(T* out, const T* x, int64_t rows, int64_t d, int64_t in_row_stride, bool gate_first,
-                    cudaStream_t stream) {
-  constexpr int VEC = kVectorBytes / sizeof(T);
-  const T* gate = x + (gate_first ? 0 : d);
-  const T* up = x + (gate_first ? d : 0);
-  // The halves are d elements apart, so d % VEC == 0 with an aligned base aligns both.
-  if (d % VEC == 0 && in_row_stride % VEC == 0 && is_aligned(x) && is_aligned(out)) {
-    launch<T, VEC, ACT>(out, gate, up, rows, d, in_row_stride, stream);
-  } else {
-    launch<T, 1, ACT>(out, gate, up, rows, d, in_row_stride, stream);
-  }
-}
-
-template <typename T>
-void dispatch(at::Tensor& out, const at::Tensor& x, int64_t row_stride, GluActivation act, bool gate_first) {
-  // at::Half / at::BFloat16 convert to and from float with the CUDA intrinsics.
-  T* y = out.data_ptr<T>();
-  const T* in = x.const_data_ptr<T>();
-  const int64_t rows = x.size(0);
-  const int64_t d = x.size(1) / 2;
-  const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
-  switch (act) {
-    case GluActivation::kSilu:
-      dispatch_width<T, GluActivation::kSilu>(y, in, rows, d, row_stride, gate_first, stream);
-      break;
-    case GluActivation::kGelu:
-      dispatch_width<T, GluActivation::kGelu>(y, in, rows, d, row_stride, gate_first, stream);
-      break;
-    case GluActivation::kGeluTanh:
-      dispatch_width<T, GluActivation::kGeluTanh>(y, in, rows, d, row_stride, gate_first, stream);
-      break;
-  }
+cudaError_t launch(const GluArgs& a, cudaStream_t stream) {
+  const int64_t packs = a.d / kPack<T>;
+  // Narrow rows get smaller blocks, so no thread idles and each keeps up to kUnroll packs in
+  // flight (at d = 1024 in bf16 a 256-thread block would leave half its threads without work).
+  int threads = kMinThreads;
+  while (threads < kThreads && static_cast<int64_t>(threads) * kUnroll < packs) threads <<= 1;
+  const int64_t per_block = static_cast<int64_t>(kUnroll) * threads;
+  const int64_t blocks_per_row = packs > per_block ? (packs + per_block - 1) / per_block : 1;
+  const int64_t blocks = a.rows * blocks_per_row;
+  if (blocks > INT32_MAX) return cudaErrorInvalidValue;
+  glu_rows<T, ACT><<<static_cast<unsigned>(blocks), threads, 0, stream>>>(a, blocks_per_row);
+  return cudaGetLastError();
 }
 
 }  // namespace
 
-at::Tensor glu_cuda(const at::Tensor& input, int64_t activation, bool gate_first) {
-  TORCH_CHECK(activation >= 0 && activation <= 2, "glu: unknown activation code ", activation);
-  const c10::cuda::CUDAGuard device_guard(input.device());
-  auto sizes = input.sizes().vec();
-  sizes.back() /= 2;
-  at::Tensor out = at::empty(sizes, input.options());  // contiguous, like the fake kernel
-  if (out.numel() == 0) return out;
-
-  const int64_t width = input.size(-1);
-  // A view when the leading dimensions collapse to one row stride (contiguous tensors,
-  // column slices like x[:, :w]); otherwise reshape copies.
-  at::Tensor x = input.reshape({-1, width});
-  if (x.stride(1) != 1) x = x.contiguous();
-  const int64_t row_stride = x.size(0) > 1 ? x.stride(0) : width;
-
-  switch (x.scalar_type()) {
-    case at::ScalarType::Float:
-      dispatch<float>(out, x, row_stride, static_cast<GluActivation>(activation), gate_first);
-      break;
-    case at::ScalarType::Half:
-      dispatch<at::Half>(out, x, row_stride, static_cast<GluActivation>(activation), gate_first);
-      break;
-    case at::ScalarType::BFloat16:
-      dispatch<at::BFloat16>(out, x, row_stride, static_cast<GluActivation>(activation), gate_first);
-      break;
-    default:
-      TORCH_CHECK(false, "glu: unsupported dtype ", x.scalar_type(), " (float32, float16, bfloat16)");
-  }
-  return out;
+cudaError_t glu(const GluArgs& a, cudaStream_t stream) {
+  if (a.rows == 0 || a.d == 0) return cudaSuccess;
+  return dispatch_dtype(a.dtype, [&](auto tag) -> cudaError_t {
+    using T = decltype(tag);
+    switch (a.act) {
+      case GluActivation::kSilu:
+        return launch<T, GluActivation::kSilu>(a, stream);
+      case GluActivation::kGelu:
+        return launch<T, GluActivation::kGelu>(a, stream);
+      case GluActivation::kGeluTanh:
+        return launch<T, GluActivation::kGeluTanh>(a, stream);
+    }
+    return cudaErrorInvalidValue;
+  });
 }
+
+}  // namespace ks

@@ -6,6 +6,13 @@ rounded) inputs. The bound per dtype is what one rounding of the output plus fp3
 allows. Sizes are awkward on purpose: one element, halves that are odd or not a multiple
 of the 16-byte pack, strided and misaligned views, leading dimensions.
 
+The GPU sweep is the kernel's contract (tests/kernel_checks.py): output widths 1 to 16384,
+fp32/fp16/bf16, contiguous, misaligned and strided rows, outputs poisoned with NaN.
+What the CPU tests here prove: the reference path, the argument checks, the fake kernel
+and the op schema. tests/test_glu_emulated.py runs the CUDA kernels themselves on the CPU
+(the skill's emulator: indexing, tails, reductions, barriers); speed, launch resources and
+the memory model need the `gpu` tests.
+
 Run after building (the package must be importable):
     PYTHONPATH=$(python <skill>/scripts/build_local.py .) python -m pytest tests
 """
@@ -17,6 +24,15 @@ import math
 import pytest
 import torch
 import torch.nn.functional as F
+from kernel_checks import (
+    DTYPES,
+    LAYOUTS,
+    WIDTHS,
+    make_input,
+    nbytes_of,
+    poisoned,
+    run_under_sanitizer,
+)
 
 try:
     import __PKG__
@@ -130,6 +146,35 @@ def test_op_schema_is_the_declared_one() -> None:
 
 
 # ------------------------------------------------------------------------- GPU: kernel
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("width", WIDTHS)
+def test_glu_sweep(width: int, dtype: torch.dtype, layout: str) -> None:
+    # width = d, the output's last dimension; the input rows hold both halves (2d).
+    x = make_input((3, 5), 2 * width, dtype, layout, seed=width, scale=2.0)
+    for activation, gate_first in [("silu", True), ("gelu", False), ("gelu_tanh", True)]:
+        out = poisoned(lambda a=activation, g=gate_first: ops.glu(x, a, g), nbytes_of(x.shape, dtype) // 2)
+        check(out, x, activation, gate_first)
+
+
+def sanitizer_sweep() -> None:
+    """A small sweep for compute-sanitizer: every dtype and layout at awkward widths."""
+    for width in (1, 33, 1000, 4100):
+        for dtype in DTYPES:
+            for layout in LAYOUTS:
+                x = make_input((3,), 2 * width, dtype, layout, seed=width)
+                ops.glu(x, "silu", True)
+                ops.glu(x, "gelu", False)
+    torch.cuda.synchronize()
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("tool", ["memcheck", "racecheck"])
+def test_compute_sanitizer(tool: str) -> None:
+    run_under_sanitizer("test___OP__", "sanitizer_sweep", tool)
 
 
 @pytest.mark.gpu

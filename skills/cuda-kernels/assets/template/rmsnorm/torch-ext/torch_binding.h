@@ -3,9 +3,10 @@
 #include <ATen/core/Tensor.h>
 
 #include <optional>
+#include <tuple>
 
-// Defined in kernel_src/rmsnorm.cu. Expects the checks in torch_binding.cpp to have
-// passed: CUDA input with at least one dimension, float32/float16/bfloat16, and an
-// optional contiguous 1-D weight of size input.size(-1) with the input's dtype and device.
-// Returns a new contiguous tensor shaped like input.
-at::Tensor rms_norm_cuda(const at::Tensor& input, const std::optional<at::Tensor>& weight, double epsilon);
+// The ops of the __NAME__ kernel, as registered in torch_binding.cpp. Each returns new
+// contiguous tensors shaped like the input.
+at::Tensor rms_norm(const at::Tensor& input, const std::optional<at::Tensor>& weight, double epsilon);
+std::tuple<at::Tensor, at::Tensor> fused_add_rms_norm(const at::Tensor& input, const at::Tensor& residual,
+                                                      const std::optional<at::Tensor>& weight, double epsilon);

@@ -93,7 +93,7 @@ void test_norm(int B, int S, int D, int tpr, int vpt, bool weight, bool mod, boo
   if (pipe > 0) {
     const int r = norm_rows_per_block(tpr);
     const unsigned grid = static_cast<unsigned>(std::min<int64_t>((rows + r - 1) / r, 3));
-    if (rms_norm_pipe_smem(tpr, D, sizeof(T), add, pipe) > sizeof(emu_dynamic_smem)) std::abort();
+    if (rms_norm_pipe_smem(tpr, D, sizeof(T), add, pipe) > kEmuDynamicSmemBytes) std::abort();
     auto go = [&](auto vc, auto wc, auto ac, auto sc) {
       constexpr int V = decltype(vc)::value, ST = decltype(sc)::value;
       constexpr bool W = decltype(wc)::value, A = decltype(ac)::value;

@@ -33,3 +33,14 @@ def rms_norm(x: torch.Tensor, weight: torch.Tensor | None = None, eps: float = 1
     if weight is not None:
         y = y * weight.to(compute)
     return y.to(x.dtype).contiguous()
+
+
+def fused_add_rms_norm(x: torch.Tensor, residual: torch.Tensor, weight: torch.Tensor | None = None,
+                       eps: float = 1e-6) -> tuple[torch.Tensor, torch.Tensor]:
+    """(rms_norm(s) * weight, s) with s = x + residual rounded to x.dtype, as the kernel does
+    (and as transformers' bf16 decoder layers do before their norm)."""
+    if residual.shape != x.shape:
+        raise ValueError(f"rms_norm: residual must have the input's shape {list(x.shape)}, got {list(residual.shape)}")
+    compute = torch.promote_types(x.dtype, torch.float32)
+    s = (x.to(compute) + residual.to(compute)).to(x.dtype)
+    return rms_norm(s, weight, eps), s.contiguous()

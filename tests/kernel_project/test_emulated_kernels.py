@@ -1,0 +1,70 @@
+"""The scaffolds' emulated CPU tests check the kernels, not only the reference: a bug planted
+in a generated project's kernel_src makes tests/test_<op>_emulated.py fail.
+
+Each generated project carries tests/test_<op>_emulated.py, which compiles kernel_src/*.cu
+with g++ against the skill's CPU emulator and compares with float64 (the clean projects
+pass it in test_generated_projects.py::test_generated_project_cpu_tests_pass). Here two
+classic kernel bugs are planted in the shared device helpers (kernel_src/common.cuh) and
+the same tests must catch them, in both warp schedules:
+  - an off-by-one in the tail: split_row leaves the last element of a row's tail out;
+  - a missing barrier: row_sum loses its leading __syncthreads(), so LayerNorm's second
+    reduction (the variance) overwrites the shared buffer while other warps still read the
+    first one (the mean).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from kernel_project_helpers import sync_scaffold
+
+pytestmark = pytest.mark.slow
+
+BUGS = {
+    "tail_off_by_one": (
+        "return {head, packs, static_cast<int>(n - head - packs * N)};",
+        "return {head, packs, static_cast<int>(n - head - packs * N) - 1};",
+        "non-finite values in the output",
+    ),
+    "missing_leading_barrier": (
+        "  __syncthreads();  // the leading barrier: the last reduction's reads of scratch are done\n",
+        "\n",
+        "relative error",
+    ),
+}
+
+
+def run_emulated(project: Path, op: str) -> subprocess.CompletedProcess[str]:
+    # float32, contiguous rows: the smallest slice that reaches every bug (both schedules).
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", f"tests/test_{op}_emulated.py", "-p", "no:cacheprovider", "-q",
+         "-k", "float32 and contiguous"],
+        cwd=project, env={**os.environ, "CUDA_EMU_QUIET": "1"}, capture_output=True, text=True, timeout=1200,
+        check=False,
+    )
+
+
+# rmsnorm reduces once per row, so only layernorm (two reductions) needs the leading barrier.
+CASES = [("rmsnorm", "tail_off_by_one"), ("layernorm", "tail_off_by_one"), ("layernorm", "missing_leading_barrier")]
+
+
+@pytest.mark.parametrize(("op", "bug"), CASES)
+def test_a_planted_bug_fails_the_emulated_cpu_tests(tmp_path: Path, op: str, bug: str) -> None:
+    project = sync_scaffold(f"planted-{op}", op, tmp_path)
+    common = project / "kernel_src" / "common.cuh"
+    text = common.read_text()
+    good, bad, symptom = BUGS[bug]
+    assert text.count(good) == 1, f"the scaffold's common.cuh changed: update BUGS[{bug!r}]"
+    clean = run_emulated(project, op)
+    if " passed" not in clean.stdout and "skipped" in clean.stdout:
+        pytest.skip("the emulated tests skip here (no g++ or CUDA headers): " + clean.stdout[-300:])
+    assert clean.returncode == 0 and " passed" in clean.stdout, clean.stdout[-3000:] + clean.stderr[-2000:]
+    common.write_text(text.replace(good, bad))
+    planted = run_emulated(project, op)
+    assert planted.returncode == 1, planted.stdout[-3000:] + planted.stderr[-2000:]
+    assert "2 failed" in planted.stdout, planted.stdout[-3000:]  # forward and reverse schedules
+    assert symptom in planted.stdout, planted.stdout[-3000:]
