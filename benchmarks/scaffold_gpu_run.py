@@ -279,7 +279,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"scaffold_gpu_run: no usable GPU: {exc}", file=sys.stderr)
         return 1
     git = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True, check=False)
-    run.results["commit"] = git.stdout.strip() if git.returncode == 0 else None
+    # The device gets a copy of the working tree without .git: the caller names the commit.
+    run.results["commit"] = git.stdout.strip() if git.returncode == 0 else os.environ.get("SOURCE_COMMIT")
     run.results["stages"] = args.stages
     arch = run.results["environment"]["capability"]
     os.environ.setdefault("MAX_JOBS", str(max(2, (os.cpu_count() or 4) // max(1, args.jobs))))
