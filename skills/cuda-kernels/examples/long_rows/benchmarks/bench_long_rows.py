@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -48,7 +49,7 @@ def eager_ce(x: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
 def write(path: Path, dev: str, results: list[dict], misses: list[str], *, done: bool) -> None:
     """The JSON so far (rewritten after every shape, so a run cut short keeps its numbers)."""
     out = {
-        "device": dev, "torch": torch.__version__, "triton": triton.__version__,
+        "device": dev, "commit": os.environ.get("SOURCE_COMMIT"), "torch": torch.__version__, "triton": triton.__version__,
         "timer": "triton.testing.do_bench median (L2 flushed), us", "date": time.strftime("%Y-%m-%d %H:%M:%S"),
         "target": ">= 85% of copy and >= 0.98x best peer at >= 64 MB", "complete": done, "misses": misses,
         "results": results,
