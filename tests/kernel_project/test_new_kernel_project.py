@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -118,6 +119,34 @@ def test_scaffold_writes_the_whole_project(tmp_path: Path, op: str) -> None:
             assert not new_kernel_project.TOKEN_RE.search(text), f"unfilled placeholder in {path}"
             if path.suffix == ".py":
                 ast.parse(text, filename=str(path))
+
+
+@pytest.mark.parametrize("op", sorted(new_kernel_project.OPS))
+def test_an_op_folder_holds_its_kernel_its_binding_and_one_project_md(op: str) -> None:
+    # What every op shares lives once, in common/; project.md holds the op's Python files
+    # and the values of the README's slots.
+    folder = new_kernel_project.TEMPLATE_DIR / op
+    assert {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()} == {
+        f"kernel_src/{op}.cu", "kernel_src/launchers.h", "torch-ext/torch_binding.cpp", "torch-ext/torch_binding.h",
+        "project.md"}
+    readme = new_kernel_project.render(op, "my-kernel")[Path("README.md")]
+    assert "<!-- op:" not in readme and f"tests/test_{op}_emulated.py" in readme
+
+
+@pytest.mark.parametrize(("old", "new", "message"), [
+    ("<!-- op: usage -->\n", "<!-- op: usage_typo -->\n", "fills slots"),
+    ("\n~~~\n\n## tests/test_glu.py", "\n\n## tests/test_glu.py", "closing fence"),
+])
+def test_a_broken_project_md_is_a_template_bug(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, old: str, new: str,
+                                               message: str) -> None:
+    template = tmp_path / "template"
+    shutil.copytree(new_kernel_project.TEMPLATE_DIR, template)
+    bundle = template / "glu" / "project.md"
+    assert bundle.read_text().count(old) == 1
+    bundle.write_text(bundle.read_text().replace(old, new))
+    monkeypatch.setattr(new_kernel_project, "TEMPLATE_DIR", template)
+    with pytest.raises(new_kernel_project.ScaffoldError, match=f"template bug: .*{message}"):
+        new_kernel_project.render("glu", "my-kernel")
 
 
 @pytest.mark.parametrize("op", sorted(new_kernel_project.OPS))

@@ -21,6 +21,10 @@ import skilldocs
 
 DOC = skilldocs.SKILL / "references" / "kernel-templates.md"
 TEMPLATE = skilldocs.SKILL / "assets" / "template"
+if str(skilldocs.SKILL / "scripts") not in sys.path:
+    sys.path.insert(0, str(skilldocs.SKILL / "scripts"))
+
+import new_kernel_project  # noqa: E402
 
 # (template file, the block's marker line, fence language), in page order.
 PAGE_FILES = [
@@ -42,8 +46,16 @@ PAGE_FILES = [
 ]
 
 
+def template_text(template: str) -> str:
+    """A scaffold file by its place in assets/template: a file there, or a section of an op's project.md."""
+    if (TEMPLATE / template).is_file():
+        return (TEMPLATE / template).read_text(encoding="utf-8")
+    op, rel = template.split("/", 1)
+    return new_kernel_project.template_files(op)[rel]
+
+
 def expected_block(template: str, marker: str) -> str:
-    return marker + "\n" + (TEMPLATE / template).read_text(encoding="utf-8")
+    return marker + "\n" + template_text(template)
 
 
 def rewrite_page(text: str) -> str:

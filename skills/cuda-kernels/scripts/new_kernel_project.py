@@ -35,6 +35,10 @@ the Kernel Hub expects. Give --capabilities only when a kernel needs specific ar
 (e.g. 9.0a for wgmma code). Capabilities below 7.5 are refused: CUDA 13's nvcc cannot
 compile for them.
 
+The template is ../assets/template: common/ (the files every op shares, README.md with slots)
+and one folder per op holding its kernel_src/ and torch-ext/ files and a project.md with the
+rest of its project (Python package, tests, benchmark, README text).
+
 Next step: python build_local.py DIR/NAME --check   (same scripts/ directory; add
 --arch 9.0 on a machine without a GPU, or it compiles every capability in build.toml).
 Standard library only.
@@ -72,6 +76,13 @@ MIN_CAPABILITY = (7, 5)  # CUDA 13 dropped sm_50..sm_72; the skill's kernels ass
 NAME_RE = re.compile(r"^[a-z][a-z0-9]*(?:[-_][a-z0-9]+)*$")
 ARCH_RE = re.compile(r"^\d+\.\d+[af]?(?:\+PTX)?$")
 TOKEN_RE = re.compile(r"__(?:NAME|PKG|OP|CAPABILITIES|SKILL_SCRIPTS)__")
+# An op's folder: kernel_src/ and torch-ext/ as files, the rest of its project in BUNDLE, as
+# `## PATH` headings over ~~~ blocks; its `## README.md` block fills common/README.md's slots.
+BUNDLE = "project.md"
+SECTION_RE = re.compile(r"^## `?([^`\s]+)`?\s*$")
+FENCE_RE = re.compile(r"^(~{3,})\w*\s*$")
+SLOT_RE = re.compile(r"<!-- op: (\w+) -->")
+SLOT_LINE_RE = re.compile(r"^<!-- op: (\w+) -->\n", re.MULTILINE)
 # Package names that would shadow something a kernel project imports.
 RESERVED_PACKAGES = {"torch", "triton", "kernels", "numpy", "pytest", "transformers", "diffusers", "tests", "test"}
 
@@ -149,13 +160,70 @@ def capabilities_lines(capabilities: list[str] | None) -> str:
     )
 
 
+def read_bundle(path: Path) -> dict[str, str]:
+    """An op's project.md: each `## NAME` heading and the ~~~-fenced block under it, NAME -> the block's text."""
+    sections: dict[str, str] = {}
+    lines = path.read_text(encoding="utf-8").split("\n")
+    name, i = None, 0
+    while i < len(lines):
+        heading, fence = SECTION_RE.match(lines[i]), FENCE_RE.match(lines[i])
+        if heading:
+            name = heading.group(1)
+        elif fence:
+            # The next fence line closes the block; one that opens another block means this one is unclosed.
+            end = next((j for j in range(i + 1, len(lines)) if FENCE_RE.match(lines[j])), None)
+            if name is None or end is None or lines[end] != fence.group(1) or name in sections:
+                raise ScaffoldError(f"template bug: {path}:{i + 1}: a block needs one `## PATH` heading and a closing fence")
+            sections[name] = "\n".join(lines[i + 1 : end]) + "\n"
+            name, i = None, end
+        i += 1
+    return sections
+
+
+def fill_slots(template: str, values: str, where: str) -> str:
+    """The README template with each `<!-- op: NAME -->` replaced by the op's value for NAME.
+
+    ``values``: `<!-- op: NAME -->` lines, each followed by its value (up to the next such line).
+    """
+    parts = SLOT_LINE_RE.split(values)
+    slots = {name: value.removesuffix("\n") for name, value in zip(parts[1::2], parts[2::2], strict=True)}
+    used = set(SLOT_RE.findall(template))
+    if parts[0].strip() or used != set(slots):
+        raise ScaffoldError(f"template bug: {where} fills slots {sorted(slots)}; README.md has {sorted(used)}")
+    return SLOT_RE.sub(lambda m: slots[m.group(1)], template)
+
+
+def template_files(op: str) -> dict[str, str]:
+    """The project's files for ``op`` before the placeholders are filled: template path -> text.
+
+    common/ and TEMPLATE_DIR/<op>/ hold real files at their project paths (kernel_src/,
+    torch-ext/, ...); the op's project.md holds its other files and the README's slots.
+    """
+    if op not in OPS:
+        raise ScaffoldError(f"unknown --op {op!r}; available: {', '.join(sorted(OPS))}", exit_code=2)
+    files: dict[str, str] = {}
+    for layer in (TEMPLATE_DIR / "common", TEMPLATE_DIR / op):
+        if not layer.is_dir():
+            raise ScaffoldError(f"template directory {layer} is missing; reinstall the cuda-kernels skill")
+        for src in sorted(layer.rglob("*")):
+            if src.is_file() and "__pycache__" not in src.parts and src.suffix != ".pyc" and src.name != BUNDLE:
+                files[src.relative_to(layer).as_posix()] = src.read_text(encoding="utf-8")
+    bundle = TEMPLATE_DIR / op / BUNDLE
+    sections = read_bundle(bundle)
+    files["README.md"] = fill_slots(files["README.md"], sections.pop("README.md", ""), str(bundle))
+    for rel, text in sections.items():
+        if rel in files:
+            raise ScaffoldError(f"template bug: {bundle} and a file of the template both write {rel}")
+        files[rel] = text
+    return files
+
+
 def render(op: str, name: str, capabilities: list[str] | None = None) -> dict[Path, str]:
     """All files of the project, relative path -> text, with the placeholders filled in.
 
     ``capabilities`` None (the default) leaves ``cuda-capabilities`` out of build.toml.
     """
-    if op not in OPS:
-        raise ScaffoldError(f"unknown --op {op!r}; available: {', '.join(sorted(OPS))}", exit_code=2)
+    raw = template_files(op)
     package = validate_name(name)
     values = {
         "__NAME__": name,
@@ -165,23 +233,16 @@ def render(op: str, name: str, capabilities: list[str] | None = None) -> dict[Pa
         "__SKILL_SCRIPTS__": str(SCRIPTS_DIR),
     }
     files: dict[Path, str] = {}
-    for layer in (TEMPLATE_DIR / "common", TEMPLATE_DIR / op):
-        if not layer.is_dir():
-            raise ScaffoldError(f"template directory {layer} is missing; reinstall the cuda-kernels skill")
-        for src in sorted(layer.rglob("*")):
-            if not src.is_file() or "__pycache__" in src.parts or src.suffix == ".pyc":
-                continue
-            rel = src.relative_to(layer)
-            parts = [values["__PKG__"] if p == "__PKG__" else p for p in rel.parts]
-            if parts[-1] == "gitignore":
-                parts[-1] = ".gitignore"
-            text = src.read_text(encoding="utf-8")
-            for token, value in values.items():
-                text = text.replace(token, value)
-            leftover = TOKEN_RE.search(text)
-            if leftover:
-                raise ScaffoldError(f"template bug: {rel} still contains {leftover.group(0)} after rendering")
-            files[Path(*parts)] = text
+    for rel, text in raw.items():
+        parts = [package if p == "__PKG__" else p for p in rel.split("/")]
+        if parts[-1] == "gitignore":
+            parts[-1] = ".gitignore"
+        for token, value in values.items():
+            text = text.replace(token, value)
+        leftover = TOKEN_RE.search(text)
+        if leftover:
+            raise ScaffoldError(f"template bug: {rel} still contains {leftover.group(0)} after rendering")
+        files[Path(*parts)] = text
     return files
 
 
