@@ -35,9 +35,10 @@ the Kernel Hub expects. Give --capabilities only when a kernel needs specific ar
 (e.g. 9.0a for wgmma code). Capabilities below 7.5 are refused: CUDA 13's nvcc cannot
 compile for them.
 
-The template is ../assets/template: common/ (the files every op shares, README.md with slots)
-and one folder per op holding its kernel_src/ and torch-ext/ files and a project.md with the
-rest of its project (Python package, tests, benchmark, README text).
+The template is ../assets/template: common/ (what every op shares) and one folder per op.
+Each holds files at their project paths (the CUDA and C++ sources, the README template and
+build files) and a project.md whose sections are the rest: the Python package, tests and
+benchmarks, and the op's README text.
 
 Next step: python build_local.py DIR/NAME --check   (same scripts/ directory; add
 --arch 9.0 on a machine without a GPU, or it compiles every capability in build.toml).
@@ -76,8 +77,9 @@ MIN_CAPABILITY = (7, 5)  # CUDA 13 dropped sm_50..sm_72; the skill's kernels ass
 NAME_RE = re.compile(r"^[a-z][a-z0-9]*(?:[-_][a-z0-9]+)*$")
 ARCH_RE = re.compile(r"^\d+\.\d+[af]?(?:\+PTX)?$")
 TOKEN_RE = re.compile(r"__(?:NAME|PKG|OP|CAPABILITIES|SKILL_SCRIPTS)__")
-# An op's folder: kernel_src/ and torch-ext/ as files, the rest of its project in BUNDLE, as
-# `## PATH` headings over ~~~ blocks; its `## README.md` block fills common/README.md's slots.
+# common/ and each op's folder: files at their project paths, and the rest of the project in
+# BUNDLE, as `## PATH` headings over ~~~ blocks; the op's `## README.md` block fills the slots
+# of common/README.md.
 BUNDLE = "project.md"
 SECTION_RE = re.compile(r"^## `?([^`\s]+)`?\s*$")
 FENCE_RE = re.compile(r"^(~{3,})\w*\s*$")
@@ -194,26 +196,33 @@ def fill_slots(template: str, values: str, where: str) -> str:
 
 
 def template_files(op: str) -> dict[str, str]:
-    """The project's files for ``op`` before the placeholders are filled: template path -> text.
+    """The project's files for ``op`` before the placeholders are filled: project path -> text.
 
-    common/ and TEMPLATE_DIR/<op>/ hold real files at their project paths (kernel_src/,
-    torch-ext/, ...); the op's project.md holds its other files and the README's slots.
+    common/ and TEMPLATE_DIR/<op>/ hold files at their project paths (kernel_src/, torch-ext/,
+    README.md, ...) and a project.md with the rest; the op's fills the README's slots.
     """
     if op not in OPS:
         raise ScaffoldError(f"unknown --op {op!r}; available: {', '.join(sorted(OPS))}", exit_code=2)
     files: dict[str, str] = {}
+    sections: dict[str, str] = {}
     for layer in (TEMPLATE_DIR / "common", TEMPLATE_DIR / op):
         if not layer.is_dir():
             raise ScaffoldError(f"template directory {layer} is missing; reinstall the cuda-kernels skill")
         for src in sorted(layer.rglob("*")):
-            if src.is_file() and "__pycache__" not in src.parts and src.suffix != ".pyc" and src.name != BUNDLE:
+            if not src.is_file() or "__pycache__" in src.parts or src.suffix == ".pyc":
+                continue
+            if src.parent == layer and src.name == BUNDLE:
+                for rel, text in read_bundle(src).items():
+                    if rel in sections:
+                        raise ScaffoldError(f"template bug: two project.md files write {rel}")
+                    sections[rel] = text
+            else:
                 files[src.relative_to(layer).as_posix()] = src.read_text(encoding="utf-8")
-    bundle = TEMPLATE_DIR / op / BUNDLE
-    sections = read_bundle(bundle)
-    files["README.md"] = fill_slots(files["README.md"], sections.pop("README.md", ""), str(bundle))
+    where = str(TEMPLATE_DIR / op / BUNDLE)
+    files["README.md"] = fill_slots(files["README.md"], sections.pop("README.md", ""), where)
     for rel, text in sections.items():
         if rel in files:
-            raise ScaffoldError(f"template bug: {bundle} and a file of the template both write {rel}")
+            raise ScaffoldError(f"template bug: a project.md and a file of the template both write {rel}")
         files[rel] = text
     return files
 
