@@ -23,6 +23,7 @@ SKILL = Path(__file__).resolve().parents[2] / "skills" / "cuda-kernels"
 SCRIPTS = SKILL / "scripts"
 EXAMPLE = SKILL / "examples" / "qwen3_8b"
 EVIDENCE = SKILL.parents[1] / "evidence" / "qwen3_8b"  # run logs and sweeps, kept in the repository, not shipped
+TOOLS = SKILL.parents[1] / "benchmarks" / "qwen3_8b"  # the repository's run scripts and probes, not shipped
 # The same architectures the qwen3_kernels fixture (tests/examples/conftest.py) builds for.
 TEST_ARCHS = os.environ.get("KERNEL_SKILLS_TEST_ARCHS", "8.0,9.0").split(",")
 
@@ -120,16 +121,16 @@ def test_committed_results_md_is_make_results_output_of_the_committed_json(tmp_p
 
 
 def test_committed_qk_norm_rope_results_md_is_make_results_output_of_its_json(tmp_path: Path) -> None:
-    bench = EXAMPLE / "benchmarks"
-    committed = (bench / "RESULTS_qk_norm_rope.md").read_text()
+    bench, runs = EXAMPLE / "benchmarks", EVIDENCE / "benchmarks"
+    committed = (runs / "RESULTS_qk_norm_rope.md").read_text()
     measured = [line for line in committed.splitlines() if line.startswith("- Measured: ")]
     assert len(measured) == 1, "RESULTS_qk_norm_rope.md must say which run and commit its JSON came from"
     out = tmp_path / "RESULTS_qk_norm_rope.md"
-    proc = _run([sys.executable, str(bench / "make_results.py"), str(bench / "results_qk_norm_rope.json"),
+    proc = _run([sys.executable, str(bench / "make_results.py"), str(runs / "results_qk_norm_rope.json"),
                  "--md", str(out), "--source", measured[0].removeprefix("- Measured: ")])
     assert proc.returncode == 0, proc.stderr
     assert out.read_text() == committed
-    data = json.loads((bench / "results_qk_norm_rope.json").read_text())
+    data = json.loads((runs / "results_qk_norm_rope.json").read_text())
     assert data["meta"]["source"].removeprefix("commit ") in measured[0]
     assert {r["op"] for r in data["results"]} == {"qk_norm_rope"} and not data["errors"]
 
@@ -137,13 +138,13 @@ def test_committed_qk_norm_rope_results_md_is_make_results_output_of_its_json(tm
 def test_compare_runs_estimates_from_the_committed_runs() -> None:
     bench = EXAMPLE / "benchmarks"
     runs = EVIDENCE / "benchmarks"
-    proc = _run([sys.executable, str(bench / "compare_runs.py"), str(runs / "h200_run1" / "results.json"),
+    proc = _run([sys.executable, str(TOOLS / "compare_runs.py"), str(runs / "h200_run1" / "results.json"),
                  str(runs / "h200_run3" / "results.json"), "--e2e",
                  str(EXAMPLE / "integration" / "results" / "e2e_h200.json")])
     assert proc.returncode == 0, proc.stderr
     assert "| swiglu | 4096x12288 (halves of gate_up [4096, 24576]) | 89.34 | 71.26 |" in proc.stdout
     assert "x 36 layers" in proc.stdout and "(estimate)" in proc.stdout
-    bad = _run([sys.executable, str(bench / "compare_runs.py"), "/nonexistent.json", str(bench / "results.json")])
+    bad = _run([sys.executable, str(TOOLS / "compare_runs.py"), "/nonexistent.json", str(bench / "results.json")])
     assert bad.returncode == 1 and "cannot read" in bad.stderr
 
 

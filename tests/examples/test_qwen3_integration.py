@@ -32,6 +32,7 @@ REPO = Path(__file__).resolve().parents[2]
 SKILL = REPO / "skills" / "cuda-kernels"
 EXAMPLE = SKILL / "examples" / "qwen3_8b"
 INTEGRATION = EXAMPLE / "integration"
+TOOLS = REPO / "benchmarks" / "qwen3_8b"  # results_md.py, profile_e2e.py: repository tools, not shipped
 SCRIPTS = SKILL / "scripts"
 LAYERS_FILE = EXAMPLE / "torch-ext" / "qwen3_8b_kernels" / "layers.py"
 
@@ -1115,8 +1116,8 @@ SCRIPT_FILES = [
     SCRIPTS / "transformers_injection_example.py",
     SCRIPTS / "benchmark_example.py",
     INTEGRATION / "benchmark_e2e.py",
-    INTEGRATION / "results_md.py",
-    INTEGRATION / "profile_e2e.py",
+    TOOLS / "results_md.py",
+    TOOLS / "profile_e2e.py",
 ]
 
 
@@ -1153,7 +1154,7 @@ def test_benchmark_e2e_check_mode_and_results_md(qwen3_kernels, tmp_path):
     assert result["target"]["metric"].startswith("prefill 48 tokens")
 
     md = tmp_path / "RESULTS.md"
-    proc = run_py([str(INTEGRATION / "results_md.py"), str(out), "--out", str(md)], timeout=60)
+    proc = run_py([str(TOOLS / "results_md.py"), str(out), "--out", str(md)], timeout=60)
     assert proc.returncode == 0, proc.stderr
     text = md.read_text()
     assert "| `patched` |" in text and "prefill 48 (ms)" in text and "13 RMSNorm" in text
@@ -1162,7 +1163,7 @@ def test_benchmark_e2e_check_mode_and_results_md(qwen3_kernels, tmp_path):
     # On a GPU each timed prefill carries what nvidia-smi saw; RESULTS.md prints the longest's.
     result["variants"]["patched"]["prefill"]["48"]["gpu"] = {"sm_mhz": 1530.0, "power_w": 690.8, "power_capped": 1.0}
     out.write_text(json.dumps(result))
-    proc = run_py([str(INTEGRATION / "results_md.py"), str(out), "--out", str(md)], timeout=60)
+    proc = run_py([str(TOOLS / "results_md.py"), str(out), "--out", str(md)], timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert "`patched` 1530 MHz / 691 W (power cap 100%)." in md.read_text()
 
@@ -1177,7 +1178,7 @@ def test_benchmark_e2e_refuses_an_unknown_variant_before_any_work():
 @pytest.mark.slow  # builds the CUDA extension (once per session)
 def test_profile_e2e_check_mode_writes_both_variants(qwen3_kernels, tmp_path):
     out = tmp_path / "profile.json"
-    proc = run_py([str(INTEGRATION / "profile_e2e.py"), "--check", "--package-path", str(package_path(qwen3_kernels)),
+    proc = run_py([str(TOOLS / "profile_e2e.py"), "--check", "--package-path", str(package_path(qwen3_kernels)),
                    "--out", str(out), "--repeats", "2"])
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     result = json.loads(out.read_text())
@@ -1195,7 +1196,7 @@ def test_committed_results_md_is_results_md_output_of_the_committed_json(tmp_pat
     commit = re.search(r"commit `([^`]+)`\.", committed).group(1)
     assert commit != "HEAD" and commit != "?", "RESULTS.md must name the measured commit"
     notes = [line.removeprefix("**Note.** ") for line in committed.splitlines() if line.startswith("**Note.** ")]
-    args = [str(INTEGRATION / "results_md.py"), str(INTEGRATION / "results" / "e2e_h200.json"),
+    args = [str(TOOLS / "results_md.py"), str(INTEGRATION / "results" / "e2e_h200.json"),
             "--source-name", "integration/results/e2e_h200.json", "--commit", commit, "--out", str(tmp_path / "R.md")]
     for note in notes:
         args += ["--note", note]
@@ -1212,7 +1213,7 @@ def test_results_md_does_not_print_a_commit_that_is_not_one(tmp_path):
     result["environment"]["git_commit"] = "HEAD"  # what rev-parse printed in a checkout without commits (run 3)
     no_commit = tmp_path / "e2e.json"
     no_commit.write_text(json.dumps(result))
-    proc = run_py([str(INTEGRATION / "results_md.py"), str(no_commit)], timeout=60, block_torch=True)
+    proc = run_py([str(TOOLS / "results_md.py"), str(no_commit)], timeout=60, block_torch=True)
     assert proc.returncode == 0, proc.stderr
     assert "commit `?`." in proc.stdout and "**Note.**" not in proc.stdout
 

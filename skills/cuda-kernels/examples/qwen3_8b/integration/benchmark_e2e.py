@@ -3,7 +3,6 @@
 
     python benchmark_e2e.py --out results/e2e_h200.json          # GPU, bf16, full size
     python benchmark_e2e.py --check --out /tmp/e2e_check.json     # CPU, tiny config (CI)
-    python results_md.py results/e2e_h200.json --out RESULTS.md   # the RESULTS section
 
 What is measured (identical for every variant, one model instance, one process):
 - prefill: batch 1, prompts of 512 and 4096 random tokens, `model(input_ids,

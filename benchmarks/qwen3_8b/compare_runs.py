@@ -2,7 +2,7 @@
 """Compare the kernel times of two bench_ops.py runs, and estimate what the difference
 is worth in the end-to-end prefill measured with the older kernels.
 
-    python benchmarks/compare_runs.py OLD.json NEW.json [--e2e integration/results/e2e_h200.json]
+    python benchmarks/qwen3_8b/compare_runs.py OLD.json NEW.json [--e2e E2E.json]
 
 Compares microseconds, never % of copy bandwidth: two runs may have measured (or, like
 the first H200 run, mis-measured) the copy bandwidth differently, while a kernel's time

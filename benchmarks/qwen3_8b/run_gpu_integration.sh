@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# qwen3_8b integration on a GPU, in one command, from the repository root:
+# qwen3_8b integration on a GPU, in one command (a repository tool, not shipped):
 #
-#   bash skills/cuda-kernels/examples/qwen3_8b/integration/run_gpu.sh OUT_DIR [WHEELS]
+#   bash benchmarks/qwen3_8b/run_gpu_integration.sh OUT_DIR [WHEELS]
 #
 # 1. builds the example for this GPU's arch with build_local.py      -> OUT/build.log
 # 2. runs the gpu-marked integration tests (full-size bf16 model)    -> OUT/gpu_tests.log, .xml
@@ -16,16 +16,16 @@
 # exists): a wheel file or a directory of wheels. When pytest or kernels is not importable,
 # the wheels named pytest / pluggy / iniconfig / kernels in it are installed with --no-deps
 # into OUT/pydeps (unzipped if pip is missing). Without kernels the Kernel Hub (kernelize)
-# GPU test skips; without pytest the GPU tests cannot run. Copy OUT/e2e_h200.json to
-# integration/results/e2e_h200.json and OUT/RESULTS.md to integration/RESULTS.md to
-# publish a run.
+# GPU test skips; without pytest the GPU tests cannot run. To publish a run, copy
+# OUT/e2e_h200.json to the example's integration/results/e2e_h200.json and OUT/RESULTS.md
+# to its integration/RESULTS.md.
 set -u -o pipefail
 
-OUT=${1:?usage: run_gpu.sh OUT_DIR [WHEELS]}
+OUT=${1:?usage: run_gpu_integration.sh OUT_DIR [WHEELS]}
 WHEELS=${2:-}
 BUDGET=${BUDGET:-470}
 START=$(date +%s)
-REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../../../.." && pwd)
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$REPO" || exit 2
 mkdir -p "$OUT" && OUT=$(cd "$OUT" && pwd)
 EX=skills/cuda-kernels/examples/qwen3_8b
@@ -95,7 +95,7 @@ fi
 
 if [ -f "$OUT/e2e_h200.json" ]; then
   note "4/5 RESULTS.md"
-  $PY "$INTEG/results_md.py" "$OUT/e2e_h200.json" --source-name integration/results/e2e_h200.json \
+  $PY benchmarks/qwen3_8b/results_md.py "$OUT/e2e_h200.json" --source-name integration/results/e2e_h200.json \
     --out "$OUT/RESULTS.md" > "$OUT/results_md.log" 2>&1
 fi
 

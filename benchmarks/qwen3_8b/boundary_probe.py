@@ -18,7 +18,7 @@ If the gap to the peer is the same in all three, it is inside the kernel; if it 
 only back-to-back, it is how consecutive calls meet (the launch of the next call, or,
 if only `cleaned` closes it, the write-back of the last call's output).
 
-    python benchmarks/boundary_probe.py --package BUILD_DIR --json OUT.json
+    python benchmarks/qwen3_8b/boundary_probe.py --package BUILD_DIR --json OUT.json
 
 BUILD_DIR holds a built qwen3_8b_kernels (build_local.py prints it); needs a CUDA GPU,
 triton, and transformers for the torch.compile peer's code.
@@ -34,10 +34,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
+# A repository tool: it reuses the shipped example's benchmark (loading, peers, copy bandwidth).
+EXAMPLE_BENCHMARKS = Path(__file__).resolve().parents[2] / "skills" / "cuda-kernels" / "examples" / "qwen3_8b" / "benchmarks"
+sys.path.insert(0, str(EXAMPLE_BENCHMARKS))
 
-import bench_ops  # noqa: E402  (this folder's benchmark: loading, peers, copy bandwidth)
+import bench_ops  # noqa: E402
 
 CALLS = 200  # per graph (each call, or each call and its gap)
 SPIN_CYCLES = 4000  # 2.9 us per spin in a graph on an H100 at 1980 MHz (spaced_gap_us)

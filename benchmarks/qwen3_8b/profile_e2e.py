@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Where a Qwen3-8B prefill spends its GPU time: kernel time by category, per variant.
 
-    python profile_e2e.py --package-path BUILD_DIR --out results/profile_h200.json     # GPU
-    python profile_e2e.py --check --out /tmp/profile.json                              # CPU smoke test
+    python benchmarks/qwen3_8b/profile_e2e.py --package-path BUILD_DIR --out profile_h200.json   # GPU
+    python benchmarks/qwen3_8b/profile_e2e.py --check --out /tmp/profile.json                    # CPU smoke test
 
 For each variant (unpatched eager, patched) one random-weight model runs a prefill of --tokens tokens
 (batch 1, logits for all positions, the mask mapping benchmark_e2e.py passes) under
@@ -34,7 +34,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-HERE = Path(__file__).resolve().parent
+# A repository tool over the shipped example's integration modules.
+INTEGRATION = Path(__file__).resolve().parents[2] / "skills" / "cuda-kernels" / "examples" / "qwen3_8b" / "integration"
 
 VARIANTS = ("eager", "patched")
 # Order matters: the first pattern that matches a kernel name decides its category.
@@ -104,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     import torch
 
-    sys.path.insert(0, str(HERE))
+    sys.path.insert(0, str(INTEGRATION))
     from benchmark_e2e import Timer, environment, import_kernels
     from gpu_clocks import ClockLog
     from patch_qwen3 import patch_qwen3, unpatch_qwen3

@@ -1,24 +1,23 @@
 #!/usr/bin/env bash
 # Build the qwen3_8b example, run its GPU tests, run every micro-benchmark, and write
-# JSON + RESULTS.md + logs into OUT_DIR (in the kernel-skills repository also throw_probe.txt:
-# why a C++ exception from the extension crashed the first run). One command for a GPU
-# machine (about 5 minutes on an H200 with 16 cores):
+# results.json + RESULTS.md + logs into OUT_DIR (also throw_probe.txt: why a C++ exception
+# from the extension crashed the first run). A repository tool (the skill ships bench_ops.py
+# and make_results.py, which it runs); about 5 minutes on an H200 with 16 cores:
 #
-#   bash skills/cuda-kernels/examples/qwen3_8b/benchmarks/run_gpu.sh OUT_DIR
+#   bash benchmarks/qwen3_8b/run_gpu.sh OUT_DIR
 #
-# Run it from anywhere; it finds the repository from its own path. Environment:
+# Environment:
 #   ARCH=9.0            architecture to build for (default: 9.0)
 #   BUILD_DIR=...       build directory (default: /tmp/qwen3_8b_kernels_build; reused, ninja-cached)
 #   MAX_JOBS=N          parallel compile jobs (default: all cores)
 #   SOURCE=TEXT         what is measured, recorded in results.json and RESULTS.md, e.g. "commit abc1234"
 #                       (default: this checkout's git commit; unrecorded outside a git checkout)
 # A test failure does not stop the benchmarks; the exit code is non-zero if the build,
-# the tests or the benchmark failed. To publish, copy OUT_DIR/results.json into benchmarks/
-# (the repository's evidence/qwen3_8b/benchmarks/slim_tuning.py keeps the sweep entries the
-# skill needs) and regenerate RESULTS.md with make_results.py.
-# The rest of OUT_DIR (logs, JUnit XML, probes) is evidence: in the kernel-skills
-# repository it goes to evidence/qwen3_8b/benchmarks/<gpu>_run<N>/ (evidence/README.md),
-# never into the skill.
+# the tests or the benchmark failed. To publish, slim OUT_DIR/results.json into the example's
+# benchmarks/results.json with evidence/qwen3_8b/benchmarks/slim_tuning.py, regenerate its
+# RESULTS.md with make_results.py and the README tables with scripts/results_tables.py.
+# The rest of OUT_DIR (logs, JUnit XML, probes) goes to
+# evidence/qwen3_8b/benchmarks/<gpu>_run<N>/ (evidence/README.md), never into the skill.
 set -uo pipefail
 
 if [[ $# -ne 1 || "$1" == -* ]]; then
@@ -26,9 +25,10 @@ if [[ $# -ne 1 || "$1" == -* ]]; then
   exit 2
 fi
 OUT=$(mkdir -p "$1" && cd "$1" && pwd)
-HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-EXAMPLE=$(dirname "$HERE")
-SCRIPTS=$(cd "$EXAMPLE/../../scripts" && pwd)
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+EXAMPLE=$REPO/skills/cuda-kernels/examples/qwen3_8b
+HERE=$EXAMPLE/benchmarks
+SCRIPTS=$REPO/skills/cuda-kernels/scripts
 ARCH=${ARCH:-9.0}
 BUILD_DIR=${BUILD_DIR:-/tmp/qwen3_8b_kernels_build}
 export MAX_JOBS=${MAX_JOBS:-$(nproc)}
@@ -53,10 +53,9 @@ echo "   build: $((SECONDS - t0)) s"
 # Why a TORCH_CHECK in the extension killed the first run's pytest with SIGSEGV: toolchain,
 # the failing call in child processes, a minimal throwing op built by build_local and by
 # torch.utils.cpp_extension (C++17 and C++20), and cuda-gdb backtraces at the throw and at
-# the crash. The probe is evidence, kept in the kernel-skills repository (not in the
-# installed skill); there it runs beside the tests (mostly CPU: compiles and process
-# start-up) and is waited for before the benchmarks, so it cannot disturb the timings.
-PROBE="$EXAMPLE/../../../../evidence/qwen3_8b/benchmarks/throw_probe.py"
+# the crash. It runs beside the tests (mostly CPU: compiles and process start-up) and is
+# waited for before the benchmarks, so it cannot disturb the timings.
+PROBE="$REPO/evidence/qwen3_8b/benchmarks/throw_probe.py"
 probe_pid=""
 if [[ -f "$PROBE" ]]; then
   echo "== throw probe in the background (report: $OUT/throw_probe.txt)"

@@ -1,6 +1,6 @@
 """One launch of each RMSNorm variant at one shape, side by side, for Nsight Compute.
 
-Why: at 1024 rows of 4096 (bf16, 17 MB) the plain Triton kernel (benchmarks/triton_peers.py)
+Why: at 1024 rows of 4096 (bf16, 17 MB) the plain Triton kernel (the example's benchmarks/triton_peers.py)
 takes about 9 % less time than this example's row kernel with the same launch shape (256
 threads x 2 packs, one row per block, 8 blocks per SM). The graph timer only says *that*;
 ncu says where the time goes (DRAM throughput, SM active cycles, achieved occupancy,
@@ -8,7 +8,7 @@ registers, executed instructions, blocks per SM):
 
     ncu --clock-control none --kernel-name regex:'rms_norm|triton' --section SpeedOfLight \\
         --section Occupancy --section LaunchStats \\
-        python profile_norm.py --package-path PKG [--rows 1024] [--hidden 4096] [--fused]
+        python benchmarks/qwen3_8b/profile_norm.py --package-path PKG [--rows 1024] [--hidden 4096] [--fused]
 
 Variants: the op's default, the row kernel forced to 512 / 256 / 128 threads (1 / 2 / 4
 packs per thread for 4096 bf16; rows of 512 packs run the full-row instance) and the same
@@ -57,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
         print("profile_norm.py needs a CUDA GPU", file=sys.stderr)
         return 2
     sys.path.insert(0, args.package_path)
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "skills/cuda-kernels/examples/qwen3_8b/benchmarks"))
     k = importlib.import_module("qwen3_8b_kernels")
     triton_peers = importlib.import_module("triton_peers")
 
