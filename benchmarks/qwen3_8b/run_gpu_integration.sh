@@ -18,7 +18,7 @@
 # into OUT/pydeps (unzipped if pip is missing). Without kernels the Kernel Hub (kernelize)
 # GPU test skips; without pytest the GPU tests cannot run. To publish a run, copy
 # OUT/e2e_h200.json to the example's integration/results/e2e_h200.json and OUT/RESULTS.md
-# to its integration/RESULTS.md.
+# to evidence/qwen3_8b/integration/RESULTS.md.
 set -u -o pipefail
 
 OUT=${1:?usage: run_gpu_integration.sh OUT_DIR [WHEELS]}

@@ -29,7 +29,7 @@ QWEN3_KERNELS_RUN7 = "evidence/qwen3_8b/benchmarks/h200_run7/results.json"  # 32
 QWEN3_SWIGLU_RUN15 = "evidence/qwen3_8b/benchmarks/h200_run15/swiglu_tune.json"  # the flat SwiGLU kernel's sweep
 GRID_STRIDE_128 = {"threads": 128, "vpt": 1, "exact": 0, "width": 0, "flat": 0}  # the SwiGLU default before run 16
 QWEN3_E2E = "examples/qwen3_8b/integration/results/e2e_h200.json"
-QWEN3_PROFILE = "examples/qwen3_8b/integration/results/profile_h200.json"  # profile_e2e.py, kernel ms by category
+QWEN3_PROFILE = "examples/qwen3_8b/integration/results/profile_h200.json"  # benchmarks/qwen3_8b/profile_e2e.py, kernel ms by category
 LTX_KERNELS = "examples/ltx_video/benchmarks/bench.json"
 # Run 2 of the ltx_video kernels (earlier kernel, format-1 JSON): the last run that timed a
 # graph-captured copy_, and the "before" of the weighted RMSNorm.
@@ -41,9 +41,9 @@ LTX_HINTS = "evidence/ltx_video/benchmarks/h200_run35/hint_check.json"
 # Run 38: the GELU launch-configuration sweep (bench_ops.py --sweep-gelu, fresh output per call).
 LTX_GELU_SWEEP = "evidence/ltx_video/benchmarks/h200_run38/sweeps.json"
 # The model scripts' own CUDA runs (scripts/transformers_injection_example.py and
-# scripts/huggingface_kernels_example.py --example qwen3_8b --real-size).
-QWEN3_INJECTION = "examples/qwen3_8b/integration/results/transformers_injection_example_h200.json"
-QWEN3_HUB = "examples/qwen3_8b/integration/results/huggingface_kernels_example_h200.json"
+# scripts/huggingface_kernels_example.py --example qwen3_8b --real-size), kept beside their logs.
+QWEN3_INJECTION = "evidence/qwen3_8b/integration/transformers_injection_example_h200.json"
+QWEN3_HUB = "evidence/qwen3_8b/integration/huggingface_kernels_example_h200.json"
 QWEN3_README = "examples/qwen3_8b/README.md"
 QWEN3_INTEGRATION = "examples/qwen3_8b/integration/README.md"
 LTX_README = "examples/ltx_video/README.md"
