@@ -106,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     sys.path.insert(0, str(INTEGRATION))
-    from benchmark_e2e import Timer, environment, import_kernels
+    from benchmark_e2e import Timer, compact_json, environment, import_kernels
     from gpu_clocks import ClockLog
     from patch_qwen3 import patch_qwen3, unpatch_qwen3
     from qwen3_models import build_random_model, qwen3_8b_config, random_input_ids, tiny_qwen3_config
@@ -180,7 +180,7 @@ def main(argv: list[str] | None = None) -> int:
         result["variants"][name] = entry
         print(summary_line(name, entry), flush=True)
         args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(result, indent=2) + "\n")
+        args.out.write_text(compact_json(result))
     return 1 if any(v["status"] != "ok" for v in result["variants"].values()) else 0
 
 

@@ -14,7 +14,7 @@
 #                       (default: this checkout's git commit; unrecorded outside a git checkout)
 # A test failure does not stop the benchmarks; the exit code is non-zero if the build,
 # the tests or the benchmark failed. To publish, slim OUT_DIR/results.json into the example's
-# benchmarks/results.json with evidence/qwen3_8b/benchmarks/slim_tuning.py, regenerate
+# benchmarks/results.json with benchmarks/qwen3_8b/slim_tuning.py, regenerate
 # evidence/qwen3_8b/benchmarks/RESULTS.md with make_results.py and the README tables with
 # scripts/results_tables.py.
 # The rest of OUT_DIR (logs, JUnit XML, probes) goes to

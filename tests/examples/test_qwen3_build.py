@@ -169,6 +169,17 @@ def test_the_committed_results_are_the_newest_runs_json_and_describe_the_fresh_o
     assert "own output buffer" not in one_buffer.get("timing", "")
 
 
+def test_the_published_json_is_compact() -> None:
+    # Every byte ships into every agent folder: the publishing scripts (slim_tuning.py,
+    # benchmark_e2e.py, profile_e2e.py) write compact_json, one record per line.
+    sys.path.insert(0, str(EXAMPLE / "integration"))
+    from benchmark_e2e import compact_json
+
+    for path in (EXAMPLE / "benchmarks" / "results.json", *sorted((EXAMPLE / "integration" / "results").glob("*.json"))):
+        text = path.read_text()
+        assert text == compact_json(json.loads(text)), f"{path.name}: rewrite it with compact_json"
+
+
 def _relative_links(markdown: str) -> list[str]:
     import re
 

@@ -131,6 +131,22 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 # ------------------------------------------------------------------------ environment
 
 
+def compact_json(data: dict[str, Any]) -> str:
+    """One top-level entry per line, and one item per line of each top-level dict or list, no
+    indentation: published results stay small and still diff record by record."""
+    def dumps(value: Any) -> str:
+        return json.dumps(value, separators=(",", ":"))
+
+    def block(value: Any) -> str:
+        if isinstance(value, dict) and value:
+            return "{\n" + ",\n".join(f"{dumps(k)}:{dumps(v)}" for k, v in value.items()) + "\n}"
+        if isinstance(value, list) and value:
+            return "[\n" + ",\n".join(dumps(v) for v in value) + "\n]"
+        return dumps(value)
+
+    return "{\n" + ",\n".join(f"{dumps(k)}:{block(v)}" for k, v in data.items()) + "\n}\n"
+
+
 def import_kernels(args: argparse.Namespace):
     import importlib
 
@@ -392,7 +408,7 @@ class Run:
             return
         self.args.out.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.args.out.with_suffix(self.args.out.suffix + ".tmp")
-        tmp.write_text(json.dumps(self.result, indent=2, sort_keys=False) + "\n")
+        tmp.write_text(compact_json(self.result))
         tmp.replace(self.args.out)
 
     def log(self, msg: str) -> None:

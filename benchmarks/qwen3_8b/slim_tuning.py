@@ -1,4 +1,5 @@
-"""Slim the launch-configuration sweep of a qwen3_8b results.json for the shipped skill.
+"""Slim the launch-configuration sweep of a qwen3_8b results.json for the shipped skill,
+and write it compact (one record per line, no indentation).
 
 The full sweep (387 configurations in run 16) stays in the repository, next to the run's
 logs (`evidence/qwen3_8b/benchmarks/h200_run<N>/results.json`); the skill ships the entries
@@ -6,7 +7,7 @@ an agent needs: each op and shape's default and fastest configuration, every q/k
 (the example's README compares them), and every entry a document of the skill quotes
 (tests/skill/test_measured_quotes.py names them). Run from the repository root:
 
-    python evidence/qwen3_8b/benchmarks/slim_tuning.py FULL.json SHIPPED.json
+    python benchmarks/qwen3_8b/slim_tuning.py FULL.json SHIPPED.json
 """
 
 from __future__ import annotations
@@ -16,7 +17,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[3]
+REPO = Path(__file__).resolve().parents[2]
+# The example's writer of the compact form (the end-to-end JSON uses it too).
+sys.path.insert(0, str(REPO / "skills" / "cuda-kernels" / "examples" / "qwen3_8b" / "integration"))
+from benchmark_e2e import compact_json  # noqa: E402
 SHIPPED = "examples/qwen3_8b/benchmarks/results.json"
 
 
@@ -87,7 +91,7 @@ def slim(data: dict[str, Any]) -> dict[str, Any]:
 def main() -> None:
     full, shipped = (Path(a) for a in sys.argv[1:3])
     data = slim(json.loads(full.read_text(encoding="utf-8")))
-    shipped.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+    shipped.write_text(compact_json(data), encoding="utf-8")
     print(f"{shipped}: {len(data['tuning'])} sweep entries kept")
 
 
