@@ -91,9 +91,8 @@ def time_cuda(fn: Callable[[int], Any], bytes_per_call: int, n_sets: int, *, gra
     Every call's output stays alive while the calls are captured (or run), so each call writes
     its own buffer, as in a model: discarded, the allocator hands the next call the same block
     and output lines still dirty in L2 are overwritten there instead of reaching DRAM, which
-    flattered kernels with evict-first loads by up to 8 % on the H200 (ltx_video run 35,
-    benchmarks/hint_check.py there). Results up to that run were timed with discarded outputs;
-    this example's kernels carry no L2 eviction hints, so it changes their times little."""
+    flattered kernels with evict-first loads by up to 8 % on the H200 (ltx_video's hinted
+    kernels); this example's kernels carry no L2 eviction hints, so it changes their times little."""
     import torch
 
     if calls is None:  # about 3 ms of traffic per replay at 4 TB/s
@@ -633,8 +632,8 @@ def _tuned_call(pkg: Any, case: Case, cfg: dict[str, int]) -> Callable[..., Any]
 
 
 # The cases the sweep covers: the shapes whose defaults the table in the kernels decides,
-# plus the two norm shapes where H200 run 3 lost to a peer and had no sweep data
-# (1024 rows of 4096; 4096 tokens x 8 k heads of 128).
+# plus two norm shapes where the kernel once lost to a peer (1024 rows of 4096; 4096 tokens x
+# 8 k heads of 128).
 TUNED_CASES = {
     "rms_norm": ("1x128x4096", "1x512x4096", "1x1024x4096", "1x2048x4096", "1x8192x4096", "16x8192x4096"),
     "qk_norm": ("512x32x128 (16384 rows)", "4096x8x128 (32768 rows)", "4096x32x128 (131072 rows)",

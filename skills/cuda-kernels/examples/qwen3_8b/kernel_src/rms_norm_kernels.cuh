@@ -11,7 +11,7 @@
 //    x (and the residual) and then of the weight before doing any math, so the whole row
 //    and its weight are in flight at once; then the block reduces (warp shuffles + one
 //    smem exchange), scales and stores. Loading the weight pack by pack between the
-//    stores (the first version) serialized VPT L2 round trips after the reduction: the
+//    stores serialized VPT L2 round trips after the reduction: the
 //    compiler cannot hoist a load above a store it cannot prove does not alias (SASS:
 //    LDG w0, STG y0, LDG w1, STG y1, ...), which cost about 1 us per call on small shapes.
 //  * packed kernel (hidden <= 32 packs, e.g. q/k norm over head_dim 128 = 16 packs of
@@ -135,7 +135,7 @@ __device__ __forceinline__ void store_normed_packs(const Pack<T, W> (&xv)[N], co
 
 // Register budget. Bytes in flight per SM = resident threads x bytes each thread loads
 // before its first use, and resident threads are capped by registers: at 55 registers
-// (what nvcc chose for 2 bf16 packs per thread with no cap, first version) only 4 blocks
+// (what nvcc chooses for 2 bf16 packs per thread with no cap) only 4 blocks
 // of 256 threads fit, 32 KB of loads in flight, where the plain Triton kernel runs 2
 // packs in 32 registers, 8 blocks, 64 KB. Two fixes: bf16 is unpacked with bit operations
 // at each use (common.cuh: __bfloat1622float2 kept every high half in an extra register),
@@ -146,16 +146,15 @@ __device__ __forceinline__ void store_normed_packs(const Pack<T, W> (&xv)[N], co
 // ptxas -v (sm_90, bf16 with weight): 32 / 32 / 72 / 126 registers plain (VPT 2 spills 8
 // bytes: one 64-bit address, stored before the loads and reloaded from L1 once), 32 / 60 /
 // 116 fused. 4096 bf16 at 4 packs x 128 threads: 7 blocks, 56 KB in flight per SM.
-// The fused VPT 1 minimum was 3 blocks (37-40 registers) until H200 run 13: at 4 it takes
-// 32 registers with no spill in any dtype or mode. Forced onto 512 rows of 4096 (512 blocks
-// of 512 threads, now one wave on 132 SMs) it took 6.20 us against 6.39 before the cap, and
-// the one-row call 1.87 against 1.90 (run 11 to run 13).
+// Fused VPT 1 at a 4-block minimum takes 32 registers with no spill in any dtype or mode
+// (3 blocks: 37-40); forced onto 512 rows of 4096 (one wave of 512-thread blocks on 132 SMs)
+// 6.20 us against 6.39 at 3 blocks, one row 1.87 against 1.90.
 // (The 8-block minimum holds on SMs of 2048 threads: sm_80, sm_90, sm_100. On 1536-thread
 // SMs, sm_86/89/120, ptxas ignores it and VPT 2 takes 34-40 registers.)
-// VPT 2 was 512 x 2 until H200 run 5: ptxas gave it 50 registers, so only 4 blocks of 256
-// threads fit an SM and 1024 rows of 4096 (one block each) took two waves on 132 SMs where
-// the plain Triton kernel (32 registers, 8 blocks) needs one: 7.05 against 5.73 us. Capped
-// at 32 registers it holds 8 blocks; rows of 8192 bf16 that used 512 x 2 now take 256 x 4.
+// VPT 2 as 512 x 2 got 50 registers: only 4 blocks of 256 threads fit an SM, and 1024 rows
+// of 4096 (one block each) took two waves on 132 SMs where the plain Triton kernel (32
+// registers, 8 blocks) needs one: 7.05 against 5.73 us. Capped at 32 registers it holds 8
+// blocks; rows of 8192 bf16 take 256 x 4.
 template <int VPT, bool ADD>
 __host__ __device__ constexpr int row_kernel_max_threads() {
   if constexpr (ADD) return 512;
@@ -186,7 +185,7 @@ constexpr int kEarlyWeight = 2;
 // first one is a compile-time constant: the loads and stores take it as an immediate
 // instead of 64-bit address math per pack. Nsight Compute counted 26 % more warp
 // instructions in the generic kernel than in the plain Triton kernel at 1024 rows of 4096
-// (H200 run 7), where one-wave calls are as long as their per-row chain.
+// (H200), where one-wave calls are as long as their per-row chain.
 template <typename T, int VPT, bool HAS_W, bool ADD, int MODE, int FULL_NVEC = 0>
 __global__ void __launch_bounds__(row_kernel_max_threads<VPT, ADD>(), row_kernel_min_blocks<VPT, ADD>())
     rms_norm_row_kernel(const NormArgs<T> a) {
@@ -462,12 +461,12 @@ void launch_row(NormArgs<T> a, int threads, bool persistent, cudaStream_t stream
 
 // Rows of this many 16-byte packs get the full-row instance: 4096 bf16 / fp16 (Qwen3's
 // hidden size), 2048 fp32. Only in the default mode (early weight, no streaming hint), and
-// only at 1 or 2 packs per thread. H200 run 10, 1024 rows of 4096 bf16 (ncu, cold launch):
+// only at 1 or 2 packs per thread. H200, 1024 rows of 4096 bf16 (ncu, cold launch):
 // 2 packs per thread 1,703,936 warp instructions against 2,097,152 generic (Triton's
 // kernel: 1,622,016), 6.11 against 7.01 us, same 32 registers; the fused kernel at 512 rows
 // 1,114,112 against 1,384,448. At 4 packs per thread the full instance took 77 registers
 // against 72, one block of 128 threads less per SM, and lost: 2048 rows 10.90 against
-// 10.18 us, 4x512 and 8x256 x 4096 7-8 % slower than run 7's generic kernel.
+// 10.18 us, 4x512 and 8x256 x 4096 7-8 % slower than the generic kernel.
 constexpr int kFullRowNvec = 512;
 
 template <typename T, int VPT, bool HAS_W, bool ADD>
@@ -595,11 +594,10 @@ int row_max_threads(int vpt) {
 // with blocks, so they want more threads per row (shorter per-thread chains). The plain
 // norm with rows of at most 512 packs keeps one pack per thread while one block per row
 // still fits in one wave (4 blocks of 512 threads per SM: rows <= 4 x SMs, 528 on an
-// H200): at 512 rows of 4096 it took 4.25 us against 4.57 for 256 threads x 2 packs (run
-// 6; 4.26 against 4.38 in run 5). Longer rows (1024-thread blocks fit 2 per SM) and the
-// fused kernel switch at 264 rows. The fused one-pack blocks fit 4 per SM since run 13 and
-// 512 rows take one wave either way, but two packs per thread stayed ahead there: 6.14
-// against 6.20 us (run 13's sweep; run 11: 6.13 against 6.39 before the register cap).
+// H200): at 512 rows of 4096 it took 4.25 us against 4.57 for 256 threads x 2 packs.
+// Longer rows (1024-thread blocks fit 2 per SM) and the fused kernel switch at 264 rows.
+// The fused one-pack blocks fit 4 per SM and 512 rows take one wave either way, but two
+// packs per thread stay ahead there: 6.14 against 6.20 us.
 template <bool ADD>
 int default_row_vpt(int64_t rows, int64_t nvec, int sms) {
   const int64_t one_pack_rows = (!ADD && nvec <= 512) ? int64_t{4} * sms : 264;

@@ -204,7 +204,7 @@ __global__ void __launch_bounds__(320, 2) rope_vec2_kernel(const RopeArgs<T> a) 
 // blockIdx.y is the batch entry and each block row one token of it, so no thread divides a
 // token index by seq (split_token's 32/64-bit paths) and none loops. ptxas (sm_90, bf16,
 // head_dim 128): 62 registers against the token-loop kernel's 89, so a 160-thread Qwen3
-// block fits 6 times on an SM instead of 4. H200 run 6: 4.2-6.5 % less time than the
+// block fits 6 times on an SM instead of 4. H200: 4.2-6.5 % less time than the
 // token-loop kernel at 512-16384 tokens (16384: 85.8 against 89.5 us). Not occupancy: capped
 // at 48 registers (8 blocks per SM, a 4-byte spill) it took 1.7-2.7 % more time than at 62,
 // and one 16-byte pack per thread (32 registers, 60 warps per SM) 2.2-3.9 % more than the
@@ -363,8 +363,7 @@ void launch_vec(const RopeArgs<T>& a, const RopeTuning& t, cudaStream_t stream) 
     TORCH_CHECK(by == 1 || by == 2 || by == 4 || by == 8, "rope: tokens_per_block must be 1, 2, 4 or 8, got ", by);
     return launch_vec2_seq<T, LPR>(a, by, stream);
   }
-  // Variant 1, the token-loop kernels (the default up to H200 run 5, and still the one for
-  // batches above 65535): two heads per thread when a token has several heads and both
+  // Variant 1, the token-loop kernels (for batches above 65535): two heads per thread when a token has several heads and both
   // halves of them fit one block; tokens_per_thread / reg_cap choose the one-head kernels.
   int hpt = t.heads_per_thread > 0 ? t.heads_per_thread
             : (heads >= 4 && bx2 <= 320 && t.tokens_per_thread <= 1 && t.reg_cap <= 0) ? 2 : 1;

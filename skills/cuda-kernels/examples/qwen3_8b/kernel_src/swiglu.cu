@@ -106,7 +106,7 @@ __global__ void __launch_bounds__(512) swiglu_kernel(const SwiGluArgs<T> a) {
 // is presumably the call's length: the grid-stride kernel ran 12 blocks whose threads each did 8
 // elements inside 64-bit row and column loops, 134 warp instructions per warp, where
 // torch.compile's kernel ran 96 blocks of one element per thread, 40 per warp, and took
-// 2.24 against 2.56 us (Nsight Compute, H200 run 15, cold launches).
+// 2.24 against 2.56 us (Nsight Compute, H200, cold launches).
 // W elements per access: 8 bytes unless `width` asks for 16 or 4 (why 8: the default's comment
 // in the launcher below). Operands whose size or addresses do not allow W take the grid-stride
 // kernel, which has its own scalar path.
@@ -168,7 +168,7 @@ template <typename T, int W>
 void launch_config(SwiGluArgs<T> a, const SwiGluTuning& t, cudaStream_t stream) {
   // Grid-stride kernel (operands with row strides, e.g. the halves of a fused gate_up
   // output, or a forced configuration): one pack of each operand per thread in 128-thread
-  // blocks, the shape torch.compile's Triton kernel had at 512 x 12288 in H200 run 15
+  // blocks, the shape torch.compile's Triton kernel has at 512 x 12288 on the H200
   // (XBLOCK 1024, 4 warps; scripts/inductor_kernels.py); 32 registers. The sweep
   // (benchmarks/bench_ops.py --tune) compares 1/2/4 packs and 32-512 threads.
   const int threads = swiglu_threads(t);
@@ -238,8 +238,8 @@ void launch_swiglu(const SwiGluParams& p, const SwiGluTuning& tuning, cudaStream
     TORCH_CHECK(tuning.flat >= -1 && tuning.flat <= 1, "swiglu: flat must be -1, 0 or 1, got ", tuning.flat);
     TORCH_CHECK(tuning.flat != 1 || tuning.vpt <= 1, "swiglu: the flat kernel runs one pack per thread (vpt 1)");
     // Default for contiguous operands: the flat kernel, 128 threads, 8 bytes per access.
-    // H200 sweeps, graph timer, against the grid-stride kernel at 128 x 16 bytes (the default
-    // until then), runs 15 / 16: 1 x 12288 1.25 / 1.22 against 1.42 / 1.39 us; 512 x 12288
+    // Two H200 sweeps, graph timer, against the grid-stride kernel at 128 x 16 bytes: 1 x
+    // 12288 1.25 / 1.22 against 1.42 / 1.39 us; 512 x 12288
     // 10.55 / 10.59 against 10.96 / 11.02 (16-byte flat: 10.70 / 10.72). From 4096 tokens
     // the three are within 0.7 % of each other (4096 x 12288: 70.87 / 70.90, 16-byte flat
     // 70.87 / 70.63, grid-stride 71.05 / 70.79; 16384 x 12288: 277.45 / 277.73, 277.54 /

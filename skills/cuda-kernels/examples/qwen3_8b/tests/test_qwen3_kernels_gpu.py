@@ -247,8 +247,8 @@ def _row_kernel_instances(fn: Callable[[], object]) -> list[str]:
 
 
 def test_full_row_instance_runs_at_one_or_two_packs_per_thread_only(kernels: ModuleType) -> None:
-    # H200 run 10: fewer instructions at 1-2 packs per thread; at 4 packs the full instance
-    # needed 77 registers against 72 and lost a block per SM, so it is not used there.
+    # Fewer instructions at 1-2 packs per thread; at 4 packs the full instance needed 77
+    # registers against 72 and lost a block per SM, so it is not used there.
     w = _randn(4096, seed=13)
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     cases = [
@@ -266,7 +266,7 @@ def test_full_row_instance_runs_at_one_or_two_packs_per_thread_only(kernels: Mod
 
 
 def test_fused_add_takes_two_packs_per_thread_from_265_rows(kernels: ModuleType) -> None:
-    # Run 13: with one pack per thread capped at 32 registers, 512 rows of 4096 fit one wave
+    # With one pack per thread capped at 32 registers, 512 rows of 4096 fit one wave
     # at either packing, and two packs per thread (256 threads) stayed ahead, so the fused
     # default switches at 264 rows, not at 4 x SMs as the plain norm does. The VPT template
     # argument of the launched kernel says which ran.
