@@ -1,44 +1,20 @@
 """The Kernel Hub route: `kernels.kernelize` with a mapping to this example's `layers`.
 
-How transformers and `kernels` fit together (checked against transformers 5.17.0 + kernels
-0.17.2 and transformers 5.25.0 + kernels 0.19.1, see tests/examples/test_qwen3_integration.py):
+integration/README.md ("Kernel Hub route") gives the facts this rests on, each a test of
+tests/examples/test_qwen3_integration.py (transformers 5.17.0 + kernels 0.17.2, 5.25.0 +
+kernels 0.19.1): transformers' hub decorators act only inside its kernels version window;
+`hub_layer_names()` marks the classes with kernels' public
+`replace_kernel_forward_from_hub` for the duration of a `with` block, with a condition that
+admits exact instances only (a subclass inherits the class attributes), and restores them;
+`kernelize` binds the mapped layer's `forward` to each module (kernels 0.19.1 also records
+the repository in `_kernel_repo`, which `kernels.get_kernelized_layers` reads).
 
-- transformers marks `Qwen3RMSNorm` with `@use_kernel_forward_from_hub("RMSNorm")` and
-  `apply_rotary_pos_emb` with `@use_kernel_forward_from_hub("rotary_pos_emb")`. Those
-  decorators are transformers' wrappers: they call kernels' decorator only when
-  `transformers.utils.import_utils.is_kernels_available()` is True, i.e. when the installed
-  kernels is inside transformers' window KERNELS_MIN_VERSION <= kernels < KERNELS_MAX_VERSION
-  (5.17.0: 0.16.0..0.17.0; 5.25.0: 0.19.1..0.20.0).
-  - Outside the window (kernels 0.17.2 with transformers 5.17.0, or no kernels) they are
-    no-ops: `Qwen3RMSNorm` has no `kernel_layer_name`, `apply_rotary_pos_emb` is a plain
-    function, and `use_kernels=True` raises "Kernels are not available".
-  - Inside it (kernels 0.19.1 with transformers 5.25.0) `Qwen3RMSNorm` carries
-    `kernel_layer_name = "RMSNorm"` with a condition that accepts every instance, subclasses
-    included, and `apply_rotary_pos_emb` is an `nn.Module` instance that every attention
-    module holds a private copy of (kernels' `use_kernelized_func`).
-- `hub_layer_names()` marks the classes with kernels' public API for the duration of a `with`
-  block, `kernels.replace_kernel_forward_from_hub(cls, name, condition=...)` (what the
-  decorator does: it sets `kernel_layer_name` and `kernel_condition` on the class), and
-  restores them afterwards. Its condition accepts only instances of exactly that class: a
-  subclass inherits the class attributes, so without it a Gemma-style subclass with another
-  formula would be swapped. Inside the window it replaces transformers' accept-all condition
-  the same way.
-- `kernels.kernelize(model, mode=Mode.INFERENCE, device=...)` then walks the model and,
-  for each module whose class has a `kernel_layer_name` that the active mapping knows,
-  loads the layer class from the repository and binds its `forward` to the module
-  (kernels 0.19.1 also records the repository in the module's `_kernel_repo`, which
-  `kernels.get_kernelized_layers` reads).
-- A `LocalLayerRepository(repo_path=..., layer_name=...)` loads a kernel-builder style
-  build from disk: a directory holding `metadata.json` and the package
-  (`<python_name>/__init__.py`), or `build/<variant>/` directories of those.
-  `local_repository()` writes that layout around a package built by build_local.py; a
-  kernel-builder build or a Hub download (`LayerRepository(repo_id=..., version=...)`)
-  needs nothing extra. kernels 0.19.1 logs "the metadata does not record a digest" when it
-  loads this layout, and loads it: the package is a linked directory, which kernels' digest
-  (`kernels._rust.Digest.hash_variant`) does not descend into, so a digest here would list
-  no file of the build and verify nothing.
-
-The layers themselves are in `torch-ext/qwen3_8b_kernels/layers.py`.
+`local_repository()` writes the layout `LocalLayerRepository` loads (`metadata.json` and
+`<python_name>/__init__.py`) around a package built by build_local.py; a kernel-builder
+build or a Hub download needs nothing extra. kernels 0.19.1 logs "the metadata does not
+record a digest" for this layout, and loads it: the package is a linked directory, which
+kernels' digest (`kernels._rust.Digest.hash_variant`) does not descend into, so a digest
+would list no file of the build and verify nothing.
 """
 
 from __future__ import annotations

@@ -4,66 +4,26 @@
     print(report.summary())
     unpatch_qwen3(model)                              # back to transformers' code
 
-What is replaced, per model instance (transformers 5.17.0 to 5.25.0):
-- every `Qwen3RMSNorm` (input_layernorm, post_attention_layernorm, q_norm, k_norm in each
-  decoder layer, and the final norm: 145 modules in Qwen3-8B) -> `rms_norm`;
-- `Qwen3DecoderLayer.forward` -> the same forward with "residual + attention output,
-  then post_attention_layernorm" done by `fused_add_rms_norm` in one pass
-  (fuse_residual=True), and "residual + mlp output" done by the down_proj matmul itself:
-  `residual.addmm_(swiglu(...), down_proj.weight.t())` on the new sum the fused add just
-  wrote, which nothing else holds (fuse_down_residual=True, grad off; one cuBLAS call
-  with beta = 1 instead of a matmul and an add kernel);
-- `Qwen3MLP.forward` -> `down_proj(swiglu(gate, up))` (swiglu=True), with gate_proj and
-  up_proj merged into one [2*intermediate, hidden] matmul whose two halves reach the
-  kernel as strided views (fuse_mlp=True);
-- `Qwen3Attention.forward` (fuse_qk_norm_rope=True, needs norms and rope) -> the same
-  forward with q_norm, k_norm and RoPE done by `qk_norm_rope_` in one in-place pass over
-  q and k (viewed as [B, S, H, D] before the transpose), and with q_proj, k_proj and
-  v_proj merged into one matmul whose three slices reach the kernel and the attention
-  as strided views (fuse_qkv=True). q_norm / k_norm keep their (patched) forwards but
-  the fused attention does not call them; inputs the kernel does not take (dtype of a
-  norm weight differing from the activations, cos/sin of another shape) run
-  transformers' own sequence (q_norm, k_norm, apply_rotary_pos_emb) instead. Llama has
-  no q/k norm and keeps transformers' attention.
-- RoPE (rope=True) of every attention module not fused above (Llama, or
-  fuse_qk_norm_rope=False): the module-level `apply_rotary_pos_emb` of the model's
-  modeling file, which `Qwen3Attention.forward` / `LlamaAttention.forward` look up as a
-  module global on every call (checked below through `forward.__code__.co_names`). The
-  `_kernel_funcs` that kernels' `use_kernelized_func` gives each attention module exist only
-  while the installed `kernels` is inside transformers' version window (e.g. 0.19.x for
-  transformers 5.25, 0.17.2 for 5.20-5.22, none for 5.17): kernels 0.17 stores the global
-  itself there, 0.19 a private copy per instance that the global dispatches to. A call for
-  which kernelize bound a kernel to either is passed on to the original global, so a model
-  kernelized through the Hub keeps its RoPE kernel. The global is process-wide: while it is installed,
-  every caller of that modeling file, unpatched models included, gets the kernel's RoPE,
-  which is identical in fp32 but in bf16/fp16 rounds once where transformers rounds
-  after each operation (logits then differ at bf16 rounding level, as the patched
-  model's do). Unsupported layouts run the original function; the replacement is
-  installed only while a patched model has a module that calls it, and is
-  reference-counted: the last `unpatch_qwen3` restores the original.
-  Replacing the attention forward costs a copy of ~30 lines of transformers per version;
-  it is done only where it buys a fusion (q_norm + k_norm + RoPE), and only for a
-  forward that still uses every name the copy reproduces (`_ATTENTION_NAMES`).
+Per model instance (transformers 5.17.0 to 5.25.0), each step a keyword of `patch_qwen3`:
+every `Qwen3RMSNorm` -> `rms_norm` (145 in Qwen3-8B); `Qwen3DecoderLayer.forward` with
+"residual + attention output, then post_attention_layernorm" as `fused_add_rms_norm` and
+"residual + mlp output" done by the down projection itself (`residual.addmm_(swiglu(...),
+down_proj.weight.t())` on the sum the fused add just wrote, grad off); `Qwen3MLP.forward`
+-> `swiglu` on the two halves of one merged gate/up matmul; `Qwen3Attention.forward` with
+q_norm, k_norm and RoPE as one in-place `qk_norm_rope_` on q/k slices of one merged q/k/v
+matmul (Llama keeps transformers' attention); and, for attention modules not fused, the
+module-global `apply_rotary_pos_emb` -> `rope`: process-wide, installed only while a patched
+model calls it, reference-counted, and passing a call on to the original where kernelize
+bound a RoPE kernel (`_kernel_funcs`).
 
-Nothing is matched by name. A module is patched only if its class *is* one of the
-transformers classes in `_FAMILIES`, that class still has transformers' own `forward`,
-and (for norms) a numerical probe of the class confirms the formula the kernel
-computes: weight * (x * rsqrt(mean(x^2) + variance_epsilon)), fp32 math, cast back.
-Gemma-style `x * (1 + w)` norms, subclasses, and monkey-patched classes are skipped and
-listed in `report.skipped` with the reason.
-
-Patched forwards keep transformers' results bit-for-bit in layout and dtype; where an
-input is outside what the kernel handles (e.g. a norm weight whose dtype differs from
-the activation, which makes transformers promote the result), they run the original
-code. The fusions are for inference: while autograd records (grad enabled and a weight
-or input that requires grad), each patched decoder layer, MLP and attention runs
-transformers' forward, so training and (non-reentrant) gradient checkpointing see
-transformers' graph.
-The merged gate/up and q/k/v weights are used only while the projections are still the
-plain Linears whose weights view them (a swapped, hooked or re-stored projection runs
-through its module, and the stale merged copy is dropped), and the down projection takes
-the residual only while neither the MLP nor down_proj has hooks. The ops fall back to PyTorch for CPU tensors inside the package itself, which is
-what CI exercises.
+Nothing is matched by name: a module is patched only if its class *is* one of `_FAMILIES`,
+with transformers' own forward using exactly the names the copy here reproduces
+(`forward.__code__.co_names`) and, for norms, a numerical probe confirming
+weight * (x * rsqrt(mean(x^2) + variance_epsilon)); anything else is listed in
+`report.skipped`. Inputs the kernels do not take, and calls autograd records, run
+transformers' code; merged weights are used only while the projections still view them.
+integration/README.md gives each rule and its reason. On CPU tensors the ops fall back to
+PyTorch inside the package, which is what CI exercises.
 """
 
 from __future__ import annotations
