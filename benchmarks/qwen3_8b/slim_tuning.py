@@ -1,11 +1,13 @@
-"""Slim the launch-configuration sweep of a qwen3_8b results.json for the shipped skill,
-and write it compact (one record per line, no indentation).
+"""Slim a qwen3_8b results.json for the shipped skill and write it compact (one record
+per line, no indentation).
 
-The full sweep (387 configurations in run 16) stays in the repository, next to the run's
-logs (`evidence/qwen3_8b/benchmarks/h200_run<N>/results.json`); the skill ships the entries
-an agent needs: each op and shape's default and fastest configuration, every q/k-norm entry
-(the example's README compares them), and every entry a document of the skill quotes
-(tests/skill/test_measured_quotes.py names them). Run from the repository root:
+The full file (387 sweep configurations in run 16) stays in the repository, next to the
+run's logs (`evidence/qwen3_8b/benchmarks/h200_run<N>/results.json`); the skill ships the
+sweep entries an agent needs: each op and shape's default and fastest configuration, every
+q/k-norm entry (the example's README compares them), and every entry a document of the skill
+quotes (tests/skill/test_measured_quotes.py names them). Every entry loses its GB/s (bytes /
+us, so derivable) and, where it is the meta's CUDA-graph timer, its timing method. Run from
+the repository root:
 
     python benchmarks/qwen3_8b/slim_tuning.py FULL.json SHIPPED.json
 """
@@ -79,13 +81,22 @@ def slim(data: dict[str, Any]) -> dict[str, Any]:
             ):
                 keep.add(i)
     out = dict(data)
+    out["results"] = [{**r, "providers": {name: _lean(p) for name, p in r["providers"].items()}}
+                      for r in data["results"]]
+    out["published"] = ("slimmed by the kernel-skills repository's benchmarks/qwen3_8b/slim_tuning.py: no GBps "
+                        "(bytes / us) and no method where it is cuda-graph (meta.timing); the full file is in its "
+                        "evidence/qwen3_8b/benchmarks/")
     out["tuning_scope"] = (
         f"{len(keep)} of the sweep's {len(rows)} configurations: each op and shape's default and fastest, "
         "every q/k-norm entry, and every entry the skill's documents quote; the full sweep is kept in the "
         "kernel-skills repository (evidence/qwen3_8b/benchmarks/)"
     )
-    out["tuning"] = [rows[i] for i in sorted(keep)]
+    out["tuning"] = [_lean(rows[i]) for i in sorted(keep)]
     return out
+
+
+def _lean(entry: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in entry.items() if k != "GBps" and not (k == "method" and v == "cuda-graph")}
 
 
 def main() -> None:

@@ -150,17 +150,26 @@ def test_compare_runs_estimates_from_the_committed_runs() -> None:
 
 
 def test_the_committed_results_are_the_newest_runs_json_and_describe_the_fresh_output_timer() -> None:
-    # results.json is run 16's, its sweep slimmed by slim_tuning.py (the full sweep stays in
+    # results.json is run 16's as slim_tuning.py publishes it (the full file stays in
     # evidence/), and every committed run since run 5 kept each call's output (the timer that
     # replaced the one-buffer timer of runs 1-4).
     bench = EXAMPLE / "benchmarks"
     runs = EVIDENCE / "benchmarks"
     shipped = json.loads((bench / "results.json").read_text())
     full = json.loads((runs / "h200_run16" / "results.json").read_text())
-    assert {k: v for k, v in shipped.items() if k not in ("tuning", "tuning_scope")} == \
-        {k: v for k, v in full.items() if k != "tuning"}
+    sys.path.insert(0, str(TOOLS))
+    import slim_tuning
+
+    assert shipped == slim_tuning.slim(full)
+    assert {k: v for k, v in shipped.items() if k not in ("results", "tuning", "tuning_scope", "published")} == \
+        {k: v for k, v in full.items() if k not in ("results", "tuning")}
+    for ours, theirs in zip(shipped["results"], full["results"], strict=True):
+        for name, entry in ours["providers"].items():
+            assert entry.items() <= theirs["providers"][name].items() and {"us", "pct_copy"} <= entry.keys()
     kept = shipped["tuning"]
-    assert kept and all(row in full["tuning"] for row in kept) and len(kept) < len(full["tuning"])
+    assert kept and all(row.items() <= next(f for f in full["tuning"] if f["op"] == row["op"] and f["shape"] == row["shape"]
+                                             and f["config"] == row["config"]).items() for row in kept)
+    assert len(kept) < len(full["tuning"])
     assert f"{len(kept)} of the sweep's {len(full['tuning'])} configurations" in shipped["tuning_scope"]
     for run in ("h200_run5", "h200_run6", "h200_run7", "h200_run10", "h200_run11", "h200_run14", "h200_run16"):
         meta = json.loads((runs / run / "results.json").read_text())["meta"]
