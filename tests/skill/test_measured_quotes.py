@@ -42,8 +42,8 @@ LTX_HINTS = "evidence/ltx_video/benchmarks/h200_run35/hint_check.json"
 LTX_GELU_SWEEP = "evidence/ltx_video/benchmarks/h200_run38/sweeps.json"
 # The model scripts' own CUDA runs (scripts/transformers_injection_example.py and
 # scripts/huggingface_kernels_example.py --example qwen3_8b --real-size), kept beside their logs.
-QWEN3_INJECTION = "evidence/qwen3_8b/integration/transformers_injection_example_h200.json"
-QWEN3_HUB = "evidence/qwen3_8b/integration/huggingface_kernels_example_h200.json"
+QWEN3_INJECTION = "examples/qwen3_8b/integration/results/transformers_injection_example_h200.json"
+QWEN3_HUB = "examples/qwen3_8b/integration/results/huggingface_kernels_example_h200.json"
 QWEN3_README = "examples/qwen3_8b/README.md"
 QWEN3_INTEGRATION = "examples/qwen3_8b/integration/README.md"
 LTX_README = "examples/ltx_video/README.md"
