@@ -124,7 +124,7 @@ def _format_source(specs: dict[str, Any], source_key: str) -> str:
     if source["kind"] == "measured":
         # `file` and `script` are relative to the skill folder; the tables live in references/.
         return f"measured: [{source['file']}](../{source['file']}) ({Path(source['script']).name}, {source['date']})"
-    return f"[{source_key}]({source['url']})"
+    return f"[{source_key}]"  # a reference link: markdown_table defines each URL once, under the table
 
 
 def measured_json_value(specs: dict[str, Any], fact: dict[str, Any], skill_dir: Path = SPECS_PATH.parent.parent) -> Any:
@@ -136,6 +136,12 @@ def measured_json_value(specs: dict[str, Any], fact: dict[str, Any], skill_dir: 
         data = data[int(part)] if isinstance(data, list) else data[part]
     divisor = fact.get("json_divisor")
     return data / divisor if divisor else data
+
+
+def _facts_of(specs: dict[str, Any], key: str) -> list[str]:
+    entry = gpu_entry(specs, key)
+    cc = specs["compute_capabilities"][entry["compute_capability"]["value"]]
+    return [entry[f]["source"] for f, _ in GPU_ROWS if f in entry] + [cc[f]["source"] for f, _ in CC_ROWS]
 
 
 def rows_for(specs: dict[str, Any], key: str, *, links: bool = True) -> list[tuple[str, str, str]]:
@@ -156,7 +162,8 @@ def markdown_table(specs: dict[str, Any], key: str) -> str:
     entry = gpu_entry(specs, key)
     lines = [f"| {entry['name']} | Value | Source |", "|---|---|---|"]
     lines += [f"| {label} | {value} | {source} |" for label, value, source in rows_for(specs, key)]
-    return "\n".join(lines)
+    used = dict.fromkeys(f for f in _facts_of(specs, key) if specs["sources"][f]["kind"] == "document")
+    return "\n".join(lines + [""] + [f"[{k}]: {specs['sources'][k]['url']}" for k in used])
 
 
 TABLE_BLOCK = re.compile(r"(<!-- gpu-specs:(?P<key>[a-z0-9-]+) -->\n)(?P<body>.*?)(<!-- /gpu-specs -->)", re.DOTALL)
