@@ -5,34 +5,19 @@
     python benchmark_example.py --device cuda --out bench.json                # Qwen3-8B sizes, random weights, bf16
     python benchmark_example.py --device cuda --seq-len 512 4096 --variants baseline kernels compile kernels_compile
 
-Copy it for your own model: replace `build_model` and `apply_kernels`, keep the method.
-
-Method (why each choice):
-- One process, one model instance: the kernels are patched in and out of the *same*
-  weights, so no variant benefits from a different allocation or init.
-- Inputs are fixed random token ids; every variant computes the same thing
-  (`model(input_ids, use_cache=False)`, logits for every position) with the same
-  attention kernel. That takes one extra argument: transformers 5.17 picks SDPA's
-  is_causal flash path for an unpadded eager prefill, but while dynamo traces (or a CUDA
-  graph captures) it cannot run its data-dependent mask checks and materializes an
-  [S, S] mask instead (no flash, K/V repeated for GQA) - a slower attention that has
-  nothing to do with compile itself. Passing the mask mapping transformers computes in
-  eager mode, `attention_mask={"full_attention": None}`, pins the same attention for every
-  variant (`--prefill-mask auto` measures what a plain call gets).
-- GPU timing uses CUDA events around each forward after warm-up and reports the median
-  (the event pair spans the GPU timeline, including idle gaps while Python launches
-  kernels: launch overhead is part of what an eager model costs). CPU: wall clock.
-- torch.compile is a required peer, not an option: "faster than eager" alone says little.
-  `dynamic=False` compiles one graph per shape (what a serving system with fixed
-  buckets gets); compile time is reported separately and excluded from the timing.
-- Roofline context, measured in the same run: a device-to-device copy gives the
-  achievable memory bandwidth; each forward reports TFLOP/s (2 * matmul weights *
-  tokens + causal attention) and its weight traffic as GB/s and % of that copy
-  bandwidth. Prefill is compute-bound (high TFLOP/s, low % of bandwidth); decode would
-  be the opposite.
-- Correctness first: each variant's logits are compared with the baseline's
-  (relative L2 error, top-1 agreement) before its time is worth reading.
-
+Copy it for your own model: replace `build_model` and `apply_kernels`, keep the method:
+- one process and one model; kernels patched in and out of the same weights;
+- fixed random token ids, `model(input_ids, use_cache=False)`, and
+  `attention_mask={"full_attention": None}` for every variant: while dynamo traces (or a graph
+  captures) transformers 5.17 materializes an [S, S] mask (no flash, K/V repeated for GQA)
+  instead of SDPA's is_causal path (`--prefill-mask auto` measures what a plain call gets);
+- CUDA events around each forward after warm-up, median; the events include launch gaps,
+  which are part of an eager model's cost. CPU: wall clock;
+- torch.compile (`dynamic=False`, one graph per shape) is a required peer; compile time is
+  reported apart;
+- roofline context from the same run: copy bandwidth, TFLOP/s (2 * matmul weights * tokens +
+  causal attention) and weight traffic as % of the copy bandwidth (prefill is compute-bound);
+- each variant's logits are compared with the baseline's (relative L2, top-1) first.
 Exit status: 0 ok, 1 a variant failed, 2 bad usage.
 """
 

@@ -1,53 +1,30 @@
 #!/usr/bin/env python3
 """Build a kernel-builder project as an importable PyTorch extension, without Nix.
 
-kernel-builder (https://github.com/huggingface/kernels, `kernel-builder build-and-copy`)
-builds Hub kernels in a Nix sandbox for every supported torch/CUDA variant. While you
-iterate on a kernel you want one build, for the torch and nvcc you have, in seconds.
-This script gives you that from the same project files:
+kernel-builder (https://github.com/huggingface/kernels) builds every torch/CUDA variant in a Nix
+sandbox; while iterating you want one build for the torch and nvcc you have, from the same files:
 
     python build_local.py PROJECT [--arch 9.0 ...] [--build-dir DIR] [--check] [--hub-layout DIR]
-
-It reads PROJECT/build.toml, generates the two files kernel-builder would generate
-(`registration.h` with TORCH_LIBRARY_EXPAND / REGISTER_EXTENSION, and `_ops.py` with
-`ops` and `add_op_namespace_prefix`, under an op namespace `_<package>_<hash>` unique to
-the build directory and binding sources), compiles the [kernel.*] and [torch] sources
-with nvcc / the host C++ compiler through a ninja file (so a rebuild only recompiles
-what changed), and assembles an importable package in BUILD_DIR/<package>/. The last line on stdout is BUILD_DIR: put it on
-sys.path (or PYTHONPATH) and `import <package>` works.
-
     PYTHONPATH=$(python build_local.py my-kernel) python -m pytest my-kernel/tests
 
-`--check` then imports the package (in a child process first: torch terminates the
-process when it rejects a registration while the library loads, e.g. an ops.impl whose
-C++ signature does not match its schema, and that becomes one error here) and verifies
-that every op declared with `ops.def("...")` in the binding's TORCH_LIBRARY_EXPAND block
-is registered with exactly the declared schema and has a CUDA (or composite)
-implementation. It runs on machines without a GPU: importing only loads the library, it
-does not initialise CUDA.
-
-`--hub-layout DIR` also writes DIR/build/<variant>/ (the package as a symlink to the build,
-and metadata.json): the layout kernel-builder produces, so `kernels.get_local_kernel(DIR)`
-loads this build as it would load the Hub's copy. The link follows later builds into the
-same build directory: with an explicit --build-dir shared by builds for other GPUs, re-run
-with --hub-layout after each so metadata.json's archs match (the default directory is
-per architecture set).
-
-The project itself is never written to. The default build directory lives in the user
-cache ($KERNEL_SKILLS_CACHE, else $XDG_CACHE_HOME/kernel-skills, else
-~/.cache/kernel-skills; then build_local/<package>-<hash of the project path>-<archs>,
-e.g. -sm90), so repeated builds of one project for one set of GPUs share a ninja cache
-and a build for other GPUs lands beside it instead of replacing it. $MAX_JOBS limits parallel compiles;
-$CXX picks the host compiler; $CUDA_HOME the toolkit.
-
-From Python (scripts/ on sys.path):
-
-    from build_local import build_project, check_build
-    result = build_project(Path("my-kernel"), archs=["9.0"])   # -> BuildResult
-    sys.path.insert(0, str(result.path)); pkg = importlib.import_module(result.package)
-
-Requires torch and ninja (`pip install ninja`) and a CUDA toolkit whose nvcc matches
-torch's CUDA major version. Standard library + torch only.
+It reads build.toml, generates what kernel-builder generates (`registration.h`, `_ops.py` with an
+op namespace `_<package>_<hash>` unique to the build directory and binding sources), compiles the
+[kernel.*] and [torch] sources through ninja (a rebuild recompiles only what changed) and prints
+BUILD_DIR, holding an importable BUILD_DIR/<package>/, as its last stdout line.
+`--check` imports the package (in a child process first: torch terminates the process when it
+rejects a registration, e.g. an ops.impl whose C++ signature misses its schema) and verifies each
+`ops.def("...")` of the TORCH_LIBRARY_EXPAND block is registered with that schema and a CUDA (or
+composite) implementation; no GPU needed, importing does not initialise CUDA.
+`--hub-layout DIR` writes DIR/build/<variant>/ (a symlink to the build plus metadata.json) so
+`kernels.get_local_kernel(DIR)` loads it like the Hub's copy. The link follows later builds into
+the same directory: with one --build-dir shared across GPUs, re-run --hub-layout after each so
+metadata.json's archs match (the default directory is per architecture set).
+The project is never written to. Default build dir: $KERNEL_SKILLS_CACHE, else
+$XDG_CACHE_HOME/kernel-skills, else ~/.cache/kernel-skills, then
+build_local/<package>-<hash of the project path>-<archs, e.g. sm90>. $MAX_JOBS, $CXX, $CUDA_HOME
+as usual. From Python: `build_project(Path("my-kernel"), archs=["9.0"])` -> BuildResult
+(`.path` for sys.path, `.package`), `check_build(result)`.
+Requires torch, ninja and a CUDA toolkit of torch's CUDA major version.
 """
 
 from __future__ import annotations

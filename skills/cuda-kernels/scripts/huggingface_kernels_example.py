@@ -1,39 +1,23 @@
 #!/usr/bin/env python3
 """Kernel Hub integration: load a kernel the way `kernels` does and kernelize a transformers model.
 
-Three sources for the kernel, one code path after loading:
-
-    # CPU, no network, no compiler: write a small pure-PyTorch kernel in Hub build layout,
-    # load it with kernels.get_local_kernel, kernelize a tiny random Qwen3 through
-    # LocalLayerRepository, check that every Qwen3RMSNorm now runs the kernel's layer and the
-    # logits are unchanged, and bind the kernels API calls the skill documents.
-    python scripts/huggingface_kernels_example.py --check
-
-    # GPU: build one of this skill's worked examples with build_local.py, lay the build out as
-    # a Hub variant (build/torch<XY>-cxx11-cu<Z>-<arch>-linux/), load and kernelize with it.
-    python scripts/huggingface_kernels_example.py --example qwen3_8b --device cuda
-
-    # GPU: a kernel-builder build/ folder, or a Hub repo (network; trust needed for publishers
-    # the Hub does not mark as trusted).
+    python scripts/huggingface_kernels_example.py --check        # CPU: a pure-PyTorch kernel in Hub layout
+    python scripts/huggingface_kernels_example.py --example qwen3_8b --device cuda   # build_local + Hub variant
     python scripts/huggingface_kernels_example.py --local path/to/my-rmsnorm/build --device cuda
     python scripts/huggingface_kernels_example.py --repo-id my-org/my-rmsnorm --version 1 --device cuda
 
-The model is a random-weight Qwen3 built from a config (tiny by default; --real-size uses the
-Qwen3-8B shapes), never downloaded. The kernel must provide `layers.<--layer>` (default
-RMSNorm) usable for transformers' "RMSNorm" layer name. Output: relative L2 error of the
-logits (fp32: against the unpatched model, bound 1e-5; bf16: against an fp32 run of the same
-weights, bound 1.25x the unpatched bf16 model's own error + 1e-3), patched-module count, and
-the median forward time of the unpatched model eager, the same model under torch.compile
-(compiled after the accuracy reference and dropped before kernelize, so it never sees the
-kernel; inductor on CUDA, "aot_eager" on CPU where it only exercises the path; --no-compile
-skips it) and the kernelized model, with the speedups against eager and compile. Every
-variant gets attention_mask={"full_attention": None}, the mapping transformers computes
-itself for an unpadded eager prefill (under dynamo it would build an [S, S] mask and compile
-would time a slower attention). Roofline context from the same run: the bandwidth of 1 GiB
-device-to-device copies (CUDA only) and each variant's weight traffic as GB/s and % of it; a
-prefill is matmul-bound, so that % is context, not a target. CUDA events on a GPU, wall clock
-on CPU (which checks the path, not speed). --out writes all of it as JSON. Needs torch,
-transformers and kernels (--help needs none of them).
+--check needs no network or compiler: it loads the demo kernel with get_local_kernel, kernelizes a
+tiny random Qwen3 through LocalLayerRepository, checks every Qwen3RMSNorm runs the layer with equal
+logits, and binds the kernels API calls the skill documents. The model is a random-weight Qwen3
+(--real-size: Qwen3-8B shapes), never downloaded; the kernel provides `layers.<--layer>`.
+Accuracy: fp32 against the unpatched model (bound 1e-5); bf16 against an fp32 run of the same
+weights (bound 1.25x the unpatched bf16 model's own error + 1e-3). Timing (CUDA events; wall
+clock on CPU, which checks the path, not speed): unpatched eager, torch.compile of it (compiled
+before kernelize so it never sees the kernel; "aot_eager" on CPU; --no-compile skips it) and
+kernelized. Every variant gets attention_mask={"full_attention": None}: under dynamo transformers
+would build an [S, S] mask and compile would time a slower attention. Roofline context: 1 GiB
+copy bandwidth (CUDA) and each variant's weight traffic as % of it; prefill is matmul-bound, so
+that % is context, not a target. --out writes JSON. --help needs none of torch/transformers/kernels.
 Exit codes: 0 ok, 1 check failed, 2 usage error.
 """
 

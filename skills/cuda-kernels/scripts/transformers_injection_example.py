@@ -8,39 +8,18 @@
     python transformers_injection_example.py --device cuda --package-path DIR --out report.json
     python transformers_injection_example.py --device cuda --no-compile    # skip the torch.compile peer
 
-The pattern, with the example project examples/qwen3_8b (kernels + integration code):
-
-1. Get the kernel package: build it with build_local.py (or pass --package-path, a
-   directory on which `import qwen3_8b_kernels` works). CPU tensors use the package's
-   PyTorch reference, so the whole flow runs without a GPU.
-2. Build the model from a config with random weights, directly on the device in the
-   target dtype (never download weights to test wiring). transformers 5: `dtype=`.
-3. Keep the unpatched logits, then patch:
-   - route "patch" (default): `patch_qwen3(model, kernels)` replaces, by exact class
-     (never by name) and only after probing that the class computes the kernel's
-     formula: every RMSNorm (incl. Qwen3's per-head q_norm/k_norm), the residual add +
-     post-attention norm (one fused kernel), the MLP's silu(gate) * up (with gate/up
-     merged into one matmul) and RoPE. Gemma-style x * (1 + w) norms are refused.
-   - route "hub": `kernels.kernelize` with a layer mapping to the package's `layers`
-     (norms and MLPs), the Kernel Hub mechanism; needs `pip install kernels`.
-4. Compare logits with the unpatched model (relative L2 error, top-1 agreement). In
-   fp32 (CPU) they must agree to ~1e-6; in bf16 the kernels round differently from
-   PyTorch's op-by-op code, so expect ~1e-2 relative error on a 36-layer random model,
-   the same size as transformers' own bf16 error against an fp32 run (the example's
-   tests check exactly that).
-5. Time one prefill of the unpatched model eager, compiled (`torch.compile(model,
-   dynamic=False)` of the unpatched model, compiled and dropped before patching, so it
-   never sees the patch; inductor on CUDA, backend "aot_eager" on CPU, where it only
-   exercises the path) and patched: CUDA events on a GPU, wall clock on CPU, median.
-   Every variant gets `attention_mask={"full_attention": None}` (Qwen3), the mapping
-   transformers computes itself for an unpadded eager prefill; under dynamo it would
-   materialize an [S, S] mask instead and compile would time a slower attention.
-   Roofline context from the same run: a 1 GiB device-to-device copy gives the achievable
-   bandwidth (CUDA only), and each variant's weight traffic is reported as GB/s and % of
-   it. A prefill is matmul-bound, so that % is far from 100 by nature; it is context,
-   not a target.
-6. Undo the patch and check the model is transformers' again, bit for bit.
-
+With examples/qwen3_8b: build the package with build_local.py (or --package-path; CPU tensors use
+its PyTorch reference); build the model from a config with random weights on the device in the
+target dtype; keep the unpatched logits; patch by route "patch" (`patch_qwen3`: by exact class,
+after probing the class computes the kernel's formula, every RMSNorm incl. q/k norms, fused
+residual add + norm, the MLP with merged gate/up, RoPE; Gemma-style x * (1 + w) is refused) or
+"hub" (`kernels.kernelize` with a mapping to the package's `layers`). Compare logits (relative
+L2, top-1): fp32 to ~1e-6; bf16 ~1e-2 on a 36-layer random model, the size of transformers' own
+bf16-vs-fp32 error. Time one prefill (median; CUDA events, wall clock on CPU) eager, compiled
+(`torch.compile(model, dynamic=False)` before patching, "aot_eager" on CPU) and patched, each
+with `attention_mask={"full_attention": None}` (under dynamo an [S, S] mask would make compile
+time a slower attention); 1 GiB copy bandwidth and weight traffic as % of it give context, not
+a target (prefill is matmul-bound). Finally undo the patch and check the model bit for bit.
 Exit status: 0 ok, 1 a check failed, 2 bad usage.
 """
 
