@@ -158,6 +158,59 @@ def model_costs(model, config, batch: int, seq: int) -> tuple[float, float]:
     return 2.0 * linear_params * batch * seq + attn, float(weight_bytes)
 
 
+def performance(variants: dict[str, dict[str, Any]], weight_bytes: int, bandwidth: float | None, subject: str,
+                timer: str, forward: str) -> dict[str, Any]:
+    """The performance block of the model scripts' reports: weight GB/s and % of the same-run copy
+    bandwidth per timed variant, and `subject`'s speedups against eager and torch.compile."""
+    for entry in variants.values():
+        if entry.get("median_ms") is not None:
+            entry["weight_gbps"] = weight_bytes / (entry["median_ms"] * 1e-3) / 1e9
+            entry["weight_pct_of_copy_bw"] = 100 * entry["weight_gbps"] / bandwidth if bandwidth else None
+
+    def ratio(peer: str, of: str) -> float | None:
+        a, b = variants.get(peer, {}).get("median_ms"), variants.get(of, {}).get("median_ms")
+        return a / b if a is not None and b else None
+
+    return {
+        "timer": timer,
+        "forward": forward,
+        "copy_bandwidth_gbps": bandwidth,
+        "copy_bandwidth_note": ("median of 1 GiB device-to-device copies in this run, read + write bytes" if bandwidth
+                                else "measured on CUDA only; a CPU copy says nothing about the GPU"),
+        "weight_bytes": weight_bytes,
+        "weight_bytes_note": "parameter bytes one forward reads (embedding: the prompt's rows only); "
+                             "a lower bound of the traffic",
+        "roofline_note": "a prefill forward is matmul-bound: weight GB/s and % of copy bandwidth are context "
+                         "for the weight-bytes roofline, not a target",
+        "variants": variants,
+        f"speedup_{subject}_vs_eager": ratio("eager", subject),
+        f"speedup_{subject}_vs_compile": ratio("compile", subject),
+        "speedup_compile_vs_eager": ratio("eager", "compile"),
+    }
+
+
+def print_performance(perf: dict[str, Any], subject: str, timing_line: str) -> None:
+    bw = perf["copy_bandwidth_gbps"]
+    print(timing_line)
+    print(f"copy bandwidth (same run): {f'{bw:.0f} GB/s' if bw else 'n/a'}"
+          + ("" if bw else f" ({perf['copy_bandwidth_note']})"))
+    print(f"weight bytes per forward: {perf['weight_bytes'] / 1e9:.4g} GB ({perf['weight_bytes_note']})")
+    width = max(8, len(subject))
+    for name in ("eager", subject, "compile"):
+        entry = perf["variants"].get(name, {})
+        if entry.get("median_ms") is None:
+            print(f"  {name:{width}s}: {entry.get('status')}" + (f" ({entry['reason']})" if entry.get("reason") else ""))
+            continue
+        pct = entry["weight_pct_of_copy_bw"]
+        print(f"  {name:{width}s}: {entry['median_ms']:9.3f} ms  weights {entry['weight_gbps']:8.4g} GB/s"
+              + (f" = {pct:5.1f} % of copy" if pct is not None else "")
+              + (f"  (first call {entry['first_call_s']:.1f} s)" if "first_call_s" in entry else ""))
+    vs_compile = perf[f"speedup_{subject}_vs_compile"]
+    print(f"speedup {subject} vs eager {perf[f'speedup_{subject}_vs_eager']:.2f}x, vs torch.compile "
+          + (f"{vs_compile:.2f}x" if vs_compile is not None else "n/a (compile not measured)"))
+    print(f"note: {perf['roofline_note']}")
+
+
 def time_forward(torch, fn, device: str, warmup: int, repeats: int) -> dict[str, float]:
     for _ in range(warmup):
         fn()

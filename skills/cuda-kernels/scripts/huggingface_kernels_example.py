@@ -214,59 +214,6 @@ def median_ms(torch: Any, fn: Callable[[], Any], device: str) -> float:
     return measuring().time_forward(torch, fn, device, warmup, repeats)["median_ms"]
 
 
-def performance_report(variants: dict[str, dict[str, Any]], weight_bytes: int, bandwidth: float | None,
-                       device: str, forward: str) -> dict[str, Any]:
-    """Weight GB/s and % of copy bandwidth per timed variant; the kernelized model's speedups
-    against eager and torch.compile, computed from those medians."""
-    for entry in variants.values():
-        if entry.get("median_ms") is not None:
-            entry["weight_gbps"] = weight_bytes / (entry["median_ms"] * 1e-3) / 1e9
-            entry["weight_pct_of_copy_bw"] = 100 * entry["weight_gbps"] / bandwidth if bandwidth else None
-
-    def ratio(peer: str, of: str) -> float | None:
-        a, b = variants.get(peer, {}).get("median_ms"), variants.get(of, {}).get("median_ms")
-        return a / b if a is not None and b else None
-
-    return {
-        "timer": ("CUDA events, median of 10 after 3 warm-ups" if device == "cuda"
-                  else "wall clock, median of 3 after 3 warm-ups (CPU: checks the path, not a benchmark)"),
-        "forward": forward,
-        "copy_bandwidth_gbps": bandwidth,
-        "copy_bandwidth_note": ("median of 1 GiB device-to-device copies in this run, read + write bytes" if bandwidth
-                                else "measured on CUDA only; a CPU copy says nothing about the GPU"),
-        "weight_bytes": weight_bytes,
-        "weight_bytes_note": "parameter bytes one forward reads (embedding: the prompt's rows only); "
-                             "a lower bound of the traffic",
-        "roofline_note": "a prefill forward is matmul-bound: weight GB/s and % of copy bandwidth are context "
-                         "for the weight-bytes roofline, not a target",
-        "variants": variants,
-        "speedup_kernelized_vs_eager": ratio("eager", "kernelized"),
-        "speedup_kernelized_vs_compile": ratio("compile", "kernelized"),
-        "speedup_compile_vs_eager": ratio("eager", "compile"),
-    }
-
-
-def print_performance(perf: dict[str, Any]) -> None:
-    bw = perf["copy_bandwidth_gbps"]
-    print(f"timing: {perf['timer']}; {perf['forward']}")
-    print(f"copy bandwidth (same run): {f'{bw:.0f} GB/s' if bw else 'n/a'}"
-          + ("" if bw else f" ({perf['copy_bandwidth_note']})"))
-    print(f"weight bytes per forward: {perf['weight_bytes'] / 1e9:.4g} GB ({perf['weight_bytes_note']})")
-    for name in ("eager", "kernelized", "compile"):
-        entry = perf["variants"].get(name, {})
-        if entry.get("median_ms") is None:
-            print(f"  {name:10s}: {entry.get('status')}" + (f" ({entry['reason']})" if entry.get("reason") else ""))
-            continue
-        pct = entry["weight_pct_of_copy_bw"]
-        print(f"  {name:10s}: {entry['median_ms']:9.3f} ms  weights {entry['weight_gbps']:8.4g} GB/s"
-              + (f" = {pct:5.1f} % of copy" if pct is not None else "")
-              + (f"  (first call {entry['first_call_s']:.1f} s)" if "first_call_s" in entry else ""))
-    vs_compile = perf["speedup_kernelized_vs_compile"]
-    print(f"speedup kernelized vs eager {perf['speedup_kernelized_vs_eager']:.2f}x, vs torch.compile "
-          + (f"{vs_compile:.2f}x" if vs_compile is not None else "n/a (compile not measured)"))
-    print(f"note: {perf['roofline_note']}")
-
-
 def kernelize_and_compare(kernel_root: Path, layer: str, device: str, real_size: bool,
                           compile_peer: bool = True) -> dict[str, Any]:
     torch = _require("torch")
@@ -372,7 +319,9 @@ def kernelize_and_compare(kernel_root: Path, layer: str, device: str, real_size:
     }
     mask_text = "attention_mask={'full_attention': None}" if mask_kwargs else "attention_mask=None"
     forward_text = f"model(input_ids, {mask_text}), prefill of {tokens.numel()} tokens, all logits"
-    report["performance"] = performance_report(variants, weight_bytes, bandwidth, device, forward_text)
+    timer = ("CUDA events, median of 10 after 3 warm-ups" if device == "cuda"
+             else "wall clock, median of 3 after 3 warm-ups (CPU: checks the path, not a benchmark)")
+    report["performance"] = measuring().performance(variants, weight_bytes, bandwidth, "kernelized", timer, forward_text)
     if "CALLS" in dir(module):
         calls = calls_one_forward["rms_norm"] - calls_before.get("rms_norm", 0)
         report["kernel_calls_per_forward"] = calls
@@ -450,7 +399,8 @@ def main(argv: list[str] | None = None) -> int:
     for key, value in report.items():
         if key != "performance":
             print(f"{key}: {value}")
-    print_performance(report["performance"])
+    perf = report["performance"]
+    measuring().print_performance(perf, "kernelized", f"timing: {perf['timer']}; {perf['forward']}")
     if args.out:
         Path(args.out).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     print("ok")

@@ -77,49 +77,6 @@ def median_ms(torch: Any, fn: Callable[[], Any], device: str, warmup: int, repea
     return measuring().time_forward(torch, fn, device, warmup, repeats)["median_ms"]
 
 
-def summarize_performance(variants: dict[str, dict[str, Any]], weight_bytes: int,
-                          bandwidth: float | None, subject: str) -> dict[str, Any]:
-    """Add weight GB/s and % of copy bandwidth to each timed variant, and the speedups of
-    `subject` (the patched model) against eager and torch.compile, from those medians."""
-    for entry in variants.values():
-        ms = entry.get("median_ms")
-        if ms is None:
-            continue
-        entry["weight_gbps"] = weight_bytes / (ms * 1e-3) / 1e9
-        entry["weight_pct_of_copy_bw"] = 100 * entry["weight_gbps"] / bandwidth if bandwidth else None
-
-    def ratio(peer: str, of: str) -> float | None:
-        a, b = variants.get(peer, {}).get("median_ms"), variants.get(of, {}).get("median_ms")
-        return a / b if a is not None and b else None
-
-    return {
-        f"speedup_{subject}_vs_eager": ratio("eager", subject),
-        f"speedup_{subject}_vs_compile": ratio("compile", subject),
-        "speedup_compile_vs_eager": ratio("eager", "compile"),
-    }
-
-
-def print_performance(perf: dict[str, Any], subject: str) -> None:
-    bw = perf["copy_bandwidth_gbps"]
-    print(f"timing: {perf['timer']}")
-    print(f"copy bandwidth (same run): {f'{bw:.0f} GB/s' if bw else 'n/a'}"
-          + ("" if bw else f" ({perf['copy_bandwidth_note']})"))
-    print(f"weight bytes per forward: {perf['weight_bytes'] / 1e9:.4g} GB ({perf['weight_bytes_note']})")
-    for name in sorted(perf["variants"], key=["eager", subject, "compile"].index):
-        entry = perf["variants"][name]
-        if entry.get("median_ms") is None:
-            print(f"  {name:8s}: {entry['status']}" + (f" ({entry['reason']})" if entry.get("reason") else ""))
-            continue
-        pct = entry["weight_pct_of_copy_bw"]
-        print(f"  {name:8s}: {entry['median_ms']:9.3f} ms  weights {entry['weight_gbps']:8.4g} GB/s"
-              + (f" = {pct:5.1f} % of copy" if pct is not None else "")
-              + (f"  (first call {entry['first_call_s']:.1f} s)" if "first_call_s" in entry else ""))
-    vs_compile = perf[f"speedup_{subject}_vs_compile"]
-    print(f"speedup {subject} vs eager {perf[f'speedup_{subject}_vs_eager']:.2f}x, vs torch.compile "
-          + (f"{vs_compile:.2f}x" if vs_compile is not None else "n/a (compile not measured)"))
-    print(f"note: {perf['roofline_note']}")
-
-
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     import torch
@@ -239,24 +196,13 @@ def main(argv: list[str] | None = None) -> int:
             cerr = variants["compile"]["logits_vs_unpatched"]
             print(f"compiled logits vs unpatched: rel L2 {cerr['rel_l2']:.3e}, top-1 agreement "
                   f"{cerr['top1_agreement']:.4f}")
-        perf: dict[str, Any] = {
-            "timer": (f"CUDA events, median of {repeats} after {warmup} warm-ups" if args.device == "cuda" else
-                      f"wall clock, median of {repeats} after {warmup} warm-ups (CPU: checks the path, not a benchmark)"),
-            "forward": "model(input_ids, use_cache=False" + (", attention_mask={'full_attention': None}" if prepared
-                                                              else "") + f"), prefill of {seq} tokens, all logits",
-            "copy_bandwidth_gbps": bandwidth,
-            "copy_bandwidth_note": ("median of 1 GiB device-to-device copies in this run, read + write bytes"
-                                    if bandwidth else "measured on CUDA only; a CPU copy says nothing about the GPU"),
-            "weight_bytes": weight_bytes,
-            "weight_bytes_note": "parameter bytes one forward reads (embedding: the prompt's rows only); "
-                                 "a lower bound of the traffic",
-            "roofline_note": "a prefill forward is matmul-bound: weight GB/s and % of copy bandwidth are context "
-                             "for the weight-bytes roofline, not a target",
-            "variants": variants,
-        }
-        perf.update(summarize_performance(variants, weight_bytes, bandwidth, "patched"))
+        timer = (f"CUDA events, median of {repeats} after {warmup} warm-ups" if args.device == "cuda" else
+                 f"wall clock, median of {repeats} after {warmup} warm-ups (CPU: checks the path, not a benchmark)")
+        forward_text = ("model(input_ids, use_cache=False" + (", attention_mask={'full_attention': None}" if prepared
+                                                              else "") + f"), prefill of {seq} tokens, all logits")
+        perf = measuring().performance(variants, weight_bytes, bandwidth, "patched", timer, forward_text)
         report["performance"] = perf
-        print_performance(perf, "patched")
+        measuring().print_performance(perf, "patched", f"timing: {perf['timer']}")
 
         if args.route == "patch":
             unpatch_qwen3(model)
