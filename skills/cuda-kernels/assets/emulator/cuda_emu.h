@@ -6,33 +6,10 @@
 //
 //   g++ -std=c++20 -O1 -x c++ -include cuda_emu.h -I$CUDA_HOME/include kernels.cu ...
 //
-// What it models
-// - Every CUDA thread is a fiber (ucontext). A block's threads run on one OS thread, one at a
-//   time, switching only at __syncthreads, warp collectives (__shfl_*_sync with width,
-//   __ballot/__any/__all_sync, __reduce_*_sync, __syncwarp) and cluster.sync(). The schedule is
-//   warp-greedy: one warp runs as far as it can before the next starts, in forward or reverse
-//   order (set_schedule / CUDA_EMU_SCHEDULE=forward|reverse|random[:seed]). A missing barrier
-//   therefore reads a value that is not there yet in one of the two orders; run both.
-// - __shared__ is per block (thread_local storage of the block's OS thread); dynamic shared
-//   memory is a per-block buffer filled with 0xff bytes (NaN) at block start.
-// - Thread-block clusters (cudaLaunchAttributeClusterDimension): each block of a cluster has
-//   its own OS thread (its own __shared__); they take turns in the schedule's block order,
-//   each running until it waits at cluster.sync() or exits, so a missing cluster.sync()
-//   shows in one order. cooperative_groups::this_cluster() gives block_rank,
-//   map_shared_rank (distributed shared memory) and sync().
-// - Launches: <<<grid, block, smem, stream>>> (rewritten), cudaLaunchKernelEx with a
-//   cudaLaunchConfig_t, launch checks (block size, grid limits, dynamic shared memory above
-//   48 KiB without cudaFuncAttributeMaxDynamicSharedMemorySize, cluster shape), sticky errors
-//   through cudaGetLastError, occupancy queries with settable answers.
-// - Errors a GPU hides or hangs on become launch failures with a message
-//   (emu::last_failure()): a deadlock (__syncthreads reached by some threads while others
-//   wait elsewhere), __syncthreads from two different source lines at once, a shuffle whose
-//   mask names an exited lane, masks that differ across the lanes of one collective, a
-//   shuffle source outside the warp (reads back 0xff bytes).
-// What it does not model: timing, the memory model beyond barriers (no reordering, no
-// caches), register and shared-memory limits of the real chip, inline PTX (kernels keep it
-// behind __CUDA_ARCH__), texture/surface objects, tensor cores, the type-erased launch APIs
-// (cudaLaunchKernel / cudaLaunchKernelExC), __cluster_dims__ (use the launch attribute).
+// What it models and what it does not (fibers per thread, warp-greedy forward/reverse/random
+// schedules via set_schedule or CUDA_EMU_SCHEDULE, clusters, launch checks, the hangs a GPU
+// hides turned into launch failures in emu::last_failure()): the tables in
+// references/cpu-emulator.md, which is kept in step with this file.
 #pragma once
 
 #define CUDA_EMU 1
