@@ -1,25 +1,9 @@
 // logsumexp.cu - logsumexp and cross-entropy over long rows (a vocabulary of logits).
 //
-// Bytes first: a [rows, vocab] bf16 row is read once and 4-8 bytes per row are written, so
-// the floor is rows * vocab * sizeof(T) / read bandwidth. Each element costs one exp2 (MUFU,
-// 16 per clock per SM on sm_90: ~4.2e12/s on an H100 against ~1.7e12 bf16 elements/s of
-// DRAM), so the kernel stays memory-bound if it keeps enough loads in flight.
-//
-// Math: fp32, in base 2. Every thread keeps a running (m, s) with m = max(x) * log2(e) and
-// s = sum 2^(x * log2(e) - m); a pack of U * 16 bytes is folded in with one max and one
-// rescale. Partial (m, s) pairs combine as m = max(m1, m2), s = s1 2^(m1 - m) + s2 2^(m2 - m);
-// an all -inf partial (m = -inf) contributes nothing instead of -inf - -inf = NaN.
-//
-// Three ways to split a row (lse_plan):
-// - kRow: one block per row, grid-stride over rows. Fills the GPU when rows >= SMs.
-// - kCluster: a thread-block cluster of C blocks per row (sm_90+). Each block reduces a slice,
-//   thread 0 parks its (m, s) in shared memory, cluster.sync(), rank 0 reads the others'
-//   through distributed shared memory and writes the result; a second cluster.sync() keeps
-//   every block's shared memory alive until rank 0 has read it. One launch, no workspace.
-// - kMultiPass: where clusters cannot be scheduled (cudaOccupancyMaxActiveClusters == 0,
-//   pre-sm_90 GPUs): pass 1 writes each slice's (m, s) to a workspace, pass 2 combines.
-// Every path reads a row through the same loop: a scalar head up to the first 16-byte
-// boundary, 16-byte packs, a scalar tail, so any row start and any width stay vectorized.
+// Design in ../README.md: the byte and exp2 budget (memory-bound if 64 bytes per thread stay in
+// flight), the base-2 running (m, s) pairs and their -inf rule, and the three ways lse_plan
+// splits a row (kRow, kCluster, kMultiPass). Every path reads a row through one loop: a scalar
+// head up to the first 16-byte boundary, 16-byte packs, a scalar tail.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
