@@ -48,7 +48,7 @@ def test_guide_table_matches_the_data_file(key: str) -> None:
     text = guide.read_text(encoding="utf-8")
     match = next((m for m in gpu_specs.TABLE_BLOCK.finditer(text) if m.group("key") == key), None)
     assert match is not None, f"{entry['guide']} has no <!-- gpu-specs:{key} --> table"
-    assert match.group("body").strip() == gpu_specs.markdown_table(SPECS, key), (
+    assert match.group("body").strip() == gpu_specs.guide_tables(SPECS, text)[key], (
         f"{entry['guide']}: the {key} table differs from assets/gpu_specs.json; "
         "run `python scripts/gpu_specs.py --update-guides`"
     )

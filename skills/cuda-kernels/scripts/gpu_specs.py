@@ -138,18 +138,18 @@ def measured_json_value(specs: dict[str, Any], fact: dict[str, Any], skill_dir: 
     return data / divisor if divisor else data
 
 
-def _facts_of(specs: dict[str, Any], key: str) -> list[str]:
+def _facts_of(specs: dict[str, Any], key: str, cc_rows: bool = True) -> list[str]:
     entry = gpu_entry(specs, key)
     cc = specs["compute_capabilities"][entry["compute_capability"]["value"]]
-    return [entry[f]["source"] for f, _ in GPU_ROWS if f in entry] + [cc[f]["source"] for f, _ in CC_ROWS]
+    return [entry[f]["source"] for f, _ in GPU_ROWS if f in entry] + [cc[f]["source"] for f, _ in CC_ROWS if cc_rows]
 
 
-def rows_for(specs: dict[str, Any], key: str, *, links: bool = True) -> list[tuple[str, str, str]]:
+def rows_for(specs: dict[str, Any], key: str, *, links: bool = True, cc_rows: bool = True) -> list[tuple[str, str, str]]:
     """(label, value, source) rows for one GPU: its own facts, then its compute capability's."""
     entry = gpu_entry(specs, key)
     cc = entry["compute_capability"]["value"]
     facts = [(label, field, entry[field]) for field, label in GPU_ROWS if field in entry]
-    facts += [(label, field, specs["compute_capabilities"][cc][field]) for field, label in CC_ROWS]
+    facts += [(label, field, specs["compute_capabilities"][cc][field]) for field, label in CC_ROWS if cc_rows]
     rows = []
     for label, field, fact in facts:
         source = _format_source(specs, fact["source"]) if links else fact["source"]
@@ -157,21 +157,41 @@ def rows_for(specs: dict[str, Any], key: str, *, links: bool = True) -> list[tup
     return rows
 
 
-def markdown_table(specs: dict[str, Any], key: str) -> str:
-    """The table a guide embeds between `<!-- gpu-specs:KEY -->` and `<!-- /gpu-specs -->`."""
+def markdown_table(specs: dict[str, Any], key: str, *, limits_above: str | None = None) -> str:
+    """The table a guide embeds between `<!-- gpu-specs:KEY -->` and `<!-- /gpu-specs -->`.
+    `limits_above` names an earlier table of the same guide and compute capability: its
+    per-SM limit rows are not repeated here."""
     entry = gpu_entry(specs, key)
     lines = [f"| {entry['name']} | Value | Source |", "|---|---|---|"]
-    lines += [f"| {label} | {value} | {source} |" for label, value, source in rows_for(specs, key)]
-    used = dict.fromkeys(f for f in _facts_of(specs, key) if specs["sources"][f]["kind"] == "document")
+    lines += [f"| {label} | {value} | {source} |"
+              for label, value, source in rows_for(specs, key, cc_rows=limits_above is None)]
+    if limits_above is not None:
+        lines.append(f"| Per-SM and per-block limits | as in the {limits_above} table above | |")
+    used = dict.fromkeys(f for f in _facts_of(specs, key, limits_above is None)
+                         if specs["sources"][f]["kind"] == "document")
     return "\n".join(lines + [""] + [f"[{k}]: {specs['sources'][k]['url']}" for k in used])
 
 
 TABLE_BLOCK = re.compile(r"(<!-- gpu-specs:(?P<key>[a-z0-9-]+) -->\n)(?P<body>.*?)(<!-- /gpu-specs -->)", re.DOTALL)
 
 
+def guide_tables(specs: dict[str, Any], text: str) -> dict[str, str]:
+    """KEY -> the table each `<!-- gpu-specs:KEY -->` block of a guide must hold: a GPU whose
+    compute capability an earlier table of the guide showed refers to it for the limit rows."""
+    first: dict[str, str] = {}
+    tables = {}
+    for m in TABLE_BLOCK.finditer(text):
+        key = m.group("key")
+        cc = gpu_entry(specs, key)["compute_capability"]["value"]
+        tables[key] = markdown_table(specs, key, limits_above=first.get(cc))
+        first.setdefault(cc, gpu_entry(specs, key)["name"])
+    return tables
+
+
 def render_guide(specs: dict[str, Any], text: str) -> str:
     """The guide text with every `<!-- gpu-specs:KEY -->` block replaced by the current table."""
-    return TABLE_BLOCK.sub(lambda m: m.group(1) + markdown_table(specs, m.group("key")) + "\n" + m.group(4), text)
+    tables = guide_tables(specs, text)
+    return TABLE_BLOCK.sub(lambda m: m.group(1) + tables[m.group("key")] + "\n" + m.group(4), text)
 
 
 def update_guides(specs: dict[str, Any], skill_dir: Path = SPECS_PATH.parent.parent) -> list[Path]:
