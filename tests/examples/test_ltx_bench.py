@@ -1,7 +1,7 @@
 """The ltx_video micro-benchmark plans every peer, rotates inputs past L2, and its
 RESULTS.md generator bases verdicts on the rotated graph timer (format 2).
 
-These run without a GPU: the timing itself runs on the GPU machine (benchmarks/run_gpu.sh).
+These run without a GPU: the timing itself runs on the GPU machine (benchmarks/ltx_video/run_gpu.sh).
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 BENCH = REPO / "skills" / "cuda-kernels" / "examples" / "ltx_video" / "benchmarks"
+TOOLS = REPO / "benchmarks" / "ltx_video"  # the repository's run tools, not shipped
 
 
 def _load(path: Path, name: str):
@@ -34,7 +35,7 @@ def bench_ops():
 
 @pytest.fixture(scope="module")
 def make_results():
-    return _load(BENCH / "make_results.py", "ltx_make_results_v2")
+    return _load(TOOLS / "make_results.py", "ltx_make_results_v2")
 
 
 def test_plan_measures_every_peer_of_every_shape_within_four_minutes(bench_ops, tmp_path, capsys) -> None:
@@ -225,7 +226,7 @@ def test_the_ncu_profile_driver_explains_itself_and_refuses_a_machine_without_gp
     import subprocess
     import sys
 
-    script = BENCH / "profile_ops.py"
+    script = TOOLS / "profile_ops.py"
     help_text = subprocess.run([sys.executable, str(script), "--help"], capture_output=True, text=True, timeout=60)
     assert help_text.returncode == 0 and "--shape" in help_text.stdout
     torch = pytest.importorskip("torch")
@@ -239,7 +240,7 @@ def test_the_cache_hint_check_explains_itself_and_refuses_a_machine_without_gpu(
     import subprocess
     import sys
 
-    script = BENCH / "hint_check.py"
+    script = TOOLS / "hint_check.py"
     help_text = subprocess.run([sys.executable, str(script), "--help"], capture_output=True, text=True, timeout=60)
     assert help_text.returncode == 0 and "--package-path" in help_text.stdout
     torch = pytest.importorskip("torch")

@@ -4,7 +4,7 @@ CI (no GPU): `build_local.py --check` compiles the project for sm_80 and sm_90 (
 $KERNEL_SKILLS_TEST_ARCHS), imports it and verifies every declared op schema; then the
 example's own tests run against that build - the reference is diffusers bit for bit, the
 fake kernels give the CUDA ops' output metadata, CPU tensors take the PyTorch path. Its
-`gpu` tests are skipped there and run on the GPU machine (benchmarks/run_gpu.sh).
+`gpu` tests are skipped there and run on the GPU machine (benchmarks/ltx_video/run_gpu.sh).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 SCRIPTS = REPO / "skills" / "cuda-kernels" / "scripts"
 EXAMPLE = REPO / "skills" / "cuda-kernels" / "examples" / "ltx_video"
+MAKE_RESULTS = REPO / "benchmarks" / "ltx_video" / "make_results.py"
 # The same architectures as tests/examples/conftest.py's fixtures, so they share the build.
 TEST_ARCHS = os.environ.get("KERNEL_SKILLS_TEST_ARCHS", "8.0,9.0").split(",")
 
@@ -87,14 +88,14 @@ def _load_by_path(path: Path, name: str):
 
 
 def test_committed_results_md_is_make_results_output_of_the_committed_json() -> None:
-    make_results = _load_by_path(EXAMPLE / "benchmarks" / "make_results.py", "ltx_make_results")
+    make_results = _load_by_path(MAKE_RESULTS, "ltx_make_results")
     data = json.loads((EXAMPLE / "benchmarks" / "bench.json").read_text())
     assert data["device"] == "NVIDIA H200" and data["copy_bandwidth_gbs"] > 4000
     assert (EXAMPLE / "RESULTS.md").read_text() == make_results.render(data, "benchmarks/bench.json")
 
 
 def test_every_percentage_comes_from_raw_times_and_one_copy_reference() -> None:
-    make_results = _load_by_path(EXAMPLE / "benchmarks" / "make_results.py", "ltx_make_results")
+    make_results = _load_by_path(MAKE_RESULTS, "ltx_make_results")
     # 100 MB in 125 us (do_bench) and 100 us (graph) against a 1000 GB/s copy: 80 % and 100 %.
     # The stale %-fields and the graph-captured copy figure must not leak into any number.
     raw = {

@@ -969,7 +969,7 @@ def test_gpu_gelu_epilogue_layer_is_tanh_gelu(ltx_kernels, dtype):
         # What an fp32 GEMM + GELU epilogue can be asked for. Measured on the H200: stock
         # (cuBLAS fp32 GEMM, then torch's tanhf GELU) 9.45e-7, the cuBLASLt GELU epilogue
         # 2.69e-6 - it failed the old bound "<= 1.25 x stock + 1e-6". The CPU model
-        # integration/epilogue_error_model.py (same sizes and init) explains both: a plain fp32
+        # benchmarks/ltx_video/epilogue_error_model.py (same sizes and init) explains both: a plain fp32
         # GEMM accumulated sequentially over K = 2048 gives 9.45e-7 (stock measured the same), and
         # blocked summation orders give less, so the epilogue's extra ~2.5e-6 is not its GEMM's
         # summation order. It

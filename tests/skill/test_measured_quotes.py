@@ -36,7 +36,7 @@ LTX_KERNELS = "examples/ltx_video/benchmarks/bench.json"
 LTX_KERNELS_RUN2 = "evidence/ltx_video/benchmarks/h200_run2/bench.json"
 LTX_E2E = "examples/ltx_video/integration/results/e2e_h200.json"
 # Run 35: the hinted default ops against their unhinted lean kernels, one output buffer vs a
-# fresh one per call (benchmarks/hint_check.py).
+# fresh one per call (benchmarks/ltx_video/hint_check.py).
 LTX_HINTS = "evidence/ltx_video/benchmarks/h200_run35/hint_check.json"
 # Run 38: the GELU launch-configuration sweep (bench_ops.py --sweep-gelu, fresh output per call).
 LTX_GELU_SWEEP = "evidence/ltx_video/benchmarks/h200_run38/sweeps.json"

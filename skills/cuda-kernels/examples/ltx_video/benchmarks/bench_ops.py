@@ -6,7 +6,7 @@ reference.py), torch.compile of that same expression (torch._dynamo.reset() befo
 shape, so no shape falls back to eager after the recompile limit), F.rms_norm and a plain
 Triton kernel where they apply. Every row reports time, bytes moved (cos/sin included),
 GB/s, % of the copy bandwidth measured in the same run, and the speedup against each peer.
-Writes JSON; make_results.py turns it into RESULTS.md.
+Writes JSON; the repository's benchmarks/ltx_video/make_results.py turns it into RESULTS.md.
 
 Two timers per implementation:
   graph     (the verdicts use this one) a CUDA graph of back-to-back calls, replayed 15
@@ -19,7 +19,7 @@ Two timers per implementation:
             call writes its own output buffer: discarded outputs (--one-output-buffer, the
             timer up to run 34) let each call rewrite the previous call's buffer while part
             of it is still in L2, which flattered kernels with evict-first loads by 1-8 %
-            (run 35, hint_check.py).
+            (run 35, benchmarks/ltx_video/hint_check.py).
   do_bench  triton.testing.do_bench median (L2 flushed before every call, inputs rotating
             the same way); includes launch overhead and the write-back of the flush's dirty
             lines. Shown next to the graph timer, not used for verdicts.
@@ -273,7 +273,7 @@ def graph_us(fn: Callable[[int], Any], calls: int, n_sets: int, keep_outputs: bo
     writes its own buffer, as in a model. Discarded (False, --one-output-buffer), the graph's
     pool hands each call the block the previous call freed, and an output line still dirty in
     L2 when the next call rewrites it reaches DRAM once for both: with evict-first loads that
-    flattered the hinted kernels by 1-8 % (H200 run 35, benchmarks/hint_check.py)."""
+    flattered the hinted kernels by 1-8 % (H200 run 35, benchmarks/ltx_video/hint_check.py)."""
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):  # warm-up off the capture stream
@@ -1038,7 +1038,7 @@ def main(argv: list[str] | None = None) -> int:
                              " after attn2)")
     parser.add_argument("--one-output-buffer", action="store_true",
                         help="graph timer: discard each call's output, so the calls rewrite one buffer (the timer"
-                             " of runs up to 34; flatters kernels with evict-first loads, see hint_check.py)")
+                             " of runs up to 34; flatters kernels with evict-first loads, see benchmarks/ltx_video/hint_check.py)")
     parser.add_argument("--plan", action="store_true", help="print the measurement plan and estimate, then exit")
     parser.add_argument("--compile-worker", help=argparse.SUPPRESS)  # k/n, internal
     parser.add_argument("--warm-dir", type=Path, help=argparse.SUPPRESS)

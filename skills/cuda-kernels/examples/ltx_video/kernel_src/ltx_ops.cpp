@@ -176,8 +176,8 @@ RowConfig choose_row_config(int64_t d, int n_per_chunk, int target) {
 //   fused add (x, residual, gate, scale, shift [, w]): 4 - 2048 -> 64x4, 3072 -> 96x4;
 //     without a weight the default op runs the lean kernel at 2 chunks instead
 //     (adaln_default_lean below: 2048 -> 128x2, 3072 -> 192x2).
-// Chosen on the H200 by measurement. Plain: benchmarks/sweep_norm_targets.sh +
-// pick_norm_targets.py (run 4, evidence/ltx_video/benchmarks/h200_run4/target_sweep): 4 beat 6 by 2 %
+// Chosen on the H200 by measurement. Plain: benchmarks/ltx_video/sweep_norm_targets.sh +
+// pick_norm_targets.py in the repository (run 4, evidence/ltx_video/benchmarks/h200_run4/target_sweep): 4 beat 6 by 2 %
 // summed over the shapes >= 20 MB; after the FastDiv change (run 20) the weighted norm
 // lost 4-9 % at 2048 and 2688 rows, and bench_ops.py --ops rms_norm --sweep (run 22,
 // evidence/ltx_video/benchmarks/h200_run22) timed 128x2 / 128x3 1.2-8.6 % faster than 64x4 / 96x4 on 6
@@ -343,7 +343,7 @@ Stream launch_stream(int device) {
 // took 3-9 % less time than unhinted ones on calls that fit in L2 and 2-8 % more above. That
 // timer wrote every call's output into one buffer, which stayed in L2 and gave the
 // evict-first loads room nothing in a model gives them. Timed with a fresh output per call
-// (benchmarks/hint_check.py, run 35, evidence/ltx_video/benchmarks/h200_run35) every hinted default was
+// (the repository's benchmarks/ltx_video/hint_check.py, run 35, evidence/ltx_video/benchmarks/h200_run35) every hinted default was
 // slower than its unhinted twin: q/k 20.62 against 19.48 us at 2x1024x2048 and 25.69
 // against 24.08 at 1x2688x2048, the fused add 19.36 against 18.43 at 4x1024x2048, modulate
 // 7.36 against 7.21 at 2x1024x2048. The switch stays for A/B runs in a model

@@ -5,7 +5,7 @@
 # minutes on an H200 with a warm build.
 #
 #   LTX_BUILD_ROOT=/tmp/ksb LTX_DEADLINE_S=360 PYTHONPATH=src:/tmp/site \
-#     bash skills/cuda-kernels/examples/ltx_video/integration/run_gpu.sh OUTDIR
+#     bash benchmarks/ltx_video/run_gpu_e2e.sh OUTDIR
 #
 # Run from anywhere inside the repository. A failing step does not stop the later ones.
 # Environment knobs:
@@ -26,7 +26,8 @@ if [ $# -ne 1 ]; then
 fi
 OUT=$(mkdir -p "$1" && cd "$1" && pwd)
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-REPO=$(cd "$HERE/../../../../.." && pwd)
+REPO=$(cd "$HERE/../.." && pwd)
+INTEGRATION=$REPO/skills/cuda-kernels/examples/ltx_video/integration
 cd "$REPO" || exit 1
 PY=${PYTHON:-python}
 ARCH=${LTX_ARCH:-9.0}
@@ -97,10 +98,10 @@ step gpu_tests 180 "$PY" -m pytest tests/examples/test_ltx_integration.py -m gpu
 
 # 3. end-to-end benchmark (writes JSON after every configuration, RESULTS.md at the end)
 # shellcheck disable=SC2086 # LTX_E2E_ARGS is a list of arguments
-step e2e 330 "$PY" "$HERE/benchmark_e2e.py" --device cuda --package-path "$PKG_PATH" \
+step e2e 330 "$PY" "$INTEGRATION/benchmark_e2e.py" --device cuda --package-path "$PKG_PATH" \
   --out "$OUT/e2e_h200.json" --markdown "$OUT/RESULTS.md" ${LTX_E2E_ARGS:-}
 if [ -f "$OUT/e2e_h200.json" ] && [ ! -f "$OUT/RESULTS.md" ]; then
-  "$PY" "$HERE/make_results_md.py" "$OUT/e2e_h200.json" -o "$OUT/RESULTS.md" >> "$OUT/e2e.log" 2>&1
+  "$PY" "$INTEGRATION/make_results_md.py" "$OUT/e2e_h200.json" -o "$OUT/RESULTS.md" >> "$OUT/e2e.log" 2>&1
 fi
 
 # 4. the skill's injection example, GPU path (opt-in)

@@ -3,7 +3,7 @@
 # micro-benchmarks, and write JSON + RESULTS.md + logs into OUTDIR. A test failure does
 # not stop the benchmarks; the compact summary table is printed last.
 #
-#   bash skills/cuda-kernels/examples/ltx_video/benchmarks/run_gpu.sh OUTDIR [ARCH]
+#   bash benchmarks/ltx_video/run_gpu.sh OUTDIR [ARCH]
 #
 # ARCH defaults to 9.0 (H100/H200). Needs torch (CUDA build), triton, pytest, ninja and an
 # nvcc matching torch's CUDA major version; no diffusers. The whole run is kept under
@@ -12,8 +12,8 @@
 # The benchmark measures every non-compile implementation first, then the torch.compile
 # peers (pre-compiled by worker processes meanwhile); if time still runs short it marks the
 # remaining compile peers skipped, and it writes its JSON after every shape.
-# To publish, copy OUTDIR/bench.json to benchmarks/ (and regenerate RESULTS.md); the rest of
-# OUTDIR is evidence: in the kernel-skills repository it goes to
+# To publish, copy OUTDIR/bench.json to the example's benchmarks/ and regenerate its RESULTS.md
+# with make_results.py; the rest of OUTDIR is evidence: it goes to
 # evidence/ltx_video/benchmarks/<gpu>_run<N>/ (evidence/README.md), never into the skill.
 set -uo pipefail
 
@@ -22,7 +22,7 @@ ARCH=${2:-9.0}
 PY=${PYTHON:-python3}
 BUDGET=${LTX_RUN_BUDGET_S:-300}
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-EXAMPLE=$(dirname "$HERE")
+EXAMPLE=$(cd "$HERE/../../skills/cuda-kernels/examples/ltx_video" && pwd)
 SCRIPTS=$(cd "$EXAMPLE/../../scripts" && pwd)
 BUILD_DIR=${KERNEL_SKILLS_BUILD_ROOT:-${TMPDIR:-/tmp}/kernel-skills-build}/ltx_video
 mkdir -p "$OUT"
@@ -69,7 +69,7 @@ BENCH_TIMEOUT=$(( $(left) - 15 ))
 COMPILE_UNTIL=$(( BENCH_TIMEOUT - 20 ))
 [ $COMPILE_UNTIL -lt 30 ] && COMPILE_UNTIL=30
 echo "[$(elapsed)s] benchmarks (timeout ${BENCH_TIMEOUT}s, torch.compile peers started until ${COMPILE_UNTIL}s)"
-timeout "$BENCH_TIMEOUT" $PY "$HERE/bench_ops.py" --out "$OUT/bench.json" --package-path "$PKG" \
+timeout "$BENCH_TIMEOUT" $PY "$EXAMPLE/benchmarks/bench_ops.py" --out "$OUT/bench.json" --package-path "$PKG" \
   --max-seconds "$COMPILE_UNTIL" > "$OUT/bench.log" 2>&1
 BENCH_RC=$?
 head -n 1 "$OUT/bench.log"

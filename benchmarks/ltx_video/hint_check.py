@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any, Callable
 if TYPE_CHECKING:
     import torch
 
-HERE = Path(__file__).resolve().parent
+BENCH = Path(__file__).resolve().parents[2] / "skills" / "cuda-kernels" / "examples" / "ltx_video" / "benchmarks"
 
 ROPE_SHAPES = [(4, 1024, 2048), (2, 2688, 2048), (1, 8192, 2048)]
 QK_SHAPES = [(2, 1024, 2048), (1, 2688, 2048)]  # within kQkHints' 3/2 of L2: the rule would hint them
@@ -111,8 +111,8 @@ def main(argv: list[str] | None = None) -> int:
     global torch, bench_ops
     import torch
 
-    sys.path.insert(0, str(HERE))
-    import bench_ops  # same directory: shapes, inputs, copy reference, timer
+    sys.path.insert(0, str(BENCH))
+    import bench_ops  # the example's: shapes, inputs, copy reference, timer
 
     if not torch.cuda.is_available():
         print("hint_check: needs a CUDA GPU", file=sys.stderr)
