@@ -1,7 +1,13 @@
 #!/usr/bin/env python3
 """Turn bench_ops.py's JSON into RESULTS.md (and a compact summary table on stdout).
 
-    python make_results.py bench.json [--out RESULTS.md] [--summary]
+    python make_results.py bench.json [--out RESULTS.md] [--summary] [--headline]
+    python make_results.py RUN/bench.json --publish skills/cuda-kernels/examples/ltx_video
+
+--publish writes what the skill ships: EXAMPLE/benchmarks/bench.json without the fields
+that are derived from the raw times or that no shipped text reads (PUBLISH_DROP), one
+record per line, and EXAMPLE/RESULTS.md rendered from it with the headline tables only.
+The run's full JSON and full RESULTS.md stay in evidence/ltx_video/benchmarks/<run>/.
 
 Every number in RESULTS.md is derived here from the raw measurements in the JSON: the
 bytes each call moves, the microseconds of each timer, and ONE copy bandwidth,
@@ -235,6 +241,44 @@ def peer_summary(by_op: dict[str, list[Row]]) -> list[str]:
     return lines
 
 
+HEADLINE_NOTE = ("Every shape's row, per op and peer: this generator's full report of the run's complete JSON,"
+                 " kept with the run's logs in the kernel-skills repository (`evidence/ltx_video/benchmarks/`).\n")
+
+# Fields --publish leaves out: derivable from the raw µs and bytes (GB/s, speedups, best peers by
+# do_bench) or read by no shipped text or test (replay spread, compile time, call count, dtype).
+# graph_pct_copy, pct_copy and the graph timer's best peer stay: the skill quotes them.
+PUBLISH_DROP = {
+    "impl": {"gbs", "graph_gbs", "graph_spread", "compile_s"},
+    "row": {"dtype", "graph_calls", "speedup", "speedup_graph", "best_peer", "speedup_vs_best_peer"},
+}
+
+
+def dumps_records(data: dict[str, Any]) -> str:
+    """JSON with one top-level key per line and one record per line (bench_ops.py writes the same)."""
+    def compact(value: Any) -> str:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+    lines = []
+    for key, value in data.items():
+        if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+            lines.append(f"{compact(key)}:[\n" + ",\n".join(compact(v) for v in value) + "]")
+        else:
+            lines.append(f"{compact(key)}:{compact(value)}")
+    return "{\n" + ",\n".join(lines) + "\n}\n"
+
+
+def published(data: dict[str, Any]) -> dict[str, Any]:
+    """The run's JSON as the skill ships it: every record, without PUBLISH_DROP's fields."""
+    out = dict(data)
+    out["results"] = [
+        {**{k: v for k, v in row.items() if k not in PUBLISH_DROP["row"]},
+         "impls": {name: {k: v for k, v in impl.items() if k not in PUBLISH_DROP["impl"]}
+                   for name, impl in row["impls"].items()}}
+        for row in data["results"]
+    ]
+    return out
+
+
 def is_rotated(data: dict[str, Any]) -> bool:
     """True for format 2: the graph timer rotated inputs past L2 and carries the verdicts."""
     return int(data.get("format", 1)) >= 2
@@ -250,9 +294,10 @@ def _output_note(data: dict) -> str:
             " call (H200 run 35, README \"Cache hints and the benchmark's output buffer\").")
 
 
-def render(data: dict[str, Any], json_name: str) -> str:
+def render(data: dict[str, Any], json_name: str, headline: bool = False) -> str:
+    """RESULTS.md; `headline` keeps the targets and peer-summary tables, not every row."""
     if is_rotated(data):
-        return render_v2(data, json_name)
+        return render_v2(data, json_name, headline)
     copy_gbs = float(data["copy_bandwidth_gbs"])
     rows = [derive(r, copy_gbs) for r in data["results"]]
     by_op: dict[str, list[Row]] = {}
@@ -306,6 +351,8 @@ def render(data: dict[str, Any], json_name: str) -> str:
     out += ["", "Every shape, against the best measured peer:", ""]
     out += peer_summary(by_op)
     out.append("")
+    if headline:
+        return "\n".join(out + [HEADLINE_NOTE])
     for op, op_rows in by_op.items():
         out += [f"## {OP_TITLES.get(op, op)} (`{op}`)", ""]
         out += op_table(op_rows)
@@ -485,7 +532,7 @@ def sweep_table(sweep: list[dict[str, Any]], copy_gbs: float, graph_first: bool,
     return out + [""]
 
 
-def render_v2(data: dict[str, Any], json_name: str) -> str:
+def render_v2(data: dict[str, Any], json_name: str, headline: bool = False) -> str:
     copy_gbs = float(data["copy_bandwidth_gbs"])
     rows = [derive(r, copy_gbs) for r in data["results"]]
     by_op: dict[str, list[Row]] = {}
@@ -542,6 +589,8 @@ def render_v2(data: dict[str, Any], json_name: str) -> str:
     out += ["", "Every shape, against the best measured peer:", ""]
     out += peer_summary_v2(by_op)
     out.append("")
+    if headline:
+        return "\n".join(out + [HEADLINE_NOTE])
     for op, op_rows in by_op.items():
         out += [f"## {OP_TITLES.get(op, op)} (`{op}`)", ""]
         out += op_table_v2(op_rows, sets_by_op[op])
@@ -591,19 +640,28 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("json", type=Path)
     parser.add_argument("--out", type=Path, help="RESULTS.md to write (default: next to the JSON)")
     parser.add_argument("--summary", action="store_true", help="also print a compact table")
+    parser.add_argument("--headline", action="store_true", help="only the targets and peer-summary tables")
+    parser.add_argument("--publish", type=Path, metavar="EXAMPLE",
+                        help="write EXAMPLE/benchmarks/bench.json (published fields) and EXAMPLE/RESULTS.md (headline)")
     args = parser.parse_args(argv)
     try:
         data = json.loads(args.json.read_text())
     except (OSError, json.JSONDecodeError) as exc:
         print(f"make_results.py: cannot read {args.json}: {exc}", file=sys.stderr)
         return 1
+    if args.publish:
+        data = published(data)
+        (args.publish / "benchmarks" / "bench.json").write_text(dumps_records(data), encoding="utf-8")
+        (args.publish / "RESULTS.md").write_text(render(data, "benchmarks/bench.json", headline=True), encoding="utf-8")
+        print(f"wrote {args.publish / 'benchmarks' / 'bench.json'} and {args.publish / 'RESULTS.md'}")
+        return 0
     out = args.out or args.json.with_name("RESULTS.md")
     # links in RESULTS.md are relative to where it is written
     try:
         json_link = Path(os.path.relpath(args.json.resolve(), out.resolve().parent)).as_posix()
     except ValueError:
         json_link = args.json.name
-    out.write_text(render(data, json_link))
+    out.write_text(render(data, json_link, args.headline))
     print(f"wrote {out}")
     if args.summary:
         print(summary(data))

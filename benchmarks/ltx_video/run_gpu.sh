@@ -12,9 +12,8 @@
 # The benchmark measures every non-compile implementation first, then the torch.compile
 # peers (pre-compiled by worker processes meanwhile); if time still runs short it marks the
 # remaining compile peers skipped, and it writes its JSON after every shape.
-# To publish, copy OUTDIR/bench.json to the example's benchmarks/ and regenerate its RESULTS.md
-# with make_results.py; the rest of OUTDIR is evidence: it goes to
-# evidence/ltx_video/benchmarks/<gpu>_run<N>/ (evidence/README.md), never into the skill.
+# OUTDIR is evidence: it goes to evidence/ltx_video/benchmarks/<gpu>_run<N>/ (evidence/README.md),
+# never into the skill; publish its bench.json with make_results.py --publish.
 set -uo pipefail
 
 OUT=${1:?usage: run_gpu.sh OUTDIR [ARCH]}

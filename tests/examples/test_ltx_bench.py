@@ -250,6 +250,16 @@ def test_the_cache_hint_check_explains_itself_and_refuses_a_machine_without_gpu(
     assert run.returncode == 2 and "needs a CUDA GPU" in run.stderr
 
 
+def test_the_benchmark_writes_the_published_json_layout(bench_ops, make_results) -> None:
+    data = {"format": 2, "plan": {"cases": 1}, "results": [{"op": "gelu_tanh", "impls": {"kernel": {"us": 1.5}}},
+                                                            {"op": "rope_interleaved", "shape": [1, 2, 4]}],
+            "rope_sweep": [], "elapsed_s": 1.0}
+    text = bench_ops.dumps_records(data)
+    assert text == make_results.dumps_records(data)
+    assert json.loads(text) == data
+    assert text.splitlines()[4] == '{"op":"gelu_tanh","impls":{"kernel":{"us":1.5}}},'  # one record per line
+
+
 def test_the_benchmarks_flag_numbers_are_the_packages(bench_ops) -> None:
     # bench_ops.py plans its sweeps without importing the built package, so it repeats the
     # flag bits; a renumbered flag in torch-ext must not leave the sweep timing another kernel.

@@ -91,7 +91,20 @@ def test_committed_results_md_is_make_results_output_of_the_committed_json() -> 
     make_results = _load_by_path(MAKE_RESULTS, "ltx_make_results")
     data = json.loads((EXAMPLE / "benchmarks" / "bench.json").read_text())
     assert data["device"] == "NVIDIA H200" and data["copy_bandwidth_gbs"] > 4000
-    assert (EXAMPLE / "RESULTS.md").read_text() == make_results.render(data, "benchmarks/bench.json")
+    assert (EXAMPLE / "RESULTS.md").read_text() == make_results.render(data, "benchmarks/bench.json", headline=True)
+
+
+def test_the_published_json_is_the_runs_json_less_the_dropped_fields() -> None:
+    # The skill ships the published form (make_results.py --publish) of the run whose full JSON
+    # and full RESULTS.md stay in evidence/; both reports agree on every headline number.
+    make_results = _load_by_path(MAKE_RESULTS, "ltx_make_results")
+    run = REPO / "evidence" / "ltx_video" / "benchmarks" / "h200_run42"
+    full = json.loads((run / "bench.json").read_text())
+    shipped = (EXAMPLE / "benchmarks" / "bench.json").read_text(encoding="utf-8")
+    assert shipped == make_results.dumps_records(make_results.published(full))
+    assert (run / "RESULTS.md").read_text() == make_results.render(full, "bench.json")
+    slim = json.loads(shipped)
+    assert make_results.render(slim, "x") == make_results.render(full, "x")  # nothing the report reads was dropped
 
 
 def test_every_percentage_comes_from_raw_times_and_one_copy_reference() -> None:

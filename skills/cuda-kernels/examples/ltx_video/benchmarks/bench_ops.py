@@ -883,6 +883,20 @@ def run_qk_sweep(pkg, runner: Runner) -> list[dict]:
 # ------------------------------------------------------------------------------ plan
 
 
+def dumps_records(data: dict[str, Any]) -> str:
+    """JSON with one top-level key per line and one record per line: small and diffable."""
+    def compact(value: Any) -> str:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+    lines = []
+    for key, value in data.items():
+        if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+            lines.append(f"{compact(key)}:[\n" + ",\n".join(compact(v) for v in value) + "]")
+        else:
+            lines.append(f"{compact(key)}:{compact(value)}")
+    return "{\n" + ",\n".join(lines) + "\n}\n"
+
+
 def plan(selected: list[dict], workers: int, sweep: bool, adaln_sweep_n: int = 0, rope_sweep_n: int = 0,
          qk_sweep_n: int = 0, gelu_sweep_n: int = 0) -> dict[str, Any]:
     """Counts of measurements and compiles, and the seconds they should take (EST_* rates)."""
@@ -1123,7 +1137,7 @@ def main(argv: list[str] | None = None) -> int:
     def save() -> None:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         tmp = args.out.with_name(args.out.name + ".tmp")
-        tmp.write_text(json.dumps(result, indent=1))
+        tmp.write_text(dumps_records(result))
         tmp.replace(args.out)  # partial results survive a timeout, never half a file
 
     try:
