@@ -101,7 +101,7 @@ step gpu_tests 180 "$PY" -m pytest tests/examples/test_ltx_integration.py -m gpu
 step e2e 330 "$PY" "$INTEGRATION/benchmark_e2e.py" --device cuda --package-path "$PKG_PATH" \
   --out "$OUT/e2e_h200.json" --markdown "$OUT/RESULTS.md" ${LTX_E2E_ARGS:-}
 if [ -f "$OUT/e2e_h200.json" ] && [ ! -f "$OUT/RESULTS.md" ]; then
-  "$PY" "$INTEGRATION/make_results_md.py" "$OUT/e2e_h200.json" -o "$OUT/RESULTS.md" >> "$OUT/e2e.log" 2>&1
+  "$PY" "$HERE/make_results_md.py" "$OUT/e2e_h200.json" -o "$OUT/RESULTS.md" >> "$OUT/e2e.log" 2>&1
 fi
 
 # 4. the skill's injection example, GPU path (opt-in)

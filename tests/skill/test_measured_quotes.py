@@ -242,7 +242,7 @@ QUOTES = [
     Quote(H200, LTX_E2E, _ltx_step(2, "compile"), "against {} ms for `torch.compile` alone", "{:.2f}"),
     Quote(H200, LTX_E2E, _ltx_step(1, "patched+compile"), "({} vs", "{:.2f}"),
     Quote(H200, LTX_E2E, _ltx_step(1, "compile"), "vs {} ms here", "{:.2f}"),
-    # ratios of the medians, as integration/RESULTS.md and the example README compute them
+    # ratios of the medians, as benchmark_e2e.py's report and the example README compute them
     Quote(H200, LTX_E2E, lambda d: _ltx_step(1, "compile+cudagraph")(d) / _ltx_step(1, "patched+compile+cudagraph")(d),
           "ms at batch 1 ({}×)", "{:.2f}"),
     Quote(H200, LTX_E2E, lambda d: _ltx_step(2, "compile+cudagraph")(d) / _ltx_step(2, "patched+compile+cudagraph")(d),
