@@ -1,5 +1,5 @@
 // gelu_kernels.cuh - the GELU-tanh kernel (notes in gelu.cu).
-// Header-only so that tests/test_kernels_emulated.py can run them on a CPU.
+// Header-only so that tests/kernels_emulated.cpp can run them on a CPU.
 #pragma once
 
 #include "ltx_common.cuh"

@@ -3,7 +3,7 @@
 // Header-only code for the kernels: dtype dispatch, conversion to and from
 // fp32, 16-byte "packs" with a vector path and a bounds-checked scalar path,
 // and the reduction of one row's partial sums. CUDA headers only - no ATen
-// (see ltx_kernels.h for why), no c10 (tests/test_kernels_emulated.py
+// (see ltx_kernels.h for why), no c10 (tests/kernels_emulated.cpp
 // compiles the kernels for a CPU).
 #pragma once
 

@@ -82,7 +82,7 @@ struct RowIndex {
 // below 1 / d: floor(n * m / 2^p) = floor(n / d). m < 2^32 because d > 2^(l-1), and
 // p >= 32 for d >= 2, so the shift is p - 32 after the multiply-high. d == 1 (and d >= 2^31,
 // which only RowIndex can meet) get mul 0.
-// tests/test_kernels_emulated.py checks both uses against exact division.
+// tests/kernels_emulated.cpp checks both uses against exact division.
 inline FastDiv make_fast_div(int64_t d) {
   FastDiv f{0, 0};
   if (d >= 2 && d < (int64_t{1} << 31)) {

@@ -1,5 +1,5 @@
 // rms_norm_kernels.cuh - the RMSNorm kernels (design notes in rms_norm.cu and README.md).
-// Header-only so that tests/test_kernels_emulated.py can run them on a CPU.
+// Header-only so that tests/kernels_emulated.cpp can run them on a CPU.
 #pragma once
 
 #include "ltx_common.cuh"

@@ -1,5 +1,5 @@
 // rope_kernels.cuh - the RoPE and fused q/k norm + RoPE kernels (notes in rope.cu).
-// Header-only so that tests/test_kernels_emulated.py can run them on a CPU.
+// Header-only so that tests/kernels_emulated.cpp can run them on a CPU.
 #pragma once
 
 #include "ltx_common.cuh"

@@ -4,11 +4,17 @@
   and agrees with the float64 formulas;
 - the package routes CPU tensors to the reference;
 - every op's fake kernel gives the CUDA op's output shape, dtype and (contiguous) strides
-  under FakeTensorMode with CUDA fake tensors, which needs no GPU.
+  under FakeTensorMode with CUDA fake tensors, which needs no GPU;
+- the CUDA kernels themselves, compiled with g++ against the CPU emulator, match float64.
 """
 
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
 from types import ModuleType
 
 import pytest
@@ -246,11 +252,6 @@ def test_a_switch_sets_the_process_wide_setting_and_returns_the_old_one(kernels:
 def test_the_environment_sets_a_switch_s_starting_value(
     kernels: ModuleType, switch: str, env_name: str, cases: tuple[tuple[str, str], ...]
 ) -> None:
-    import os
-    import subprocess
-    import sys
-    from pathlib import Path
-
     package_parent = Path(kernels.__file__).resolve().parents[1]
     # the first call returns the value the environment gave; the second what the first set
     code = f"import ltx_video_kernels as k; print(k.{switch}(True), k.{switch}(True))"
@@ -266,3 +267,60 @@ def test_ops_run_on_meta_tensors(kernels: ModuleType) -> None:
     x = torch.empty(5, 7, 32, device="meta", dtype=torch.float16)
     out = kernels.ops.rms_norm(x, None, 1e-6)
     assert out.device.type == "meta" and out.shape == x.shape and out.dtype == x.dtype
+
+
+# ------------------------------------------------------------ the kernels on the CPU emulator
+# kernels_emulated.cpp includes kernel_src/*_kernels.cuh as they are, with the skill's CPU
+# emulator standing in for the CUDA runtime (threads, barriers, warp shuffles, __shared__),
+# and compares every launch configuration, layout and dtype with float64 math. It catches
+# indexing, masking, reduction and pairing mistakes without a GPU; speed and real warp
+# scheduling are the `gpu` tests' job. LTX_EMULATION_FULL=1 runs every configuration
+# instead of a representative half.
+
+HERE = Path(__file__).resolve().parent
+KERNEL_SRC = HERE.parent / "kernel_src"
+SOURCE = HERE / "kernels_emulated.cpp"
+
+
+def _cuda_include() -> Path | None:
+    """A directory with cuda_fp16.h / cuda_bf16.h / cuda_runtime.h (host-side use only)."""
+    candidates: list[Path] = []
+    for var in ("CUDA_HOME", "CUDA_PATH"):
+        if os.environ.get(var):
+            candidates.append(Path(os.environ[var]) / "include")
+    nvcc = shutil.which("nvcc")
+    if nvcc:
+        candidates.append(Path(nvcc).resolve().parent.parent / "include")
+    candidates.append(Path("/usr/local/cuda/include"))
+    for entry in sys.path:  # the CUDA wheels torch depends on ship the same headers
+        candidates += sorted(Path(entry).glob("nvidia/cu*/include")) + sorted(Path(entry).glob("nvidia/cuda_runtime/include"))
+    for c in candidates:
+        if (c / "cuda_fp16.h").is_file() and (c / "cuda_bf16.h").is_file() and (c / "cuda_runtime.h").is_file():
+            return c
+    return None
+
+
+@pytest.fixture(scope="module")
+def emulator(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    cxx = os.environ.get("CXX") or shutil.which("g++") or shutil.which("c++")
+    if cxx is None:
+        pytest.skip("no C++ compiler on PATH")
+    include = _cuda_include()
+    if include is None:
+        pytest.skip("CUDA headers (cuda_fp16.h, cuda_bf16.h, cuda_runtime.h) not found")
+    exe = tmp_path_factory.mktemp("emulation") / "kernels_emulated"
+    cmd = [cxx, "-std=c++20", "-O1", "-w", "-DLTX_CPU_EMULATION", f"-I{KERNEL_SRC}", f"-I{include}",
+           str(SOURCE), "-o", str(exe), "-lpthread"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, f"{' '.join(cmd)}\n{proc.stderr[-4000:]}"
+    return exe
+
+
+@pytest.mark.slow
+def test_kernels_match_float64_on_the_cpu_emulator(emulator: Path) -> None:
+    args = ["full"] if os.environ.get("LTX_EMULATION_FULL") == "1" else []
+    proc = subprocess.run([str(emulator), *args], capture_output=True, text=True, timeout=1800)
+    report = proc.stdout[-6000:] + proc.stderr[-2000:]
+    assert proc.returncode == 0, report
+    assert "failures: 0" in proc.stdout, report
+    assert "FAIL" not in proc.stdout, report

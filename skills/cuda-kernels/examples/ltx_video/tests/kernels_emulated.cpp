@@ -1,6 +1,7 @@
-// kernels_emulated.cpp - the example's CUDA kernels run on a CPU (emu.h) against float64.
+// kernels_emulated.cpp - the example's CUDA kernels run on a CPU against float64, through
+// the skill's CPU emulator (assets/emulator/cuda_emu.h, references/cpu-emulator.md).
 //
-// Built and run by tests/test_kernels_emulated.py:
+// Built and run by test_ltx_kernels_cpu.py (test_kernels_match_float64_on_the_cpu_emulator):
 //   g++ -std=c++20 -O1 -DLTX_CPU_EMULATION -I<kernel_src> -I<cuda include> kernels_emulated.cpp -lpthread
 //   ./a.out [full]
 // It calls the kernels directly with hand-built NormArgs/RopeArgs: every launch
@@ -8,7 +9,36 @@
 // [B, 1, D] AdaLN slices, [1, S, D] cos/sin), the vector and the scalar paths, the fused
 // residual add, the looping kernel and the grid-stride loops, in fp32, fp16 and bf16.
 // Exit status 0 and "failures: 0" when every output is within the GPU tests' bounds.
-#include "emu.h"
+#include "../../../assets/emulator/cuda_emu.h"
+
+// The most dynamic shared memory an sm_90 block may opt into; every emu_launch gets it.
+inline constexpr size_t kEmuDynamicSmemBytes = 227 * 1024;
+// What the kernel headers call under LTX_CPU_EMULATION (defined before they are included).
+#define emu_dynamic_smem (::emu::dynamic_smem<unsigned char>())
+
+inline void emu_check_align(const void* p, uintptr_t bytes = 16) {
+  if (reinterpret_cast<uintptr_t>(p) % bytes != 0) {
+    std::fprintf(stderr, "misaligned %u-byte access at %p\n", static_cast<unsigned>(bytes), p);
+    std::abort();
+  }
+}
+
+// Runs kernel() as every thread of a grid of `grid` blocks of `block` threads; aborts on a
+// launch failure (the exit status reports it).
+template <typename F>
+void emu_launch(unsigned grid, unsigned block, F kernel) {
+  static const char key = 0;  // the launch's identity for the shared-memory opt-in
+  cudaFuncSetAttribute(&key, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kEmuDynamicSmemBytes));
+  emu::LaunchShape s;
+  s.grid = dim3(grid);
+  s.block = dim3(block);
+  s.smem = kEmuDynamicSmemBytes;
+  const std::function<void()> body = kernel;
+  if (emu::launch(s, &key, body) != cudaSuccess) {
+    std::fprintf(stderr, "launch failed: %s\n", emu::last_failure().c_str());
+    std::abort();
+  }
+}
 
 #include <algorithm>
 #include <cstdio>
