@@ -337,7 +337,7 @@ def render(data: dict[str, Any], json_name: str, headline: bool = False) -> str:
         "- Bytes moved count every input and output once (cos/sin included for RoPE); all tensors bf16.",
         "- Peers: *eager* is diffusers' own expression (reference.py; `F.rms_norm` for torch.nn.RMSNorm),"
         " *compile* is `torch.compile` of that same expression after `torch._dynamo.reset()` for every shape,"
-        " *triton* a plain one-row-per-program Triton RMSNorm (benchmarks/triton_rmsnorm.py), *kernels unfused*"
+        " *triton* a plain one-row-per-program Triton RMSNorm (bench_ops.py's triton_rms_norm), *kernels unfused*"
         " this package's own unfused kernels (not a peer). `x vs P` = P's time / the kernel's time (> 1: the"
         " kernel is faster); cells read do_bench / graph. *skipped*: the run's time budget ran out before"
         " that `torch.compile` peer, so it was not measured.",
@@ -574,7 +574,7 @@ def render_v2(data: dict[str, Any], json_name: str, headline: bool = False) -> s
         "- Peers: *eager* is diffusers' own expression (reference.py; `F.rms_norm` for torch.nn.RMSNorm),"
         " *compile* is `torch.compile` of that same expression after `torch._dynamo.reset()` for every shape"
         f" ({data.get('compile_warmup', 'compiled in the main process')}), *triton* a plain one-row-per-program"
-        " Triton RMSNorm (benchmarks/triton_rmsnorm.py), *kernels unfused* this package's own unfused kernels (not"
+        " Triton RMSNorm (bench_ops.py's triton_rms_norm), *kernels unfused* this package's own unfused kernels (not"
         " a peer), *kernel, PDL off* the kernel launched without programmatic dependent launch (not a peer; in"
         " the graph timer's back-to-back calls PDL lets each call start while the one before it drains, which"
         " in a model happens only after another PDL kernel). `x vs P` = P's time / the kernel's time (> 1: the kernel is faster); cells read graph / do_bench."

@@ -80,6 +80,12 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
+try:  # the Triton peer below; nothing else here needs Triton at import
+    import triton
+    import triton.language as tl
+except ImportError:
+    triton = None
+
 HERE = Path(__file__).resolve().parent
 FORMAT = 2  # bench.json layout: 2 = rotated-input graph timer (make_results.py renders 1 and 2)
 DEFAULT_L2_BYTES = 60 * 1024 * 1024  # H200; used only when the device does not report its L2
@@ -393,13 +399,47 @@ def max_rel_diff(a: torch.Tensor, b: torch.Tensor) -> float:
 # peers. compile_* entries are compiled per shape after torch._dynamo.reset().
 
 
+if triton is not None:
+    # A plain Triton RMSNorm, the "what a competent first Triton kernel gets" peer: one program
+    # per row, the whole row in one block (BLOCK = next power of two of D), fp32 math, one
+    # rounding; no tuning beyond the usual warp-count rule.
+    @triton.jit
+    def _rms_norm_row(x_ptr, w_ptr, y_ptr, row_stride, d, eps, HAS_WEIGHT: tl.constexpr, BLOCK: tl.constexpr):
+        row = tl.program_id(0).to(tl.int64)
+        cols = tl.arange(0, BLOCK)
+        mask = cols < d
+        x = tl.load(x_ptr + row * row_stride + cols, mask=mask, other=0.0).to(tl.float32)
+        rstd = 1.0 / tl.sqrt(tl.sum(x * x, axis=0) / d + eps)
+        y = x * rstd
+        if HAS_WEIGHT:
+            y = y * tl.load(w_ptr + cols, mask=mask, other=0.0).to(tl.float32)
+        tl.store(y_ptr + row * d + cols, y.to(y_ptr.dtype.element_ty), mask=mask)
+
+
+def triton_rms_norm(x: torch.Tensor, weight: torch.Tensor | None, eps: float) -> torch.Tensor:
+    d = x.shape[-1]
+    x2 = x.reshape(-1, d)
+    if x2.stride(-1) != 1:
+        x2 = x2.contiguous()
+    y = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    rows = x2.shape[0]
+    if rows == 0:
+        return y
+    block = triton.next_power_of_2(d)
+    num_warps = min(max(block // 256, 1), 8)
+    _rms_norm_row[(rows,)](
+        x2, weight if weight is not None else x2, y, x2.stride(0), d, eps,
+        HAS_WEIGHT=weight is not None, BLOCK=block, num_warps=num_warps,
+    )
+    return y
+
+
 def cases(pkg, quick: bool) -> list[dict]:
     ref = pkg.reference
     el = 2  # bf16
     out: list[dict] = []
     issue = ISSUE_SHAPES[:3] + ISSUE_SHAPES[-1:] if quick else ISSUE_SHAPES
     norm_shapes = issue + LTX_SHAPES
-    from triton_rmsnorm import rms_norm as triton_rms_norm
 
     # torch.nn.RMSNorm (LTX's norm_q / norm_k: weight over inner_dim, eps 1e-5)
     for shape in norm_shapes + ([] if quick else LTX_CROSS_K):
