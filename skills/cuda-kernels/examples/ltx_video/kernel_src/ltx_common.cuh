@@ -72,7 +72,7 @@ inline void require_row_shape(const Args& a, const char* launcher) {
 // calls griddepcontrol.launch_dependents: a grid then lets the next PDL kernel launch as
 // its last blocks exit. Triggering first thing in every block let the next grid's blocks
 // take SM slots while this grid still ran, and made the one-wave GELU grids slower and
-// erratic (H200 run 28, 2x1024x2048: 7.34 us with a 6 % spread, 6.63 us without PDL).
+// erratic (H200, 2x1024x2048: 7.34 us with a 6 % spread, 6.63 us without PDL).
 // An sm_90 instruction: a no-op on older GPUs and on the CPU.
 __device__ __forceinline__ void pdl_wait() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900

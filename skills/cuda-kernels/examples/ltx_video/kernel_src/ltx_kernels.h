@@ -235,7 +235,7 @@ constexpr int kRowsReload = 128;
 // for its lean kernel. Sweep knob.
 constexpr int kLeanHints = 256;
 // The default ops' rule for kLeanHints, applied only while set_cache_hints(true) has switched
-// it on (off by default; ltx_ops.cpp, default_hints, quotes the runs that decided both): a
+// it on (off by default; ltx_ops.cpp, default_hints, quotes the timings behind both): a
 // call gets the hints while the bytes it moves stay within num/den of the L2 size (q/k norm +
 // RoPE 3/2, the weightless fused add 5/4) and, for q/k, no cos/sin row is read by two rows
 // (own_rows). Host-only and pure, so the CPU emulation test checks them.
@@ -244,7 +244,7 @@ constexpr int kAddHintsNum = 5, kAddHintsDen = 4;
 // The weightless modulate op runs the lean kernel (with the cache hints when they are switched
 // on: such a call always passes the fused add's hint limit) instead of the pipelined one while
 // x and the output together stay within num/den of the L2 size (adaln_default_lean in
-// ltx_ops.cpp quotes runs 28, 30 and 37).
+// ltx_ops.cpp quotes the timings).
 constexpr int kModLeanNum = 1, kModLeanDen = 3;
 inline bool within_l2_share(int64_t bytes, int64_t l2, int num, int den) {
   return l2 > 0 && bytes * den <= l2 * num;
@@ -324,7 +324,7 @@ constexpr int kRopeNarrowElems[] = {2, 4};
 constexpr int kRopeStreaming = 1;
 void launch_rope_narrow(DType dt, const RopeArgs& a, int elems, bool streaming, const Stream& stream);
 // lean: the one-chunk variant held to 48 registers (vpt 1, tpr <= kMaxLeanRopeBlock, rows < 2^31;
-// the default wherever those hold since run 19, else rms_norm_rope_qk_with_config's flag kRowsLean).
+// the default wherever those hold, else rms_norm_rope_qk_with_config's flag kRowsLean).
 constexpr int kMaxLeanRopeBlock = 256;
 // prefetch: the persistent lean kernel that requests each thread's next row before reducing
 // its current one (rope_kernels.cuh, rms_norm_rope_prefetch_kernel), kPrefetchRopeBlocks
@@ -333,7 +333,7 @@ constexpr int kQkPrefetch = 512;
 constexpr int kPrefetchRopeBlocks = 3;
 // The default q/k op (q and k given, the lean kernel's conditions, no cache hints) runs the
 // prefetching kernel while each of its blocks loops over at most kQkPrefetchMaxRounds row
-// groups. bench_ops.py --sweep-qk, H200 run 41 (d = 2048, bf16, 132 SMs: 396 blocks): 2.0-3.4 %
+// groups. bench_ops.py --sweep-qk on the H200 (d = 2048, bf16, 132 SMs: 396 blocks): 2.0-3.4 %
 // less time than the lean kernel at 1024, 2048 and 2688 rows (3, 6 and 7 rounds; 2x1024x2048
 // 19.52 against 20.06 us), 0.8-1.8 % more at 4096, 5376 and 8192 rows (11-21 rounds).
 // Host-only and pure, so the CPU emulation test checks it.
@@ -352,7 +352,7 @@ void launch_rms_norm_rope(DType dt, const RopeArgs& a, int vpt, bool lean, bool 
 constexpr int kGeluMaxThreads = 256;
 constexpr int kGeluThreadChoices[] = {64, 128, 256};
 constexpr int kGeluUnrollChoices[] = {1, 2, 4, 8};
-constexpr int kGeluDefaultThreads = 128, kGeluDefaultUnroll = 1;  // run 38 (gelu_default_config)
+constexpr int kGeluDefaultThreads = 128, kGeluDefaultUnroll = 1;  // measured: gelu_default_config
 void launch_gelu_tanh(DType dt, const void* x, void* y, int64_t n, bool vec, int threads, int unroll,
                       const Stream& stream);
 

@@ -176,20 +176,11 @@ RowConfig choose_row_config(int64_t d, int n_per_chunk, int target) {
 //   fused add (x, residual, gate, scale, shift [, w]): 4 - 2048 -> 64x4, 3072 -> 96x4;
 //     without a weight the default op runs the lean kernel at 2 chunks instead
 //     (adaln_default_lean below: 2048 -> 128x2, 3072 -> 192x2).
-// Chosen on the H200 by measurement. Plain: benchmarks/ltx_video/sweep_norm_targets.sh +
-// pick_norm_targets.py in the repository (run 4, evidence/ltx_video/benchmarks/h200_run4/target_sweep): 4 beat 6 by 2 %
-// summed over the shapes >= 20 MB; after the FastDiv change (run 20) the weighted norm
-// lost 4-9 % at 2048 and 2688 rows, and bench_ops.py --ops rms_norm --sweep (run 22,
-// evidence/ltx_video/benchmarks/h200_run22) timed 128x2 / 128x3 1.2-8.6 % faster than 64x4 / 96x4 on 6
-// of 9 shapes, so the target is 3, the one that picks both. Modulate and fused add: bench_ops.py --sweep-adaln
-// (run 5, evidence/ltx_video/benchmarks/h200_run5/adaln_sweep.json), every threads x chunks of the rows
-// kernel and of the column-stationary kernel on the >= 64 MB and 2688-token shapes: the
-// fused add at 4 chunks was 1.13-1.28x faster than at 2 on this kernel (the earlier target
-// sweep never tried 4 for it; the lean kernel at 2 chunks beat both in run 16), modulate
-// at 2048 fastest at 64x4; no column-stationary point beat the best rows kernel by more
-// than 6 %. Modulate at 3072 ran 128x3 (1.05x faster than 96x4 on
-// the rows kernel in run 5) until run 13 put the pipelined kernel first there, where 96x4
-// was 0.6-1.2 % faster than 128x3.
+// Chosen on the H200 by timing every threads x chunks (bench_ops.py --sweep, --sweep-adaln;
+// repository evidence/ltx_video/HISTORY.md): plain 128x2 / 128x3 were 1.2-8.6 % faster than
+// 64x4 / 96x4 on 6 of 9 shapes; the fused add was 1.13-1.28x faster at 4 chunks than at 2 on
+// the rows kernel; modulate was fastest at 64x4 (2048) and, pipelined, at 96x4 (0.6-1.2 %
+// ahead of 128x3 at 3072). No column-stationary point beat the best rows kernel by > 6 %.
 int norm_target_vpt(bool mod, bool add) { return add ? 4 : mod ? 4 : 3; }
 
 // The largest chunk count with a rows kernel for this operand set (rms_norm.cu).
@@ -228,16 +219,10 @@ struct NormRequest {
 };
 
 // Pipeline stages the default AdaLN ops run the pipelined kernel with (0 = the rows kernel),
-// by operand set and the rows configuration chosen for the row. Measured by
-// bench_ops.py --sweep-adaln on the H200 (run 10, evidence/ltx_video/benchmarks/h200_run10): modulate at
-// 64x4 (d = 2048) took 6-11 % less time with 2 stages than the rows kernel on all 7 shapes
-// with d = 2048 (3 stages: -1 to +5 % against 2); at d = 3072 the best pipelined point was
-// within 1 % of the 128x3 rows kernel either way; the fused add at 64x4 took 5-8 % more
-// time pipelined. Run 13 (evidence/ltx_video/benchmarks/h200_run13, after the per-row and per-element
-// instruction cuts): 2 stages were the fastest or within 1 % of the fastest point for
-// modulate on all 9 sweep shapes, now also at d = 3072 (96x4: 7.7 % and 4.5 % less time
-// than the 128x3 rows kernel at 2x4096x3072 and 4x4096x3072); the fused add stayed fastest
-// on the rows kernel at 8 of 9 shapes.
+// by operand set. bench_ops.py --sweep-adaln on the H200: modulate with 2 stages was the
+// fastest point or within 1 % of it on all 9 sweep shapes (7.7 % and 4.5 % less time than
+// the 128x3 rows kernel at 2x4096x3072 and 4x4096x3072; 3 stages -1 to +5 % against 2); the
+// fused add stayed fastest on the rows kernel on 8 of 9.
 int adaln_default_stages(bool add) { return add ? 0 : 2; }
 
 // One attribute of a device, queried once per device and kept: the launch path of a
@@ -263,29 +248,18 @@ int64_t sm_count(int device) { return device_attribute<cudaDevAttrMultiProcessor
 
 // Whether the default ops run the lean rows kernel (kRowsLean) at kMaxVptLean chunks per
 // thread instead of norm_target_vpt's configuration.
-// The fused residual add + AdaLN without a weight (LTX's h + attn2(h) followed by norm2
-// and the MLP's AdaLN, once per block), always: bench_ops.py --sweep-adaln on the H200
-// (run 16, evidence/ltx_video/benchmarks/h200_run16) found lean at 2 chunks (2048 -> 128x2, 3072 -> 192x2)
-// the fastest point on all 9 sweep shapes, 1.4-11.6 % less time than the 4-chunk rows kernel
-// (4x1024x2048: 18.67 against 20.70 us); without the gate, as LTX calls it, 1.1-9.7 % less
-// on all 9 (run 18, h200_run18/adaln_sweep_ungated.json). Ncu put the two side by side at
-// 4x1024x2048: 64 registers and 44 % achieved occupancy against 126 and 23 %.
-// Modulate alone without a weight, only for small calls: x and the output within 1/3 of the
-// L2 size (kModLeanNum/Den; modulate_bytes = 2 * rows * d * element size): the lean kernel at
-// 128x2, with the cache hints only where default_hints is switched on (at most 1/3 of L2 is
-// inside the fused add's 5/4). With programmatic dependent
-// launch and its early trigger (run 28, evidence/ltx_video/benchmarks/h200_run28) the hinted lean kernel took 10 % and 13 %
-// less time than the pipelined kernel at 8.4 and 16.8 MB moved (1x1024x2048: 3.63 against
-// 4.04 us, 2x1024x2048: 5.91 against 6.76; plain lean 3.59 / 5.89); without the trigger, as
-// the default in run 30 (h200_run30), 10 % and 4 % less (3.70 / 6.01 us against the
-// pipelined kernel's 4.10 / 6.28; plain lean 4.04 / 6.08). Those timers kept one output
-// buffer, which flattered the hints (default_hints). From 33.6 MB up it was 2 % less to
-// 23 % more. In run 25, without PDL, it was 7.7 % and 1.8 % less. At 22 MB (LTX's
-// 1x2688x2048) it was 0.5 % and 3.9 % less in runs 28 and 30: not yet covered, a wider limit
-// needs a full run. Above the limit the pipelined kernel stays, which beat lean on 8 of 9
-// shapes in run 16. With a weight the lean 2-chunk fused add spills (ptxas -v, sm_90) and neither
-// weighted case was measured, and without scale/shift there is no lean kernel: all keep
-// norm_target_vpt's configuration.
+// The fused residual add + AdaLN without a weight (LTX's h + attn2(h) followed by norm2 and
+// the MLP's AdaLN), always: the fastest point of bench_ops.py --sweep-adaln on all 9 shapes,
+// gated or not, 1.1-11.6 % less time than the 4-chunk rows kernel (4x1024x2048: 18.67 against
+// 20.70 us; ncu: 64 registers and 44 % achieved occupancy against 126 and 23 %).
+// Modulate alone without a weight only for small calls, x and the output within 1/3 of the
+// L2 size (kModLeanNum/Den; modulate_bytes = 2 * rows * d * element size): lean 128x2 took
+// less time than the pipelined kernel at 8.4 and 16.8 MB in every sweep (1x1024x2048: 4.04
+// against 4.10 us, 2x1024x2048: 6.08 against 6.28), 2 % less to 23 % more from 33.6 MB up;
+// at 22 MB (LTX's 1x2688x2048) it gained 0.5-3.9 %, too little to widen the limit unmeasured.
+// With a weight the lean 2-chunk fused add spills (ptxas -v, sm_90) and neither weighted case
+// was measured; without scale/shift there is no lean kernel: those keep norm_target_vpt's
+// configuration.
 bool adaln_default_lean(bool mod, bool add, bool weighted, int64_t modulate_bytes, int device) {
   if (!mod || weighted) return false;
   return add || within_l2_share(modulate_bytes, l2_cache_bytes(device), kModLeanNum, kModLeanDen);
@@ -338,16 +312,13 @@ Stream launch_stream(int device) {
 
 // Whether the default ops give the lean kernels torch.compile's cache hints (kLeanHints).
 // Off by default (g_cache_hints); switched on, only for calls that move at most num/den of
-// the L2 size (q/k norm + RoPE 3/2, the weightless fused add 5/4).
-// The rule came from run 25 (evidence/ltx_video/benchmarks/h200_run25), where the hinted lean kernels
-// took 3-9 % less time than unhinted ones on calls that fit in L2 and 2-8 % more above. That
-// timer wrote every call's output into one buffer, which stayed in L2 and gave the
-// evict-first loads room nothing in a model gives them. Timed with a fresh output per call
-// (the repository's benchmarks/ltx_video/hint_check.py, run 35, evidence/ltx_video/benchmarks/h200_run35) every hinted default was
-// slower than its unhinted twin: q/k 20.62 against 19.48 us at 2x1024x2048 and 25.69
-// against 24.08 at 1x2688x2048, the fused add 19.36 against 18.43 at 4x1024x2048, modulate
-// 7.36 against 7.21 at 2x1024x2048. The switch stays for A/B runs in a model
-// (integration/benchmark_e2e.py's +hints configs, bench_ops.py's "kernel, cache hints" row).
+// the L2 size (q/k norm + RoPE 3/2, the weightless fused add 5/4). The hinted kernels were
+// 3-9 % faster on calls that fit in L2 only under a timer that wrote every call's output into
+// one buffer; with a fresh output per call, as in a model, every hinted default was slower
+// than its unhinted twin (q/k 20.62 against 19.48 us at 2x1024x2048, the fused add 19.36
+// against 18.43 at 4x1024x2048; repository benchmarks/ltx_video/hint_check.py). The switch
+// stays for A/B runs in a model (benchmark_e2e.py's +hints, bench_ops.py's "kernel, cache
+// hints" row).
 bool default_hints(int64_t bytes, int device, int num, int den) {
   return g_cache_hints.get() && within_l2_share(bytes, l2_cache_bytes(device), num, den);
 }
@@ -435,8 +406,8 @@ std::tuple<at::Tensor, at::Tensor> norm_forward(const NormRequest& q) {
   const bool lean = q.lean || (lean_default && vpt >= 1 && vpt <= kMaxVptLean);
   // The rows default_hints weighs: x, residual, h and the output for the fused add; x and the
   // output for the lean modulate, which its 1/3-of-L2 limit keeps inside 5/4. Only with
-  // per-batch scale/shift/gate ([B, 1, D], what LTX passes and run 25 measured), which the
-  // hinted kernel keeps evict-last because every row of the batch re-reads them.
+  // per-batch scale/shift/gate ([B, 1, D], what LTX passes and what the rule was measured on),
+  // which the hinted kernel keeps evict-last because every row of the batch re-reads them.
   const bool tables_per_batch =
       per_batch(scale, si, xi) && per_batch(shift, hi, xi) && per_batch(gate, gi, xi);
   const int64_t traffic = (add ? 4 : 2) * rows * d64 * x.element_size();
@@ -546,14 +517,11 @@ bool dense_rows(const RowIndex& r, int64_t d, int64_t rows) {
 }
 
 // What rope_interleaved runs where the flat layout holds (else the per-row kernel): the narrow
-// flat kernel at 4 elements per thread. Run 7's --sweep-rope (repository evidence/ltx_video/HISTORY.md, "RoPE"): the flat
-// kernel at 1 chunk per thread was 0.6-7.1 % faster than the per-row kernel on the five
-// shapes with batch > 1; 2 and 4 chunks per thread were no more than 0.2 % faster than 1,
-// mostly slower. Run 31's (evidence/ltx_video/benchmarks/h200_run31/rope_sweep.json): the narrow kernel
-// at 4 elements took 0.2-1.2 % less time than the flat kernel at 1 chunk on 8 of 9 shapes
-// and the same on the ninth (1x2688x2048: 16.77 against 16.97 us), at 2 elements 0.2-1.4 %
-// less; 4 won on both LTX shapes and the sum over the 9. The streaming hints (kRopeStreaming, opt-in) stay off:
-// repository evidence/ltx_video/HISTORY.md, "Cache hints and the benchmark's output buffer" (runs 33-35).
+// flat kernel at 4 elements per thread. bench_ops.py --sweep-rope on the H200: the flat kernel
+// at 1 chunk per thread was 0.6-7.1 % faster than the per-row kernel with batch > 1 (2 and 4
+// chunks no better); the narrow kernel at 4 elements took 0.2-1.2 % less time than that on 8
+// of 9 shapes and the same on the ninth (1x2688x2048: 16.77 against 16.97 us). The streaming
+// hints (kRopeStreaming, opt-in) stay off for default_hints' reason.
 constexpr int kRopeDefaultNarrowElems = 4;
 
 // flat_cpt: -1 = the default choice; 0 = the per-row kernel; 1, 2, 4 = the flat kernel
@@ -628,10 +596,9 @@ std::tuple<at::Tensor, at::Tensor> norm_rope_forward(const char* op, const at::T
   const int n = 16 / static_cast<int>(in.x.element_size());
   const int64_t d = in.x.size(-1);
   // One chunk per thread (q, k, cos and sin: 24 registers in bf16) while a row fits in 256
-  // threads, else up to 3: 2048 -> 256 x 1, 3072 -> 128 x 3. bench_ops.py --sweep-qk (H200
-  // run 10, evidence/ltx_video/benchmarks/h200_run10): at 2048, 256x1 took 1-7 % less time than the former
-  // 128x2 on all 7 shapes (96x3 took 7-15 % more); at 3072, 128x3 took 1-2 % less than
-  // 192x2 and 384x1 27-29 % more.
+  // threads, else up to 3: 2048 -> 256 x 1, 3072 -> 128 x 3. bench_ops.py --sweep-qk on the
+  // H200: at 2048, 256x1 took 1-7 % less time than 128x2 on all 7 shapes (96x3 7-15 % more);
+  // at 3072, 128x3 took 1-2 % less than 192x2 and 384x1 27-29 % more.
   const int64_t qk_chunks = ceil_div(d, n);
   RowConfig cfg = choose_row_config(d, n, qk_chunks <= 256 ? 1 : 3);
   if (forced_tpr > 0) cfg = RowConfig{forced_tpr, forced_vpt};  // *_with_config: validated by the caller
@@ -647,20 +614,20 @@ std::tuple<at::Tensor, at::Tensor> norm_rope_forward(const char* op, const at::T
   TORCH_CHECK(!lean || rows < kLeanMaxRows, op, ": flag 64 (the lean kernel) takes fewer than 2^31 rows, got ",
               rows);
   const int64_t sms = sm_count(in.x.get_device());
-  // The default runs the one-chunk kernel lean (kMaxLeanRopeBlock's note): bench_ops.py --sweep-qk
-  // (H200 run 19, evidence/ltx_video/benchmarks/h200_run19) timed it 1.0-4.6 % faster than the plain one-chunk
-  // kernel on all 7 shapes at d = 2048, bit for bit the same output.
+  // The default runs the one-chunk kernel lean (kMaxLeanRopeBlock's note): bench_ops.py
+  // --sweep-qk timed it 1.0-4.6 % faster than the plain one-chunk kernel on all 7 shapes at
+  // d = 2048, bit for bit the same output.
   if (forced_tpr == 0 && vec && cfg.vpt == 1 && cfg.tpr <= kMaxLeanRopeBlock && rows < kLeanMaxRows) {
     lean = true;
     // q [and k] in and out, cos and sin in fp32: the traffic default_hints weighs. Only when
-    // no cos/sin row is read twice (run 25 measured per-token tables): the hints load them
-    // evict-first.
+    // no cos/sin row is read twice (the rule was measured on per-token tables): the hints load
+    // them evict-first.
     const int64_t bytes = rows * d * ((k.defined() ? 4 : 2) * in.x.element_size() + 2 * 4);
     hints = own_rows(in.ci, rows) && own_rows(in.si, rows) &&
             default_hints(bytes, in.x.get_device(), kQkHintsNum, kQkHintsDen);
     // Calls of a few waves take the prefetching persistent kernel (qk_prefetch_default's note),
-    // only without the hints: run 41 timed them on its 4-block variant, 1-12 % slower than
-    // without, and never on the 3-block kernel the default runs.
+    // only without the hints: hinted, its 4-block variant was 1-12 % slower, and the 3-block
+    // kernel the default runs was never timed with them.
     prefetch = k.defined() && !hints &&
                qk_prefetch_default(ceil_div(rows, rows_per_block(cfg.tpr)), static_cast<int>(sms));
   }
@@ -708,12 +675,9 @@ std::tuple<at::Tensor, at::Tensor> norm_rope_forward(const char* op, const at::T
 // ------------------------------------------------------------------ gelu
 // The default op's launch configuration: blocks of kGeluDefaultThreads (128) threads, each
 // moving kGeluDefaultUnroll (1) 16-byte chunk per grid-stride step - a grid that covers the
-// tensor once, one chunk per thread. bench_ops.py --sweep-gelu on the H200 (run 38,
-// evidence/ltx_video/benchmarks/h200_run38/sweeps.json, fresh output per call): 128x1 was the fastest of the
-// 12 configurations on 6 of the 9 shapes and within 0.85 % of the fastest on the other three,
-// and took 4.0-19.2 % less time than 256x4, the default until then (1x1024x2048: 4.02 against
-// 4.72 us, 2x2688x8192: 43.76 against 45.77). One size for all: no shape gained more than
-// 0.85 % from another choice.
+// tensor once. bench_ops.py --sweep-gelu on the H200 (fresh output per call): 128x1 was the
+// fastest of the 12 configurations on 6 of 9 shapes and within 0.85 % on the other three,
+// and 4.0-19.2 % faster than 256x4 (1x1024x2048: 4.02 against 4.72 us). One size for all.
 std::pair<int, int> gelu_default_config(int64_t /*n*/) { return {kGeluDefaultThreads, kGeluDefaultUnroll}; }
 
 // threads 0: gelu_default_config's choice; otherwise a configuration the caller validated.

@@ -200,11 +200,11 @@ PersistentFit persistent_fit(const void* kernel, int block, size_t smem) {
     return none;
   }
   // The 48 KB default counts static shared memory too (the 128-byte reduction buffer): a
-  // 48 KB stage set failed without the opt-in (H200 run 10), so opt in at every size. The
+  // 48 KB stage set failed without the opt-in (H200), so opt in at every size. The
   // allowance is per kernel, not per launch, and only ever grows: it is the largest size
   // cached so far (entries that fit have sms > 0). Lowering it for a smaller configuration
-  // made a later launch of a cached larger one fail with "invalid argument" (H200 run 11,
-  // 7 GPU tests that mix configurations in one process).
+  // made a later launch of a cached larger one fail with "invalid argument" (7 GPU tests
+  // that mix configurations in one process).
   size_t allowed = 0;  // smem > 0 always (at least 2 stages of one 16-byte chunk)
   for (const Entry& e : cache)
     if (e.kernel == kernel && e.device == device && e.fit.sms > 0 && e.smem > allowed) allowed = e.smem;

@@ -117,7 +117,7 @@ __device__ __forceinline__ void finish_chunk(const Pack<T, N>& v, float rstd, co
 // pressure turns into resident blocks, i.e. more bytes in flight per SM. The other
 // kernels pass a minimum of 0 blocks, which ptxas treats as "not given": with an explicit
 // 1 it allocated more registers (plain norm with weight at 4 chunks: 74 instead of 64,
-// ptxas -v, sm_90) and the H200 run 8 lost 5-8 % on RMSNorm until this was found.
+// ptxas -v, sm_90) and RMSNorm lost 5-8 % on the H200.
 // LEAN (AdaLN only, 1 or 2 chunks; the fused add's default without a weight, see
 // adaln_default_lean in ltx_ops.cpp; flag 64 forces it): row offsets from
 // RowIndex::lean and a minimum of 3 / 2 resident 512-thread blocks, i.e. at most 40 / 64
@@ -322,9 +322,9 @@ __global__ void __launch_bounds__(LATE ? 256 : 512, rows_min_blocks(VPT, ADD, LA
 // add_rms_norm_modulate_with_config with rows_per_block >= 1; the default ops never launch
 // it). It tested a hypothesis: that the rows kernel above is held back by re-reading
 // scale, shift (and weight, gate) from L2 for every row, which adds 4-8 bytes of L2->SM
-// traffic per element to the 4 bytes of DRAM traffic. The H200 sweep refuted it (repository evidence/ltx_video/HISTORY.md
-// "The AdaLN sweep (run 5)": at most 5 % faster than the best rows kernel on one shape,
-// 2-13 % slower on most); it stays as a sweep knob. Here `tpr`
+// traffic per element to the 4 bytes of DRAM traffic. The H200 sweep refuted it (at most
+// 5 % faster than the best rows kernel on one shape, 2-13 % slower on most; repository
+// evidence/ltx_video/HISTORY.md, "The AdaLN sweep"); it stays as a sweep knob. Here `tpr`
 // consecutive threads own a "strip" of up to `strip_rows` consecutive rows of ONE batch
 // (the host guarantees that scale/shift/gate are per batch: constant over x's
 // second-to-last dim). The strip's weight, scale, shift and gate chunks are loaded once

@@ -118,7 +118,7 @@ struct AccessWord<16> {
 // Narrow flat RoPE: the flat layout of rope_flat_kernel, but each thread takes E elements
 // (2 or 4: one rotation pair or two) instead of a 16-byte chunk of x, so a bf16 thread moves
 // 4 + 8 + 8 bytes (E = 2) and a warp's x access is 128 contiguous bytes instead of 512. The
-// launch shape torch.compile's fused kernel for the same expression has (H200 run 19, Nsight
+// launch shape torch.compile's fused kernel for the same expression has (H200, Nsight
 // Compute: 2 elements per thread, 256-thread blocks, 17 registers), which was 0-2 % faster
 // than the 16-byte flat kernel at the DRAM floor. One access per operand per thread, so E
 // elements of T and of float must be 4, 8 or 16 bytes; the host checks that x, cos, sin
@@ -275,7 +275,7 @@ __global__ void __launch_bounds__(LEAN ? kMaxLeanRopeBlock : 512, LEAN ? 5 : 0) 
 // element position, 67 MB) are 3.1 waves of 660 resident blocks, and the call ran at
 // 79-80 % of copy bandwidth where 4096 rows ran at 90 %. Same arithmetic, same bits.
 // Registers (ptxas -v, sm_90, bf16): 80 at 3 blocks per SM, no spill; held to 64 for 4
-// blocks it spilled 20 bytes and ran 5-18 % slower than at 3 on all 7 shapes (H200 run 41).
+// blocks it spilled 20 bytes and ran 5-18 % slower than at 3 on all 7 shapes (H200).
 template <typename T, bool HINTS>
 __global__ void __launch_bounds__(kMaxLeanRopeBlock, kPrefetchRopeBlocks)
     rms_norm_rope_prefetch_kernel(const RopeArgs a) {
