@@ -5,21 +5,19 @@ For every op and shape: the kernel, PyTorch eager (diffusers' own expression, fr
 reference.py), torch.compile of that same expression (torch._dynamo.reset() before every
 shape, so no shape falls back to eager after the recompile limit), F.rms_norm and a plain
 Triton kernel where they apply. Every row reports time, bytes moved (cos/sin included),
-GB/s, % of the copy bandwidth measured in the same run, and the speedup against each peer.
-Writes JSON; the repository's benchmarks/ltx_video/make_results.py turns it into RESULTS.md.
+% of the copy bandwidth measured in the same run and the speedup against each peer, as
+JSON (one record per line); the repository's benchmarks/ltx_video/make_results.py renders it.
 
 Two timers per implementation:
   graph     (the verdicts use this one) a CUDA graph of back-to-back calls, replayed 15
             times and timed with CUDA events; median replay / calls = per-call GPU time,
             free of launch overhead. Inputs rotate over enough sets to move at least 4x the
             device's L2 (at least 2 sets), and the call count is a multiple of the set
-            count, so no call finds its inputs in L2 - as in a model, where the previous
-            layer's traffic has long evicted them. Replaying ONE input set instead lets a
-            100-200 MB kernel read part of it from L2 and report > 100 % of copy. Every
-            call writes its own output buffer: discarded outputs (--one-output-buffer, the
-            timer up to run 34) let each call rewrite the previous call's buffer while part
-            of it is still in L2, which flattered kernels with evict-first loads by 1-8 %
-            (run 35, benchmarks/ltx_video/hint_check.py).
+            count, so no call finds its inputs in L2, as in a model. Replaying ONE input set
+            lets a 100-200 MB kernel read part of it from L2 and report > 100 % of copy.
+            Every call writes its own output buffer: calls that rewrite one buffer
+            (--one-output-buffer) absorb each other's writes in L2, which flattered kernels
+            with evict-first loads by 1-8 %.
   do_bench  triton.testing.do_bench median (L2 flushed before every call, inputs rotating
             the same way); includes launch overhead and the write-back of the flush's dirty
             lines. Shown next to the graph timer, not used for verdicts.
@@ -30,27 +28,22 @@ that a copy engine serves, ~35 % slower on an H200).
 torch.compile is the slow part (~3-8 s per shape cold). --compile-workers subprocesses
 first compile (and run once) each shape's torch.compile peer, filling the on-disk
 Inductor/Triton caches; the main process waits for all of them to exit before it times
-anything, because their kernels would share the GPU with the timed ones (run 5: an AdaLN
-shape read 58 % of copy bandwidth with seven workers running and 69 % alone). It then
-measures every other implementation, and compiles each peer itself (a cache hit, ~1 s)
-and times it. The plan (measurement
-and compile counts, estimated seconds) is printed first; --plan prints it and exits
-(no GPU needed).
+anything, because their kernels would share the GPU with the timed ones (an AdaLN shape read
+58 % of copy bandwidth with seven workers running, 69 % alone). It then measures every other
+implementation, and compiles each peer itself (a cache hit, ~1 s) and times it. The plan
+(measurement and compile counts, estimated seconds) is printed first; --plan prints it and
+exits (no GPU needed).
 
     python bench_ops.py --out results.json [--package-path DIR] [--quick] [--ops rms_norm,...]
                         [--max-seconds 600] [--compile-workers 8] [--sweep] [--sweep-adaln
                         [--adaln-rows-only] [--adaln-ungated]] [--sweep-rope] [--sweep-qk]
                         [--sweep-gelu] [--plan]
 
---sweep-adaln times the opt-in AdaLN launch knobs (repository evidence/ltx_video/HISTORY.md, "Opt-in AdaLN launch knobs") and
-writes them under the JSON key "adaln_sweep"; make_results.py does not render it.
---adaln-rows-only leaves the column-stationary grid out (rows_per_block 0: flags 0, 4, 8, 16, 64, 128, 320).
---adaln-ungated sweeps the fused add without its gate (h = residual + x), the call LTX's
-blocks make after attn2; the main table times the gated form.
---sweep-rope times rope_interleaved's per-row, flat and narrow flat kernels (JSON key "rope_sweep").
---sweep-qk times rms_norm_rope_qk at each threads x chunks per thread, and the lean one-chunk
-kernel (flag 64; 320 with cache hints) where a row fits 256 threads (JSON key "qk_sweep").
---sweep-gelu times gelu_tanh at every block size x chunks per thread (JSON key "gelu_sweep").
+The --sweep* options time every launch configuration of an op through its *_with_config
+op, under the JSON keys "rms_norm_config_sweep", "adaln_sweep", "rope_sweep", "qk_sweep" and
+"gelu_sweep": how the defaults in kernel_src/ltx_ops.cpp were chosen. --adaln-rows-only
+leaves the column-stationary grid out; --adaln-ungated sweeps the fused add without its
+gate (h = residual + x), the call LTX's blocks make after attn2.
 
 The package comes from --package-path (a build_local.py output dir), else
 LTX_VIDEO_KERNELS_PATH, else an importable ltx_video_kernels. No diffusers needed.
@@ -279,7 +272,7 @@ def graph_us(fn: Callable[[int], Any], calls: int, n_sets: int, keep_outputs: bo
     writes its own buffer, as in a model. Discarded (False, --one-output-buffer), the graph's
     pool hands each call the block the previous call freed, and an output line still dirty in
     L2 when the next call rewrites it reaches DRAM once for both: with evict-first loads that
-    flattered the hinted kernels by 1-8 % (H200 run 35, benchmarks/ltx_video/hint_check.py)."""
+    flattered the hinted kernels by 1-8 % on the H200."""
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):  # warm-up off the capture stream
@@ -1091,8 +1084,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="with --sweep-adaln: the fused add without its gate (h = residual + x, LTX's call"
                              " after attn2)")
     parser.add_argument("--one-output-buffer", action="store_true",
-                        help="graph timer: discard each call's output, so the calls rewrite one buffer (the timer"
-                             " of runs up to 34; flatters kernels with evict-first loads, see benchmarks/ltx_video/hint_check.py)")
+                        help="graph timer: discard each call's output, so the calls rewrite one buffer (the old"
+                             " timer; flatters kernels with evict-first loads)")
     parser.add_argument("--plan", action="store_true", help="print the measurement plan and estimate, then exit")
     parser.add_argument("--compile-worker", help=argparse.SUPPRESS)  # k/n, internal
     parser.add_argument("--warm-dir", type=Path, help=argparse.SUPPRESS)

@@ -124,7 +124,7 @@ __device__ __forceinline__ void finish_chunk(const Pack<T, N>& v, float rstd, co
 // registers. Why: the fused add at 4 chunks holds 126 registers (23 % achieved occupancy)
 // and lost to torch.compile's 32-register two-pass kernel at 4 x 1024 x 2048; uncapped at 1-2
 // chunks it still took 64-84. Lean at 2 chunks was the fused add's fastest configuration on
-// every shape of the H200 run-16 sweep (repository evidence/ltx_video/HISTORY.md, "The lean fused add").
+// every shape of the H200 sweep (repository evidence/ltx_video/HISTORY.md, "The lean fused add").
 // RELOAD (AdaLN only, on top of LEAN; opt-in through the *_with_config ops' flag 128):
 // nothing the output needs is held across the reduction. x (modulate) or the h just stored
 // to residual_out (fused add) is read again after it, with scale, shift and the weight, as

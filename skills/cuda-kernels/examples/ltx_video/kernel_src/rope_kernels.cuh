@@ -164,7 +164,7 @@ __global__ void __launch_bounds__(256) rope_narrow_kernel(const RopeArgs a, cons
 // applies, flags 64 of rms_norm_rope_qk_with_config forces it): row offsets from
 // RowIndex::lean and at least 5 resident 256-thread blocks, i.e. at most 48 registers
 // instead of 64 (ptxas -v, sm_90, no spills; at 40 it spilled 84 bytes in bf16: cos and
-// sin are fp32, 16 registers per chunk), 5 blocks per SM instead of 4. The H200 run-19
+// sin are fp32, 16 registers per chunk), 5 blocks per SM instead of 4. The H200
 // sweep timed it 1.0-4.6 % faster than the plain kernel on all 7 shapes at d = 2048 (bf16;
 // the other dtypes and smaller d take it by the same rule, unmeasured).
 // HINTS (on top of LEAN; flags 64 | 256 of rms_norm_rope_qk_with_config): q, k, cos and sin

@@ -662,7 +662,7 @@ void test_row_index() {
 
 // The default ops' cache-hint rule (ltx_kernels.h, kQkHints* / kAddHints*; off unless
 // set_cache_hints(true)) on the H200's 60 MiB L2 gives the hints exactly to the bf16 shapes
-// where run 25's one-buffer timer measured them faster:
+// where a one-output-buffer timer measured them faster:
 // q/k at 1x1024, 2x1024 and 1x2688 x 2048 but not from 4x1024 on, the fused add from 1x1024
 // to 1x4096 x 2048 and 1x2688 but not at 2x2688; and only to cos/sin tables no two rows share.
 void test_hint_rule() {
@@ -684,7 +684,7 @@ void test_hint_rule() {
   expect("add 2x2688", add(5376), false);
   expect("add 1x8192", add(8192), false);
   expect("unknown L2", within_l2_share(1, 0, 3, 2), false);
-  // the weightless modulate's lean default: run 28's 8.4 and 16.8 MB calls, not 22 MB and up
+  // the weightless modulate's lean default: the measured 8.4 and 16.8 MB calls, not 22 MB and up
   auto mod = [&](int64_t rows) { return within_l2_share(rows * 2048 * 2 * 2, l2, kModLeanNum, kModLeanDen); };
   expect("modulate 1x1024", mod(1024), true);
   expect("modulate 2x1024", mod(2048), true);
@@ -697,7 +697,7 @@ void test_hint_rule() {
   expect("cos one row for all", own_rows(make_row_index(1, 0, 0), 5), false);
   expect("2-d cos per row", own_rows(make_row_index(1, D, 0), 5), true);
   // the q/k default's prefetching kernel (qk_prefetch_default) on the H200's 132 SMs, one row
-  // group per row at d = 2048: run 41's winners 1x1024, 2x1024 and 1x2688, not its losers
+  // group per row at d = 2048: the sweep's winners 1x1024, 2x1024 and 1x2688, not its losers
   // 4x1024 / 1x4096, 2x2688 and 1x8192; the last row it takes is 7 rounds x 3 blocks x 132
   expect("prefetch 1x1024", qk_prefetch_default(1024, 132), true);
   expect("prefetch 2x1024", qk_prefetch_default(2048, 132), true);

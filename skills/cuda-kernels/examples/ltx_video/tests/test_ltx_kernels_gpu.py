@@ -864,7 +864,7 @@ def _kernel_names(fn: Callable[[], object]) -> list[str]:
 @pytest.mark.parametrize(("rows", "prefetch"), [(1024, True), (2688, True), (4096, False)])
 def test_the_default_qk_op_prefetches_on_calls_of_a_few_waves(kernels: ModuleType, rows: int, prefetch: bool) -> None:
     # qk_prefetch_default: up to 7 rounds of the persistent grid (3 blocks per SM) take the
-    # prefetching kernel, longer calls the one-row-per-block lean kernel (H200 run 41); with
+    # prefetching kernel, longer calls the one-row-per-block lean kernel (measured on an H200); with
     # the cache hints switched on the hinted lean kernel instead, but only where the hint rule
     # applies: calls moving at most 3/2 of L2 (default_hints, kQkHintsNum / kQkHintsDen). Each
     # SM count moves the prefetch line (2772 rows on a 132-SM H200), so the sizes sit well

@@ -286,8 +286,7 @@ def set_cache_hints(enable: bool) -> bool:
     1.5x its size, the weightless fused add and small modulate calls up to 1.25x) load their
     inputs evict-first, as torch.compile's kernels do, so the lines they write stay in L2.
     Off by default: with a fresh output per call, as in a model, every hinted op took 2-7 %
-    more time on the H200 (repository: benchmarks/ltx_video/hint_check.py, run 35); the switch exists for A/B
-    timing in a model. Outputs are bit for bit the same either way. The process-wide
+    more time on the H200; the switch exists for A/B timing in a model. Outputs are bit for bit the same either way. The process-wide
     default is off unless the environment had LTX_VIDEO_CACHE_HINTS=1 when the first op ran.
     """
     return bool(ops.set_cache_hints(bool(enable)))
