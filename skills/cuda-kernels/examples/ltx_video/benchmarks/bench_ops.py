@@ -107,16 +107,11 @@ SWEEP = {
 }
 
 # The AdaLN sweep (--sweep-adaln): rms_norm_modulate and add_rms_norm_modulate through their
-# *_with_config ops on every issue shape and the 2688-token LTX shapes (the small ones too:
-# the issue asks for torch.compile to be beaten on each). For each (threads per row, chunks
-# per thread): rows_per_block 0 with flags 0 (the default rows kernel at that config), 4
-# (scale/shift read after the reduction), 8 and 16 (the pipelined kernel, 2 / 3 stages),
-# 64 at 1-2 chunks (the lean kernel: 40 / 64 registers, 32-bit row offsets), 128 at 1-2
-# chunks (the lean kernel reading x or h again after the reduction: 32-64 registers), 320
-# at 1-2 chunks (the lean kernel with torch.compile's cache hints) and,
-# unless --adaln-rows-only, the column-stationary kernel at every rows_per_block x flags
-# below (flags bit 0 = streaming cache hints, bit 1 = prefetch the next row). The default op
-# itself is timed in the same row.
+# *_with_config ops on every issue shape and the 2688-token LTX shapes. For each (threads per
+# row, chunks per thread): rows_per_block 0 with flags 0, 4, 8, 16 and, at 1-2 chunks, the lean
+# kernels 64, 128 and 320 (the package's ADALN_* constants say what each is), and unless
+# --adaln-rows-only the column-stationary kernel at every rows_per_block x flags below. The
+# default op itself is timed in the same row.
 ADALN_SWEEP_TPR_VPT = {
     2048: [(64, 4), (128, 2), (256, 1)],
     3072: [(96, 4), (128, 3), (192, 2), (384, 1)],
@@ -154,7 +149,6 @@ def adaln_sweep_count(ops: set[str], colstat: bool = True) -> int:
                        if s[-1] in ADALN_SWEEP_TPR_VPT)
 
 
-# Seconds per item for the printed estimate (H200, 16 cores; from earlier runs).
 # The RoPE sweep (--sweep-rope): rope_interleaved_with_config at each kernel choice next to
 # the default op, on every issue and LTX shape, inputs as in the main table. Key:
 # (chunks_per_thread, elements_per_thread, flags): (0, 0, 0) the per-row kernel, (1|2|4, 0, 0)
@@ -212,6 +206,7 @@ def gelu_sweep_count() -> int:
     return len(ISSUE_SHAPES + LTX_FF_SHAPES) * (len(GELU_SWEEP_POINTS) + 1)
 
 
+# Seconds per item for the printed estimate (H200, 16 cores; measured).
 EST_MEASURE_S = 0.35  # one implementation on one shape: do_bench + graph capture and replays
 EST_COMPILE_COLD_S = 6.0  # torch.compile of one small function after dynamo reset, empty caches
 EST_COMPILE_WARM_S = 1.2  # the same with the Inductor/Triton caches filled

@@ -12,15 +12,10 @@ Times the random-weight diffusers LTXVideoTransformer3DModel on the real inputs 
                    fake registrations, so they stay in the graph)
 
 then the same four with the whole step captured once in a torch.cuda.CUDAGraph and
-replayed (static inputs; compiled ones are compiled, warmed up, then captured):
-
-  eager+cudagraph, patched+cudagraph, compile+cudagraph, patched+compile+cudagraph
-
-A step launches ~1,000 kernels; at batch 1 the GPU finishes many of them faster than
-Python issues them, so the plain configurations time the host's pace as much as the GPU's,
-and the patched ones pay a Python layer per kernel site. Replaying a graph costs one launch,
-so the +cudagraph rows compare GPU work alone, for both sides alike. Opt-in comparison
-points (--configs selects them):
+replayed (eager+cudagraph, ...; compiled ones are compiled, warmed up, then captured). A step
+launches ~1,000 kernels, so at batch 1 the plain configurations time the host's pace as much
+as the GPU's; a replay costs one launch and times GPU work alone. Opt-in comparison points
+(--configs selects them):
 
   patched+epilogue[+compile]  patched, but the feed-forward's bias + tanh-GELU computed in
                    the projection GEMM's cuBLASLt epilogue instead of the gelu_tanh kernel
@@ -29,12 +24,10 @@ points (--configs selects them):
   patched+compile[+cudagraph]+hints  the same with the default ops' cache-hint rule switched on
                    (set_cache_hints(True)): what the evict-first hints are worth in the model
 
-Every configuration uses the same weights and inputs; its output is compared with eager's
-(relative L2 error) so a fast but wrong configuration cannot hide. Times are CUDA-event
-medians after warm-up; the first call of each compiled configuration (compilation) is
-reported separately. torch.compile is reset between configurations and shapes
-(dynamic=False, fullgraph=True: a graph break or silent recompile fails loudly instead of
-falling back to eager).
+Every configuration uses the same weights and inputs and is compared with eager's output
+(relative L2 error). Times are CUDA-event medians after warm-up; the first call (compilation)
+is reported apart. torch.compile is reset between configurations (dynamic=False,
+fullgraph=True: a graph break or recompile fails loudly).
 
     python benchmark_e2e.py --device cuda --out RESULTS.json --markdown RESULTS.md
     python benchmark_e2e.py --device cpu            # tiny config, seconds: CI smoke test

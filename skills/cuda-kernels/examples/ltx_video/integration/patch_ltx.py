@@ -6,32 +6,17 @@
     ...                          # run the pipeline; torch.compile works after patching
     report.restore()             # or unpatch_ltx_transformer(pipe.transformer)
 
-What is replaced (diffusers 0.42.1, default LTXVideoTransformer3DModel config):
-
-  site                                               count  with
-  diffusers RMSNorm, no weight, eps 1e-6 (norm1/2)      56  rms_norm(x, None, eps)
-  torch.nn.RMSNorm, weight, eps 1e-5 (q/k norms)       112  rms_norm(x, w, eps)
-  FeedForward's diffusers GELU(approximate="tanh")      28  gelu_tanh(proj(x))
-  caption projection's torch.nn.GELU("tanh")             1  gelu_tanh(x)
-  LTXVideoTransformerBlock forward                      28  rms_norm_modulate (norm1 + AdaLN),
-                                                            add_rms_norm_modulate (residual +
-                                                            norm2 + AdaLN)
-  LTXAttention processor                                56  attn1: rms_norm_rope_qk (q/k norm +
-                                                            RoPE, one kernel); attn2: q/k norms
-
-Only what was proved equivalent is touched: exact classes (a subclass may change the math),
-diffusers RMSNorm without a bias, torch RMSNorm over one dim, GELU with the tanh
-approximation, and - for the two places where this module re-implements a diffusers forward
-(the block and the attention processor) - the exact diffusers source it was verified
-against (sha256 below). Everything else is listed in the report's `skipped` with the reason.
-
-Mechanics. Module forwards are replaced per instance with the package's Kernel Hub-style
-layers (`ltx_video_kernels.layers`), the way `kernels.kernelize` does it; parameters, state
-dict and the class stay untouched, so saving, `.to()` and restoring keep working. Attention
-goes through a diffusers attention processor (`LTXKernelAttnProcessor`), the extension point
-diffusers offers for attention. A module whose forward was already replaced by someone else
-(diffusers hooks for offloading / layerwise casting / caching do that) is refused: patch
-before enabling hooks, and before torch.compile.
+On the default config (diffusers 0.42.1) it replaces 281 sites: 56 weightless diffusers
+RMSNorms and 112 torch.nn.RMSNorms (rms_norm), 29 tanh-GELUs (gelu_tanh), 28 block forwards
+(rms_norm_modulate, add_rms_norm_modulate) and 56 attention processors (attn1: the fused q/k
+norm + RoPE). Only what was proved equivalent is touched: exact classes, RMSNorm without a
+bias over one dim, tanh GELU, and where this module re-implements a diffusers forward (the
+block, the processor) the diffusers source it was verified against (sha256 below); the rest
+goes to the report's `skipped` with the reason. Module forwards are replaced per instance with
+the package's Hub layers (`ltx_video_kernels.layers`), as `kernels.kernelize` does; attention
+goes through a diffusers processor (`LTXKernelAttnProcessor`). Modules whose forward a hook
+already replaced (offloading, layerwise casting, caching) are refused: patch first, then
+enable hooks and torch.compile. The example README says why each choice was made.
 """
 
 from __future__ import annotations

@@ -319,26 +319,16 @@ def rms_norm_modulate_with_config(
 ) -> torch.Tensor:
     """rms_norm_modulate with a forced launch configuration, for the AdaLN sweep (CUDA only).
 
-    ``rows_per_block=0``: the default rows kernel at ``threads_per_row`` x
-    ``chunks_per_thread`` (0 chunks = the looping kernel); ``flags`` 0 or ADALN_LATE
-    (scale/shift read after the reduction, not held next to x: fewer registers, more
-    resident blocks; threads_per_row <= 256, chunks_per_thread >= 1), or ADALN_PIPE2 /
-    ADALN_PIPE3: the pipelined kernel - a persistent grid that copies the next one / two row
-    groups' x (and residual) into shared memory with cp.async while it computes the current
-    one (threads_per_row <= 256, chunks_per_thread 1-4; same results bit for bit), or
-    ADALN_LEAN alone: the rows kernel at chunks_per_thread 1-2 with launch bounds that hold
-    it to 40 / 64 registers and 32-bit row offsets (fewer than 2^31 rows; bit for bit too),
-    or ADALN_RELOAD alone: the same, holding nothing across the reduction - x, or the h the
-    fused add stored, is read again after it, like torch.compile's two-pass kernels - so it
-    needs 32-64 registers (bit for bit too), or ADALN_LEAN | LEAN_HINTS: the lean kernel whose
-    loads carry torch.compile's cache hints (x and the residual evict-first, the per-batch rows
-    evict-last; bit for bit too).
-    ``rows_per_block >= 1``: the column-stationary kernel - each group of threads_per_row
-    threads (<= 256) loads one batch's weight/scale/shift chunks once and normalizes up to
-    rows_per_block consecutive rows of that batch with them (chunks_per_thread 1-4);
-    ``flags`` = ADALN_STREAM | ADALN_PREFETCH. It needs the 16-byte path (last dim a
-    multiple of 16 bytes, aligned operands) and refuses other inputs; per-token scale/shift
-    ([B, S, D]) run the rows kernel instead.
+    ``rows_per_block=0``: the rows kernel at ``threads_per_row`` x ``chunks_per_thread`` (0
+    chunks = the looping kernel) with ``flags`` 0, ADALN_LATE (threads_per_row <= 256,
+    chunks >= 1), ADALN_PIPE2 / ADALN_PIPE3 (the pipelined kernel: threads_per_row <= 256,
+    chunks 1-4), ADALN_LEAN or ADALN_RELOAD alone, or ADALN_LEAN | LEAN_HINTS (chunks 1-2, fewer
+    than 2^31 rows); the constants above say what each does. ``rows_per_block >= 1``: the
+    column-stationary kernel, each group of threads_per_row threads (<= 256) holding one
+    batch's weight/scale/shift chunks for up to rows_per_block of its rows (chunks 1-4), flags
+    ADALN_STREAM | ADALN_PREFETCH; per-token scale/shift run the rows kernel instead. All
+    variants give the default's bits; the pipelined, lean and column-stationary kernels need
+    the 16-byte path (last dim a multiple of 16 bytes, aligned operands) and refuse the rest.
     """
     return ops.rms_norm_modulate_with_config(
         x, weight, scale, shift, float(eps), int(threads_per_row), int(chunks_per_thread), int(rows_per_block),
