@@ -212,7 +212,7 @@ except TypeError:  # click >= 8.2 always keeps them apart
 
 def cli(*args: str, input: str | None = None):
     """Run the CLI in-process (typer's CliRunner); stdout and stderr are kept apart."""
-    from kernel_skills.cli import app
+    from kernel_skills.cli.commands import app
 
     return runner.invoke(app, list(args), input=input)
 

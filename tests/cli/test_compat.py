@@ -11,7 +11,8 @@ import pytest
 import typer
 import typer.core
 
-from kernel_skills.cli import app, compat
+from kernel_skills.cli import compat
+from kernel_skills.cli.commands import app
 
 MOVED = "typer {} changed what kernel_skills/cli/compat.py relies on: {}. Update compat.py (and the typer pin in pyproject.toml)."
 

@@ -506,19 +506,17 @@ def test_a_filesystem_that_reports_no_size_is_not_full(sandbox, monkeypatch):
 
 def test_ctrl_break_rolls_back_like_sigterm(monkeypatch):
     """Windows' Ctrl-Break (SIGBREAK) gets the SIGTERM handler: rollback, exit 143."""
-    import importlib
     import signal
 
+    from kernel_skills.cli import commands, entry
     from kernel_skills.cli.handler import on_sigterm
-
-    app_module = importlib.import_module("kernel_skills.cli.app")  # (cli/__init__ exports the app itself as `app`)
 
     monkeypatch.setattr(sys, "argv", ["kernels", "skills"])  # (ours: never forwarded to HF's kernels CLI)
     monkeypatch.setattr(signal, "SIGBREAK", signal.SIGUSR1, raising=False)
-    monkeypatch.setattr(app_module, "app", lambda: None)
+    monkeypatch.setattr(commands, "app", lambda: None)
     previous = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGUSR1)}
     try:
-        app_module.main()
+        entry.main()
         assert signal.getsignal(signal.SIGUSR1) is on_sigterm
     finally:
         for signum, handler in previous.items():

@@ -1,93 +1,43 @@
-"""`kernels skills add`: install skills (or, with --list, say what a source offers)."""
+"""`kernels skills add`: install skills (or, with --list, say what a source offers).
+
+The command's work, without typer: the typer declaration (add_cmd.py) calls :func:`add` with
+the values it reads from the command line.
+"""
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING
 
-import typer
-
-from .app import skills_app
-from .common import (
-    DEFAULT_SKILL,
-    AgentOpt,
-    DestOpt,
-    DryRunOpt,
-    ForceOpt,
-    GlobalOpt,
-    JsonOpt,
-    MaxDepthOpt,
-    MaxFileOpt,
-    MaxFilesOpt,
-    MaxTotalOpt,
-    QuietOpt,
-    SelectOpt,
-    agent_flags,
-    refuse_with,
-    report_plan,
-    setup,
-    source_notes,
-    sources,
-    split_specs,
-)
-from .compat import Command
-from .lockhooks import NoLockOpt, lock_added, lock_places
+from .common import DEFAULT_SKILL, refuse_with, report_plan, setup, source_notes, sources, split_specs
+from .lockhooks import lock_added, lock_places
 
 if TYPE_CHECKING:
     from ..output import Output
     from ..roots import Roots
 
 
-@skills_app.command(cls=Command, name="add")
-@agent_flags
-def add_cmd(
-    skills: Annotated[
-        list[str] | None,
-        typer.Argument(
-            metavar="SKILL",
-            help=f"What to install (default: {DEFAULT_SKILL}): a bundled skill's name, a folder (./my-skill, or a folder of "
-            "skills with --skill), or hf://ORG/REPO[@REVISION][/PATH] (also hf://datasets/..., hf://spaces/...).",
-            show_default=False,
-        ),
-    ] = None,
-    skill: SelectOpt = None,
-    agent_flags: Any = None,
-    agent: AgentOpt = None,
-    global_: GlobalOpt = False,
-    dest: DestOpt = None,
-    force: ForceOpt = False,
-    link: Annotated[bool, typer.Option("--link", help="Copy into the first target only; symlink the others to it.")] = False,
-    list_: Annotated[
-        bool, typer.Option("--list", help="List the skills each SKILL source offers (default: the bundled ones); install nothing.")
-    ] = False,
-    max_file_mb: MaxFileOpt = None,
-    max_total_mb: MaxTotalOpt = None,
-    max_files: MaxFilesOpt = None,
-    max_depth: MaxDepthOpt = None,
-    dry_run: DryRunOpt = False,
-    no_lock: NoLockOpt = False,
-    json_: JsonOpt = False,
-    quiet: QuietOpt = False,
+def add(
+    skills: list[str] | None = None,
+    *,
+    skill: list[str] | None = None,
+    agent_flags: list[str] | None = None,
+    agent: list[str] | None = None,
+    global_: bool = False,
+    dest: list[str] | None = None,
+    force: bool = False,
+    link: bool = False,
+    list_: bool = False,
+    max_file_mb: str | None = None,
+    max_total_mb: str | None = None,
+    max_files: str | None = None,
+    max_depth: str | None = None,
+    dry_run: bool = False,
+    no_lock: bool = False,
+    json_: bool = False,
+    quiet: bool = False,
 ) -> None:
-    """Install skills into agents' skills folders (default: ./.agents/skills).
-
-    Skills from a folder or the Hub are checked before anything is written: no links or
-    paths leading out of the skill, no special files, size limits, a valid SKILL.md.
-    Adding what is already installed, unedited and identical, succeeds and writes nothing;
-    any other existing install needs --force (edited copies are backed up first).
-    Project installs are recorded in ./skills-lock.json (--global ones in a user-level
-    lock) so `kernels skills sync` can restore them; --no-lock leaves the lock alone.
-
-    \b
-    Examples:
-      kernels skills add cuda-kernels --claude          # ./.claude/skills/cuda-kernels
-      kernels skills add cuda-kernels --global          # ~/.agents/skills, for every project
-      kernels skills add --claude --codex --link        # one copy, one symlink
-      kernels skills add ./my-skill --claude            # a skill folder of your own
-      kernels skills add ./team-skills --skill '*'      # every skill in a folder of skills
-      kernels skills add hf://my-org/skills/house-style --claude
-      kernels skills add hf://my-org/skills@v1.2 --skill house-style
-      kernels skills add --list hf://my-org/skills      # what a repo offers
-      kernels skills add --dest ./my-skills --dry-run
-    """
+    """Install ``skills`` (bundled names, folders, hf:// addresses) into the targets the
+    agent flags, --agent, --dest and --global pick, and print what was done."""
+    agent_flags = agent_flags or []
     out, roots = setup(json_, quiet)
     from .. import config, install
     from ..agents import resolve_targets, twice_warning

@@ -6,8 +6,9 @@ from typing import Any
 from ..agents import AGENTS, OTHER_READERS, SHARED_AGENT
 from ..errors import KernelsError
 from .app import skills_app
-from .common import JsonOpt, setup
+from .common import setup
 from .compat import Command
+from .options import JsonOpt
 
 
 @skills_app.command(cls=Command, name="agents")

@@ -1,17 +1,57 @@
-"""The `kernels` app and its `skills` group; the commands register themselves on ``skills_app``."""
+"""The `kernels` app and its `skills` group; the commands register themselves on ``skills_app``
+(commands.py imports them all, in the order `kernels skills --help` lists them)."""
 
-import signal
-import sys
 from typing import Annotated, Any
 
 import typer
 
 from .. import __version__
-from . import forward, startup
-from .compat import Group, click_class
-from .handler import Root, cannot_print, on_sigterm, state
+from ..output import StdoutError
+from . import forward
+from .compat import Group, click_class, raised_by_click_echo
+from .handler import cannot_print, dumps, handle, json_asked, state
 
 SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+
+
+def _click_exceptions() -> tuple[type[BaseException], ...]:
+    # These must pass through the handler untouched so click prints usage errors and honours Exit.
+    return (typer.Exit, typer.Abort, *click_class("ClickException"))
+
+
+def _usage_error_as_json(exc: BaseException) -> None:
+    """With --json on the command line, a usage error is also a JSON document on stdout (click
+    still prints the usage text on stderr and exits 2), so scripts parse every outcome."""
+    if not json_asked() or not isinstance(exc, click_class("UsageError")):
+        return
+    what = exc.format_message() if hasattr(exc, "format_message") else str(exc)
+    fix = "Run the command with --help for its usage."
+    typer.echo(dumps({"ok": False, "error": {"what": what, "fix": fix, "exit_code": 2}}))
+
+
+class Root(Group):
+    """The root group: every typer command runs inside it, under the one error handler."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        # Kept for usage errors: click raises them before any command has seen --json.
+        state["argv"] = list(args)
+        return super().parse_args(ctx, args)  # type: ignore[no-any-return]
+
+    def invoke(self, ctx: Any) -> Any:
+        from . import startup
+
+        try:
+            startup.done()  # from here on a signal is this handler's, not start-up's
+            startup.test_wait("command-wait")
+            return super().invoke(ctx)
+        except (Exception, KeyboardInterrupt) as exc:
+            if isinstance(exc, _click_exceptions()):
+                _usage_error_as_json(exc)
+                raise
+            if isinstance(exc, OSError) and not isinstance(exc, (BrokenPipeError, StdoutError)):
+                if not exc.filename and raised_by_click_echo(exc):  # a command's --help, on a full device
+                    raise typer.Exit(cannot_print(exc)) from exc
+            raise typer.Exit(handle(exc)) from exc
 
 
 class Kernels(Root):
@@ -76,29 +116,3 @@ def _root(
     Start with: kernels skills add cuda-kernels --claude
     """
     state["json"] = False
-
-
-def main() -> None:
-    """Console-script entry point (`kernels`, `kernel-skills`, `python -m kernel_skills`).
-
-    A command other than `skills` goes to Hugging Face's `kernels` CLI when its package is
-    installed (cli/forward.py); everything else is ours.
-    """
-    argv = sys.argv[1:]
-    if not forward.is_ours(argv):
-        hf = forward.find()
-        if hf is not None:
-            sys.exit(forward.run(hf, argv))
-    # SIGBREAK: Ctrl-Break on Windows, which would otherwise end the process mid-install.
-    # While start-up's handlers are armed they stay (one line, exit 143); the command's take
-    # over as the error handler does (startup.done()).
-    for name in ("SIGTERM", "SIGBREAK"):
-        if hasattr(signal, name):
-            startup.hand_over(getattr(signal, name), on_sigterm)
-    startup.test_wait("main-wait")
-    try:
-        app()
-    except OSError as exc:
-        # Only what click prints before any command runs gets here (help, --version, a usage
-        # error); a command's OSError is the error handler's (handler.Root.invoke).
-        sys.exit(cannot_print(exc))

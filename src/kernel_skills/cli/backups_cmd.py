@@ -8,8 +8,9 @@ import typer
 
 from ..errors import KernelsError
 from .app import SETTINGS, skills_app
-from .common import DryRunOpt, JsonOpt, QuietOpt, setup
+from .common import setup
 from .compat import Command, Group
+from .options import DryRunOpt, JsonOpt, QuietOpt
 
 backups_app = typer.Typer(
     cls=Group,

@@ -1,21 +1,16 @@
-"""What the commands share: the options they declare alike, the per-agent flags, and the
-helpers that open a source context and print an install plan.
+"""What the commands share: the helpers that set up a command, open a source context and
+print an install plan (the options they declare alike are in options.py).
 
-Modules that cost start-up time (rich, yaml, platformdirs, the installer) are imported
+No typer here, so a command can run these without loading it. Modules that cost start-up time (rich, yaml, platformdirs, the installer) are imported
 inside the functions, so `kernels --help` stays fast.
 """
 
-import functools
-import inspect
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Any
 
-import typer
-
-from ..agents import AGENTS, agent_names, user_hint
 from ..errors import KernelsError
 from .handler import state
 
@@ -26,96 +21,6 @@ if TYPE_CHECKING:
     from ..sourcetypes import SkillSource, SourceContext
 
 DEFAULT_SKILL = "cuda-kernels"
-
-_AGENT_HELP = "Target an agent by name (repeatable): " + ", ".join(agent_names()) + "."
-AgentOpt = Annotated[list[str] | None, typer.Option("--agent", metavar="NAME", help=_AGENT_HELP, show_default=False)]
-GlobalOpt = Annotated[bool, typer.Option("--global", "-g", help="Use the agents' user-wide folders instead of the project's.")]
-GlobalOnlyOpt = Annotated[bool, typer.Option("--global", "-g", help="Only the agents' user-wide folders.")]
-DestOpt = Annotated[
-    list[str] | None,
-    typer.Option("--dest", metavar="DIR", help="Also use DIR as a skills folder: DIR/<skill> (repeatable).", show_default=False),
-]
-ForceOpt = Annotated[bool, typer.Option("--force", "-f", help="Replace existing installs (user-edited ones are backed up first).")]
-DryRunOpt = Annotated[bool, typer.Option("--dry-run", "-n", help="Print what would happen; write nothing.")]
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print a machine-readable JSON result.")]
-QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing but errors.")]
-SelectOpt = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--skill",
-        metavar="NAME",
-        help="Pick skills from a folder of skills or a Hub repo (repeatable; '*' = all of them).",
-        show_default=False,
-    ),
-]
-# Plain strings, parsed by safety.Limits: a float option would make typer import pydantic.
-MaxFileOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--max-file-mb",
-        metavar="MB",
-        help="Refuse a skill from a folder or the Hub holding a file over MB megabytes (default 10).",
-        show_default=False,
-    ),
-]
-MaxTotalOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--max-total-mb",
-        metavar="MB",
-        help="Refuse a skill from a folder or the Hub over MB megabytes in all (default 50).",
-        show_default=False,
-    ),
-]
-MaxFilesOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--max-files",
-        metavar="N",
-        help="Refuse a skill from a folder or the Hub of more than N files (default 5000).",
-        show_default=False,
-    ),
-]
-MaxDepthOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--max-depth",
-        metavar="N",
-        help="Refuse a skill from a folder or the Hub with paths more than N levels deep (default 32).",
-        show_default=False,
-    ),
-]
-
-
-def agent_flags(func: Callable[..., Any]) -> Callable[..., Any]:
-    """Give a command one --<agent> flag per row of the agent table.
-
-    The command declares a parameter ``agent_flags``; it receives the names of the flags
-    that were given. Adding a row to agents.AGENTS adds the flag everywhere.
-    """
-    signature = inspect.signature(func)
-    flags = [
-        inspect.Parameter(
-            f"agent_{agent.name}",
-            inspect.Parameter.POSITIONAL_OR_KEYWORD,
-            default=False,
-            annotation=Annotated[
-                bool, typer.Option(f"--{agent.name}", help=f"{agent.label}: {agent.project} (global: {user_hint(agent)}).")
-            ],
-        )
-        for agent in AGENTS
-    ]
-    params: list[inspect.Parameter] = []
-    for param in signature.parameters.values():
-        params += flags if param.name == "agent_flags" else [param]
-
-    @functools.wraps(func)
-    def wrapper(**kwargs: Any) -> Any:
-        picked = [agent.name for agent in AGENTS if kwargs.pop(f"agent_{agent.name}", False)]
-        return func(agent_flags=picked, **kwargs)
-
-    wrapper.__signature__ = signature.replace(parameters=params)  # type: ignore[attr-defined]
-    return wrapper
 
 
 def setup(json_: bool, quiet: bool) -> "tuple[Output, Roots]":

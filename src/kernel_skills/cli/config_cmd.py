@@ -7,8 +7,9 @@ import typer
 from ..agents import SHARED_AGENT
 from ..errors import KernelsError
 from .app import skills_app
-from .common import JsonOpt, QuietOpt, setup
+from .common import setup
 from .compat import Command
+from .options import JsonOpt, QuietOpt
 
 
 @skills_app.command(cls=Command, name="config")

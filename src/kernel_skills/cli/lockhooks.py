@@ -1,9 +1,7 @@
 """How add, update and remove keep skills-lock.json current (the core is ..lockfile)."""
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Annotated
-
-import typer
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from ..agents import Target
@@ -11,8 +9,6 @@ if TYPE_CHECKING:
     from ..lockfile import Place
     from ..roots import Roots
     from ..sources import SkillSource
-
-NoLockOpt = Annotated[bool, typer.Option("--no-lock", help="Leave skills-lock.json as it is for this command.")]
 
 
 def lock_places(targets: "Sequence[Target]", roots: "Roots", *, skip: bool) -> "list[Place]":

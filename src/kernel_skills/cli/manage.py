@@ -6,8 +6,11 @@ import typer
 
 from ..errors import EXIT_FAILURE, KernelsError
 from .app import skills_app
-from .common import (
-    DEFAULT_SKILL,
+from .common import DEFAULT_SKILL, refuse_with, report_plan, setup, sources
+from .compat import Command
+from .handler import report
+from .lockhooks import lock_changed, lock_places
+from .options import (
     AgentOpt,
     DestOpt,
     DryRunOpt,
@@ -18,16 +21,10 @@ from .common import (
     MaxFileOpt,
     MaxFilesOpt,
     MaxTotalOpt,
+    NoLockOpt,
     QuietOpt,
     agent_flags,
-    refuse_with,
-    report_plan,
-    setup,
-    sources,
 )
-from .compat import Command
-from .handler import report
-from .lockhooks import NoLockOpt, lock_changed, lock_places
 
 if TYPE_CHECKING:
     from ..install import Installed

@@ -6,10 +6,11 @@ import typer
 
 from ..errors import EXIT_FAILURE
 from .app import skills_app
-from .common import JsonOpt, QuietOpt, setup, sources
+from .common import setup, sources
 from .compat import Command
 from .handler import report
 from .lockhooks import lock_place
+from .options import JsonOpt, QuietOpt
 
 
 @skills_app.command(cls=Command, name="outdated")

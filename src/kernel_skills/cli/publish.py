@@ -8,8 +8,9 @@ import typer
 
 from ..errors import KernelsError
 from .app import skills_app
-from .common import DryRunOpt, JsonOpt, MaxDepthOpt, MaxFileOpt, MaxFilesOpt, MaxTotalOpt, QuietOpt, bars_wanted, setup
+from .common import bars_wanted, setup
 from .compat import Command
+from .options import DryRunOpt, JsonOpt, MaxDepthOpt, MaxFileOpt, MaxFilesOpt, MaxTotalOpt, QuietOpt
 
 if TYPE_CHECKING:
     from ..output import Output

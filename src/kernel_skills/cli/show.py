@@ -6,8 +6,9 @@ import typer
 
 from ..errors import KernelsError
 from .app import skills_app
-from .common import JsonOpt, MaxDepthOpt, MaxFileOpt, MaxFilesOpt, MaxTotalOpt, SelectOpt, setup, sources, split_specs
+from .common import setup, sources, split_specs
 from .compat import Command
+from .options import JsonOpt, MaxDepthOpt, MaxFileOpt, MaxFilesOpt, MaxTotalOpt, SelectOpt
 
 
 @skills_app.command(cls=Command, name="show")

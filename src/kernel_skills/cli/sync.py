@@ -5,9 +5,10 @@ from typing import Annotated
 import typer
 
 from .app import skills_app
-from .common import DryRunOpt, JsonOpt, MaxFileOpt, MaxTotalOpt, QuietOpt, report_plan, setup, sources
+from .common import report_plan, setup, sources
 from .compat import Command
 from .lockhooks import lock_place
+from .options import DryRunOpt, JsonOpt, MaxFileOpt, MaxTotalOpt, QuietOpt
 
 
 @skills_app.command(cls=Command, name="sync")

@@ -6,9 +6,10 @@ import typer
 
 from ..errors import EXIT_FAILURE
 from .app import skills_app
-from .common import JsonOpt, MaxDepthOpt, MaxFileOpt, MaxFilesOpt, MaxTotalOpt, QuietOpt, SelectOpt, roots, sources
+from .common import roots, sources
 from .compat import Command
 from .handler import state
+from .options import JsonOpt, MaxDepthOpt, MaxFileOpt, MaxFilesOpt, MaxTotalOpt, QuietOpt, SelectOpt
 
 
 @skills_app.command(cls=Command, name="validate")
