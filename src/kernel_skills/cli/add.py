@@ -1,7 +1,7 @@
 """`kernels skills add`: install skills (or, with --list, say what a source offers).
 
-The command's work, without typer: the typer declaration (add_cmd.py) calls :func:`add` with
-the values it reads from the command line.
+The command's work, without typer: the typer declaration (add_cmd.py) and the fast path
+(fast.py) both call :func:`add` with the values they read from the command line.
 """
 
 from pathlib import Path

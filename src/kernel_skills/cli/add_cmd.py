@@ -1,5 +1,5 @@
-"""`kernels skills add` declared to typer: its options and help. The work is add.add, which loads
-no typer."""
+"""`kernels skills add` declared to typer: its options and help. The work is add.add, which the
+fast path (fast.py) calls too, so both read the same arguments the same way."""
 
 from typing import Annotated, Any
 

@@ -1,7 +1,8 @@
 """What the commands share: the helpers that set up a command, open a source context and
 print an install plan (the options they declare alike are in options.py).
 
-No typer here, so a command can run these without loading it. Modules that cost start-up time (rich, yaml, platformdirs, the installer) are imported
+No typer here: the fast path of `kernels skills add` (fast.py) runs these without loading
+it. Modules that cost start-up time (rich, yaml, platformdirs, the installer) are imported
 inside the functions, so `kernels --help` stays fast.
 """
 

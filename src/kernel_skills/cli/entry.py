@@ -1,7 +1,8 @@
 """main(): the console script (`kernels`, `kernel-skills`, `python -m kernel_skills`).
 
 A command other than `skills` goes to Hugging Face's `kernels` CLI when its package is
-installed (forward.py); everything else is the typer app (commands.py).
+installed (forward.py); `kernels skills add` in the forms fast.py reads runs without typer;
+everything else is the typer app (commands.py).
 """
 
 import signal
@@ -25,6 +26,11 @@ def main() -> None:
             startup.hand_over(getattr(signal, name), on_sigterm)
     startup.test_wait("main-wait")
     try:
+        from . import fast
+
+        code = fast.run(argv)
+        if code is not None:
+            sys.exit(code)
         from .commands import app
 
         app()

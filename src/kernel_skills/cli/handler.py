@@ -1,14 +1,14 @@
 """The one place failures become exit codes and the one-line ``Error:`` message.
 
 :func:`handle` is the error handler every command runs under (app.Root wraps every typer
-command in it): a KernelsError from the core, an OSError, Ctrl-C or SIGTERM, a closed
-stdout pipe and any unexpected exception each end here as one line on stderr (plus a JSON
-document on stdout with --json) and an exit code. Usage errors that click raises pass it
-by (click prints them and exits 2).
+command in it, fast.py the fast path of `kernels skills add`): a KernelsError from the
+core, an OSError, Ctrl-C or SIGTERM, a closed stdout pipe and any unexpected exception
+each end here as one line on stderr (plus a JSON document on stdout with --json) and an
+exit code. Usage errors that click raises pass it by (click prints them and exits 2).
 
-No typer at import, so a command can run under it without loading typer. Printing an
-error does load it (:func:`report` writes through click's echo, as it always has); a
-failure can afford the time.
+No typer at import: the fast path must not load it. Printing an error does load it
+(:func:`report` writes through click's echo, so an error line is the same bytes on either
+path); a failure can afford the time.
 """
 
 import os

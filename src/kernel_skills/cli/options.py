@@ -1,7 +1,8 @@
 """The options the commands declare alike, as typer annotations, and the per-agent flags.
 
 The only module of shared command-line declarations that imports typer; the helpers the
-commands share (common.py) do not, so a command can use them without loading typer.
+commands share (common.py) do not, so the fast path of `kernels skills add` (fast.py) can
+use them without loading typer.
 """
 
 import functools

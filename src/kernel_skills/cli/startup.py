@@ -11,7 +11,8 @@ Only the command arms this: a program that imports kernel_skills.cli (the tests)
 own signal handling. ``KERNEL_SKILLS_TEST_HOOKS=startup-wait=PATH`` (tests only) creates
 PATH once armed and then waits up to 10 s, so that a test can signal inside the window;
 ``main-wait`` and ``command-wait`` do the same once main() has set its handlers and once the
-error handler has taken over (:func:`test_wait`).
+error handler has taken over (:func:`test_wait`); ``no-fast-path`` makes `kernels skills add`
+go through typer every time (cli/fast.py).
 """
 
 import os
@@ -73,15 +74,23 @@ def done() -> None:
             signal.signal(signum, handler)
 
 
-def test_wait(hook: str) -> None:
-    """Tests only: with ``hook=PATH`` in $KERNEL_SKILLS_TEST_HOOKS, create PATH and wait 10 s."""
+def test_hook(hook: str) -> str | None:
+    """Tests only: the value of ``hook`` in $KERNEL_SKILLS_TEST_HOOKS ("" for a bare name), or None."""
     hooks = os.environ.get("KERNEL_SKILLS_TEST_HOOKS", "")
     for item in hooks.split(",") if hooks else ():
         key, _, value = item.strip().partition("=")
-        if key == hook and value:
-            with open(value, "w"):
-                pass
-            time.sleep(10)
+        if key == hook:
+            return value
+    return None
+
+
+def test_wait(hook: str) -> None:
+    """Tests only: with ``hook=PATH`` in $KERNEL_SKILLS_TEST_HOOKS, create PATH and wait 10 s."""
+    value = test_hook(hook)
+    if value:
+        with open(value, "w"):
+            pass
+        time.sleep(10)
 
 
 if _is_the_command():
