@@ -9,13 +9,21 @@ the reverse, and is not an edit. A text file (no NUL byte) therefore also matche
 equals the recorded file but for CRLF vs LF: ``files`` holds the sha256 of the bytes
 installed, and ``lf_files`` (absent from older receipts, which stay valid)
 the sha256 with CRLF read as LF of each file that had CRLF when installed.
+
+Format (schema 2): one line of JSON; ``files`` and ``lf_files`` are trees of folders (each
+folder's name once, not once per file under it) whose leaves are the files' sha256 in
+base64 without padding (43 characters for 64 hex) or ``symlink:<target>``. That keeps a
+receipt of ~200 files near 15 KB (schema 1, indented, with flat maps of hex: 25 KB).
+Schema 1 receipts still read: :func:`read` gives either as schema 1's flat maps of hex.
 """
 
 from __future__ import annotations
 
+import binascii
 import hashlib
 import json
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -26,8 +34,9 @@ from . import __version__
 from .skill import walk
 
 RECEIPT_FILE = ".kernel-skills.json"
-SCHEMA = 1
+SCHEMA = 2
 _LINK_PREFIX = "symlink:"
+_B64_SHA256 = re.compile(r"[A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]")  # 256 bits: the last character's 2 low bits are 0
 
 
 def file_sha256(path: str) -> str:
@@ -140,7 +149,8 @@ _SCALAR = (str, int, float, bool, type(None))
 def read(skill_dir: Path) -> Receipt | None:
     """The receipt in ``skill_dir``; None when there is none, it is not ours, or it is not
     the shape we write (then :func:`damaged` tells the two apart). Never raises: a receipt
-    nested 200,000 levels deep, or holding numbers where hashes belong, is just damaged."""
+    nested 200,000 levels deep, or holding numbers where hashes belong, is just damaged.
+    A schema 2 receipt is given in schema 1's shape (flat maps of hex digests)."""
     try:
         with open(skill_dir / RECEIPT_FILE, "rb") as handle:
             raw = handle.read(MAX_RECEIPT_BYTES + 1)
@@ -149,7 +159,60 @@ def read(skill_dir: Path) -> Receipt | None:
         data = json.loads(raw.decode("utf-8"))
     except (OSError, ValueError, RecursionError, MemoryError):
         return None
-    return Receipt(data) if _well_formed(data) else None
+    if isinstance(data, dict) and data.get("schema") == 2:
+        data = _unpacked(data)
+    return Receipt(data) if data is not None and _well_formed(data) else None
+
+
+def _pack(files: Mapping[str, str]) -> dict[str, Any]:
+    """A flat map of relative path -> hex sha256 (or ``symlink:<target>``) as schema 2 stores it."""
+    tree: dict[str, Any] = {}
+    for rel in sorted(files):
+        value = files[rel]
+        *folders, name = rel.split("/")
+        node = tree
+        for folder in folders:
+            node = node.setdefault(folder, {})
+        if value.startswith(_LINK_PREFIX):
+            node[name] = value
+        else:
+            node[name] = binascii.b2a_base64(bytes.fromhex(value), newline=False).decode().rstrip("=")
+    return tree
+
+
+def _unpack(tree: Any) -> dict[str, str] | None:
+    """The flat map of a schema 2 tree; None if it is not one :func:`_pack` could have written."""
+    if not isinstance(tree, dict):
+        return None
+    flat: dict[str, str] = {}
+    stack: list[tuple[str, dict[str, Any]]] = [("", tree)]
+    while stack:
+        prefix, node = stack.pop()
+        for name, value in node.items():
+            if not name or "/" in name or name in (".", ".."):
+                return None
+            rel = prefix + name
+            if isinstance(value, dict):
+                stack.append((rel + "/", value))
+            elif isinstance(value, str) and value.startswith(_LINK_PREFIX):
+                flat[rel] = value
+            elif isinstance(value, str) and _B64_SHA256.fullmatch(value):
+                flat[rel] = binascii.a2b_base64(value + "=").hex()
+            else:
+                return None
+    return flat
+
+
+def _unpacked(data: dict[str, Any]) -> dict[str, Any] | None:
+    """A schema 2 receipt in schema 1's shape; None if its file trees are damaged."""
+    out = dict(data)
+    for key in ("files", "lf_files"):
+        if key in data:
+            flat = _unpack(data[key])
+            if flat is None:
+                return None
+            out[key] = flat
+    return out
 
 
 def _well_formed(data: Any) -> bool:
@@ -195,8 +258,8 @@ def render(
         "source": dict(source),
         "installed_at": datetime.now(timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z"),
         "digest": source_digest or digest(files),
-        "files": dict(sorted(files.items())),
+        "files": _pack(files),
     }
     if lf_files:
-        data["lf_files"] = dict(sorted(lf_files.items()))
-    return (json.dumps(data, indent=2) + "\n").encode()
+        data["lf_files"] = _pack(lf_files)
+    return (json.dumps(data, separators=(",", ":")) + "\n").encode()

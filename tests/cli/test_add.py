@@ -190,10 +190,13 @@ def test_bytes_modes_and_receipt(sandbox):
     assert receipt["installer"] == "kernel-skills"
     assert receipt["skill"] == "demo" and receipt["skill_version"] == "1.0.0"
     assert receipt["source"] == {"kind": "bundled", "name": "demo"}
-    assert set(receipt["files"]) == set(bundled_files(sandbox))
     import hashlib
 
-    assert receipt["files"]["assets/blob.bin"] == hashlib.sha256((dest / "assets/blob.bin").read_bytes()).hexdigest()
+    from kernel_skills import receipts
+
+    files = receipts.read(dest).files
+    assert set(files) == set(bundled_files(sandbox))
+    assert files["assets/blob.bin"] == hashlib.sha256((dest / "assets/blob.bin").read_bytes()).hexdigest()
 
 
 def test_pycache_in_the_source_is_not_copied(sandbox):

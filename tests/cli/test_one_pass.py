@@ -30,9 +30,9 @@ def test_add_hashes_the_source_once_and_records_the_same_digest_everywhere(sandb
     monkeypatch.undo()
 
     installed = sandbox.project / ".claude/skills/demo"
-    receipt = json.loads((installed / ".kernel-skills.json").read_text())
+    receipt = receipts.read(installed)
     fresh = receipts.manifest(sandbox.bundled / "demo", source=True)
-    assert receipt["files"] == fresh and receipt["digest"] == receipts.digest(fresh)
-    assert receipt["lf_files"] == {"references/windows.md": receipts.lf_sha256(installed / "references/windows.md")}
+    assert receipt.files == fresh and receipt.digest == receipts.digest(fresh)
+    assert receipt.data["lf_files"] == {"references/windows.md": receipts.lf_sha256(installed / "references/windows.md")}
     lock = json.loads((sandbox.project / "skills-lock.json").read_text())
-    assert lock["skills"]["demo"]["digest"] == receipt["digest"]
+    assert lock["skills"]["demo"]["digest"] == receipt.digest

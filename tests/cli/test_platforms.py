@@ -438,8 +438,9 @@ def test_an_install_checked_out_with_crlf_is_not_edited(sandbox):
 def test_a_skill_with_crlf_checked_out_with_lf_is_not_edited(sandbox):
     make_skill(sandbox.bundled, "demo", extra={"references/windows.md": "line one\r\nline two\r\n"})
     assert cli("skills", "add", "demo", "--claude").exit_code == 0
-    receipt = json.loads((sandbox.project / ".claude/skills/demo/.kernel-skills.json").read_text())
-    assert list(receipt["lf_files"]) == ["references/windows.md"]
+    from kernel_skills import receipts
+
+    assert list(receipts.read(sandbox.project / ".claude/skills/demo").data["lf_files"]) == ["references/windows.md"]
     assert _convert(sandbox.project / ".claude/skills/demo", b"\r\n", b"\n") == 1
     assert _state_of(sandbox)["modified"] is False
 
