@@ -304,23 +304,41 @@ def plan_add(skill_sources: Sequence[SkillSource], targets: Sequence[Target], *,
                 errors.append(error)
             plan.actions.append(action)
     if not errors:
-        errors += _check_space(plan.actions)
-        errors += _check_path_lengths(plan.actions)
+        trees = _measure(plan.actions)
+        errors += _check_space(plan.actions, trees)
+        errors += _check_path_lengths(plan.actions, trees)
     if errors:
         raise _combine(errors)
     return plan
 
 
-def _check_path_lengths(actions: Sequence[Action]) -> list[KernelsError]:
+def _measure(actions: Sequence[Action]) -> dict[Path, tuple[int, str]]:
+    """Each tree the actions copy: its files' bytes and its longest relative path (one walk)."""
+    trees: dict[Path, tuple[int, str]] = {}
+    for action in actions:
+        if action.source is None or action.link_to is not None or action.source.path in trees:
+            continue
+        size, longest = 0, ""
+        for rel, entry in walk(action.source.path):
+            if len(rel) > len(longest):
+                longest = rel
+            if entry.is_file(follow_symlinks=False):
+                size += entry.stat(follow_symlinks=False).st_size
+        trees[action.source.path] = (size, longest)
+    return trees
+
+
+def _check_path_lengths(actions: Sequence[Action], trees: dict[Path, tuple[int, str]] | None = None) -> list[KernelsError]:
     """Refuse up front a file whose path (while staged, the longest it gets) is longer than
     this OS takes: 259 characters on Windows without long paths, where the copy would
     otherwise fail half-way."""
     limit = portable.path_limit()
+    trees = _measure(actions) if trees is None else trees
     errors = []
     for action in actions:
         if action.source is None or action.link_to is not None:
             continue
-        longest = max((rel for rel, _ in walk(action.source.path)), key=len, default="")
+        longest = trees[action.source.path][1]
         staged = os.path.join(os.path.abspath(action.target.path), TMP_DIR, f"new-{action.skill}-{'0' * 8}", *longest.split("/"))
         if len(staged) > limit:
             errors.append(
@@ -332,11 +350,7 @@ def _check_path_lengths(actions: Sequence[Action]) -> list[KernelsError]:
     return errors
 
 
-def tree_size(folder: Path) -> int:
-    return sum(e.stat(follow_symlinks=False).st_size for _, e in walk(folder) if e.is_file(follow_symlinks=False))
-
-
-def _check_space(actions: Sequence[Action]) -> list[KernelsError]:
+def _check_space(actions: Sequence[Action], trees: dict[Path, tuple[int, str]]) -> list[KernelsError]:
     """Refuse up front when a copy cannot fit, rather than failing halfway (and rolling back)."""
     need: dict[Path, int] = {}
     for action in actions:
@@ -345,7 +359,7 @@ def _check_space(actions: Sequence[Action]) -> list[KernelsError]:
         probe = action.target.path
         while not probe.exists() and probe.parent != probe:
             probe = probe.parent
-        need[probe] = need.get(probe, 0) + tree_size(action.source.path) + (1 << 16)
+        need[probe] = need.get(probe, 0) + trees[action.source.path][0] + (1 << 16)
     errors = []
     for probe, size in need.items():
         try:

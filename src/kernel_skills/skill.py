@@ -308,8 +308,8 @@ def validate(skill_dir: Path) -> Report:
             report.error(SKILL_FILE, "missing: a skill is a folder with a SKILL.md file")
         else:
             _check_skill_md(skill_dir, skill_md, report)
-        _check_tree(skill_dir, report)
-        _check_references(skill_dir, report)
+        entries = _check_tree(skill_dir, report)
+        _check_references(skill_dir, report, entries)
     except OSError as exc:
         # An unreadable folder is this skill's problem: `validate` over a folder of skills
         # must still report every other one.
@@ -415,9 +415,12 @@ def walk(skill_dir: Path, *, everything: bool = False) -> Iterator[tuple[str, os
             stack.append((f"{rel}/", listing(entry.path)))
 
 
-def _check_tree(skill_dir: Path, report: Report) -> None:
+def _check_tree(skill_dir: Path, report: Report) -> list[tuple[str, os.DirEntry[str]]]:
+    """Check every entry's kind; the entries, so the other checks need not walk the tree again."""
     root = os.path.realpath(skill_dir)
+    entries = []
     for rel, entry in walk(skill_dir):
+        entries.append((rel, entry))
         mode = entry.stat(follow_symlinks=False).st_mode
         if stat.S_ISLNK(mode):
             target = os.path.realpath(entry.path)
@@ -427,6 +430,7 @@ def _check_tree(skill_dir: Path, report: Report) -> None:
                 report.error(rel, f"is a broken symlink (to {os.readlink(entry.path)})")
         elif not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
             report.error(rel, "is not a regular file, folder or symlink")
+    return entries
 
 
 def _inside(path: str, root: str) -> bool:
@@ -476,14 +480,15 @@ def _references(text: str, *, spans: bool = True) -> Iterator[tuple[int, str, bo
             # An indented block after a blank line is code, unless it continues a list item.
             indented_code = indented and not in_list and (previous_blank or indented_code)
             if not blank and not indented:
-                if _LIST_ITEM.match(line):
+                if (stripped[0] in "-*+" or stripped[0].isdecimal()) and _LIST_ITEM.match(line):
                     in_list = True
                 elif previous_blank and not line.startswith(" "):
                     in_list = False  # a paragraph at the margin ends the list; 1-3 spaces continue the item
             previous_blank = blank
             if indented_code:
                 continue
-            line, comment = _outside_comments(line, False)
+            if "<!--" in line:
+                line, comment = _outside_comments(line, False)
         if "](" in line:
             for match in _LINK.finditer(line):
                 yield number, match.group(1), True
@@ -525,7 +530,7 @@ def _outside_comments(line: str, inside: bool) -> tuple[str, bool]:
     return "".join(kept), inside
 
 
-def _check_references(skill_dir: Path, report: Report) -> None:
+def _check_references(skill_dir: Path, report: Report, entries: list[tuple[str, os.DirEntry[str]]]) -> None:
     """Every relative path the skill's markdown names must exist, with exact case.
 
     Links are resolved from the markdown file's folder. In SKILL.md, code spans that
@@ -537,11 +542,12 @@ def _check_references(skill_dir: Path, report: Report) -> None:
     except OSError:
         return
     listings: dict[str, list[str] | None] = {}
-    for rel, entry in walk(skill_dir):
+    for rel, entry in entries:
         if not rel.endswith(".md") or not entry.is_file(follow_symlinks=False):
             continue
         try:
-            text = Path(entry.path).read_text(encoding="utf-8")
+            with open(entry.path, encoding="utf-8") as handle:
+                text = handle.read()
         except (OSError, UnicodeDecodeError):
             if rel != SKILL_FILE:
                 report.error(rel, "is not readable UTF-8 text")

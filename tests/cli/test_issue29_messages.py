@@ -86,6 +86,10 @@ class _FullFile:
         self._real.close()
 
 
+def _no_space(fd, data):
+    raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))  # as os.write on a full disk: no file named
+
+
 def _full_under(monkeypatch, folder_part: str) -> None:
     from kernel_skills import fsops
 
@@ -95,8 +99,9 @@ def _full_under(monkeypatch, folder_part: str) -> None:
         def write(src, dst, mode):
             if folder_part not in dst:
                 return real(src, dst, mode)
-            with pytest.MonkeyPatch.context() as patch:
+            with pytest.MonkeyPatch.context() as patch:  # (file objects, and plain descriptors)
                 patch.setattr(fsops.os, "fdopen", lambda fd, *a: _FullFile(real_fdopen(fd, *a)))
+                patch.setattr(fsops.os, "write", _no_space)
                 return real(src, dst, mode)
 
         return write
