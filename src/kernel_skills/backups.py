@@ -25,12 +25,14 @@ import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import fsops
 from .errors import KernelsError
+
+if TYPE_CHECKING:
+    from datetime import datetime
 
 BACKUP_DIR = "backups"
 META_SUFFIX = ".json"
@@ -48,6 +50,8 @@ def new_id(skill: str) -> str:
 
 
 def _now() -> str:
+    from datetime import datetime, timezone  # here: an install that makes no backup need not import it
+
     # Microseconds kept: backups made within one second must still sort newest-last.
     return datetime.now(timezone.utc).isoformat().replace("+00:00", "Z")
 
@@ -148,6 +152,8 @@ def _read_meta(path: Path) -> Mapping[str, Any]:
 
 
 def _created(meta: Mapping[str, Any], name: str, folder: Path) -> datetime:
+    from datetime import datetime, timezone
+
     text = meta.get("created")
     if isinstance(text, str):
         try:
@@ -226,6 +232,8 @@ def choose_prune(every: Sequence[Backup], *, keep: int | None, older_than_days: 
         raise KernelsError(
             "prune needs --keep N, --older-than DAYS or both", "For example `kernels skills backups prune --keep 3`.", usage=True
         )
+    from datetime import datetime, timezone
+
     now = now or datetime.now(timezone.utc)
     groups: dict[tuple[str, str], list[Backup]] = {}
     for backup in every:

@@ -24,9 +24,9 @@ import hashlib
 import json
 import os
 import re
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -256,7 +256,7 @@ def render(
         "skill": skill,
         "skill_version": version,
         "source": dict(source),
-        "installed_at": datetime.now(timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z"),
+        "installed_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "digest": source_digest or digest(files),
         "files": _pack(files),
     }

@@ -39,7 +39,7 @@ def add(
     agent flags, --agent, --dest and --global pick, and print what was done."""
     agent_flags = agent_flags or []
     out, roots = setup(json_, quiet)
-    from .. import config, install
+    from .. import install
     from ..agents import resolve_targets, twice_warning
 
     specs, select = split_specs(skills, skill, roots.bundled)
@@ -61,7 +61,7 @@ def add(
         agents=[*agent_flags, *(agent or [])],
         dests=dest or [],
         global_=global_,
-        default_agents=lambda: config.load(roots.config_file).default_agents,
+        default_agents=lambda: _configured_agents(roots),
     )
     with sources(roots, max_file_mb, max_total_mb, quiet=quiet or json_, max_files=max_files, max_depth=max_depth) as ctx:
         found = install.skill_sources(specs or [DEFAULT_SKILL], ctx, select)
@@ -79,6 +79,13 @@ def add(
             placed.setdefault(skipped.skill, []).append(skipped.path.parent)
     twice = twice_warning(placed, roots.location)
     report_plan(out, plan, roots, command="add", dry_run=dry_run, warnings=[twice] if twice else [])
+
+
+def _configured_agents(roots: "Roots") -> list[str] | None:
+    """The agents `kernels skills config` set as the default targets (read only when asked)."""
+    from .. import config
+
+    return config.load(roots.config_file).default_agents
 
 
 def _list_offers(
