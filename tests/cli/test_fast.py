@@ -234,16 +234,21 @@ def test_the_same_when_a_shell_asks_for_completions(both_ways, monkeypatch):
 # ------------------------------------------------------------------------ as users run it
 
 
-def _modules_after(argv: list[str], env: dict[str, str]) -> set[str]:
+def _after(argv: list[str], env: dict[str, str], expression: str) -> str:
+    """``expression`` evaluated in a fresh `kernels ARGV` process once main() is done."""
     code = (
         "import sys\n"
         f"sys.argv = ['kernels', *{argv!r}]\n"
         "from kernel_skills.cli import main\n"
         "try:\n    main()\nexcept SystemExit:\n    pass\n"
-        "print('MODULES', ' '.join(sorted(m.split('.')[0] for m in sys.modules)))\n"
+        f"print('RESULT', {expression})\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=env).stdout
-    return set(next(line for line in out.splitlines() if line.startswith("MODULES ")).split()[1:])
+    return next(line for line in out.splitlines() if line.startswith("RESULT "))[len("RESULT ") :]
+
+
+def _modules_after(argv: list[str], env: dict[str, str]) -> set[str]:
+    return set(_after(argv, env, "' '.join(sorted(m.split('.')[0] for m in sys.modules))").split())
 
 
 def test_add_loads_neither_typer_nor_rich_when_not_on_a_terminal(sandbox):
@@ -252,3 +257,10 @@ def test_add_loads_neither_typer_nor_rich_when_not_on_a_terminal(sandbox):
     assert (sandbox.project / ".claude/skills/demo/SKILL.md").is_file()
     assert "typer" in _modules_after(["skills", "add", "demo", "--cursor"], {**env, "KERNEL_SKILLS_TEST_HOOKS": "no-fast-path"})
     assert "typer" in _modules_after(["skills", "add", "--help"], env)
+
+
+def test_only_add_runs_without_the_cyclic_garbage_collector(sandbox):
+    """A few ms of an install's start-up: the process ends before there is garbage to collect."""
+    env = dict(os.environ)
+    assert _after(["skills", "add", "demo", "--claude"], env, "__import__('gc').isenabled()") == "False"
+    assert _after(["skills", "list"], env, "__import__('gc').isenabled()") == "True"
