@@ -11,16 +11,16 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
 from .errors import KernelsError
+from .records import field, record
 
 SHARED_AGENT = "agents"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Agent:
     """One coding agent: the folders ``--<name>`` installs into, and every folder it loads skills from.
 
@@ -106,7 +106,7 @@ _BY_NAME = {agent.name: agent for agent in AGENTS}
 _VAR = re.compile(r"\{(\w+):([^}]*)\}")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Location:
     """The part of the environment that decides where skills dirs are."""
 
@@ -156,7 +156,7 @@ def skills_dir(agent: Agent, loc: Location, *, global_: bool) -> Path:
     return loc.expand(agent.user) if global_ else loc.cwd / agent.project
 
 
-@dataclass
+@record
 class Target:
     """One skills directory to act on, and who reads it."""
 

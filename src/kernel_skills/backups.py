@@ -24,12 +24,12 @@ import os
 import re
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import fsops
 from .errors import KernelsError
+from .records import record
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -103,7 +103,7 @@ def orphans(state_dir: Path, key: str) -> list[Path]:
 # --------------------------------------------------------------------------------- list
 
 
-@dataclass
+@record
 class Backup:
     id: str
     path: Path
@@ -306,7 +306,7 @@ def retain(state_dir: Path, env: Mapping[str, str] | None = None) -> list[Backup
 # ------------------------------------------------------------------------------ restore
 
 
-@dataclass
+@record
 class Restored:
     backup: Backup
     dest: Path

@@ -8,19 +8,19 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .agents import get_agent
 from .errors import KernelsError
+from .records import field, record
 
 KEYS = {
     "default_agents": "agents `kernels skills add` installs for when no agent flag or --dest is given",
 }
 
 
-@dataclass
+@record
 class Config:
     path: Path
     default_agents: list[str] | None = None

@@ -24,12 +24,12 @@ import re
 import stat
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
 from .errors import KernelsError
+from .records import field, record
 from .safety import Limits, Refused, check_listing, check_tree
 from .safety import check_name as check_untrusted_name
 from .skill import SKILL_FILE, info_from, is_ignored, parse_front_matter, read_info, validate
@@ -52,7 +52,7 @@ _OFFLINE_VALUES = {"1", "ON", "YES", "TRUE"}
 # ------------------------------------------------------------------------ addresses
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class HubRef:
     """A parsed ``hf://`` address."""
 
@@ -292,7 +292,7 @@ def _progress(quiet: bool) -> Iterator[None]:
 # --------------------------------------------------------------------------- lookup
 
 
-@dataclass
+@record
 class Commit:
     """One commit of a repo: its sha and the files in it (path -> size)."""
 
@@ -614,7 +614,7 @@ def offers(ref: HubRef, ctx: SourceContext) -> list[Offer]:
 # -------------------------------------------------------------------------- publish
 
 
-@dataclass
+@record
 class Published:
     name: str
     version: str | None

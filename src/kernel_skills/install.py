@@ -30,7 +30,6 @@ import shutil
 import stat
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +37,7 @@ from . import backups, fsops, interrupts, portable, receipts, sources
 from .agents import Target
 from .errors import KernelsError
 from .receipts import RECEIPT_FILE, Receipt
+from .records import field, record
 from .safety import Refused
 from .skill import SKILL_FILE, check_name, is_ignored, read_info, validate, walk
 from .sources import SkillSource, SourceContext
@@ -58,7 +58,7 @@ def _lock_dir(state_dir: Path | Callable[[], Path]) -> Path:
 # ------------------------------------------------------------------------ what is there
 
 
-@dataclass
+@record
 class Existing:
     """What a destination path holds right now."""
 
@@ -106,7 +106,7 @@ def _few(paths: Sequence[str], limit: int = 3) -> str:
 # ---------------------------------------------------------------------------- the plan
 
 
-@dataclass(eq=False)
+@record(eq=False)
 class Action:
     """One change to one path: install, replace or remove ``dest``."""
 
@@ -146,7 +146,7 @@ class Action:
         }
 
 
-@dataclass
+@record
 class Skipped:
     skill: str
     path: Path
@@ -157,7 +157,7 @@ class Skipped:
         return {"skill": self.skill, "path": str(self.path), "reason": self.reason, "failed": self.failed}
 
 
-@dataclass
+@record
 class Plan:
     actions: list[Action] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
@@ -379,7 +379,7 @@ def _check_space(actions: Sequence[Action], trees: dict[Path, tuple[int, str]]) 
 # ----------------------------------------------------------------------------- update
 
 
-@dataclass
+@record
 class Installed:
     """A skill found in a skills folder."""
 

@@ -42,13 +42,13 @@ import os
 import posixpath
 import re
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import fsops
+from . import fsops, records
 from .agents import Location, Target, agent_names, dedupe, get_agent, skills_dir
 from .errors import KernelsError
+from .records import field
 from .skill import name_problem
 
 LOCK_FILE = "skills-lock.json"
@@ -62,7 +62,7 @@ _TMP_SUFFIX = ".tmp"
 # ---------------------------------------------------------------------------- the data
 
 
-@dataclass
+@records.record
 class Entry:
     """One locked skill."""
 
@@ -99,7 +99,7 @@ class Entry:
         return self.version or "unversioned"
 
 
-@dataclass
+@records.record
 class Lock:
     entries: dict[str, Entry] = field(default_factory=dict)
 
@@ -293,7 +293,7 @@ def edit(path: Path, change: Callable[[Lock], None]) -> Lock:
 # ------------------------------------------------------------------- where, and targets
 
 
-@dataclass(frozen=True)
+@records.record(frozen=True)
 class Place:
     """One lock file, the folder its relative paths start at, and the scope it records."""
 
@@ -453,7 +453,7 @@ def written_source(origin: Mapping[str, Any], name: str, specs: Iterable[str], c
 # ------------------------------------------------------- recording what commands changed
 
 
-@dataclass
+@records.record
 class Change:
     """One skill that a command put into (or took out of) one target."""
 

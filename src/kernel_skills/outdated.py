@@ -16,7 +16,6 @@ The command's exit code says which (see :data:`EXIT_OUTDATED`).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +23,7 @@ from . import install, lockfile, sources, sync
 from .agents import Location, Target, dedupe, known_targets
 from .errors import EXIT_FAILURE, EXIT_OK, KernelsError
 from .lockfile import Entry, Lock, Place
+from .records import field, record
 from .sources import SourceContext
 
 # "Updates are available": distinct from 1 (failure) and 2 (usage), outside the BSD
@@ -34,7 +34,7 @@ EXIT_OUTDATED = 10
 CURRENT, OUTDATED, ERROR = "current", "outdated", "error"
 
 
-@dataclass
+@record
 class Row:
     skill: str
     kind: str  # bundled, local, hf

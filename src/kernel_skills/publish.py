@@ -31,12 +31,12 @@ import os
 import re
 import stat
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .errors import KernelsError
 from .receipts import RECEIPT_FILE
+from .records import field, record
 from .skill import is_ignored
 
 IGNORE_FILE = ".skillignore"
@@ -75,7 +75,7 @@ _TOKEN_RE = [(re.compile(pattern), why) for pattern, why in _TOKENS]
 # ---------------------------------------------------------------------- gitignore subset
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Rule:
     pattern: str  # as written, for messages
     regex: re.Pattern[str]
@@ -157,7 +157,7 @@ def _excluded(rules: Sequence[Rule], rel: str, is_dir: bool) -> bool:
 # ---------------------------------------------------------------------------- selection
 
 
-@dataclass
+@record
 class Selection:
     """What publishing ``folder`` sends, what it leaves out, and the secrets it refuses."""
 

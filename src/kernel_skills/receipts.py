@@ -26,11 +26,11 @@ import os
 import re
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from . import __version__
+from .records import record
 from .skill import walk
 
 RECEIPT_FILE = ".kernel-skills.json"
@@ -96,7 +96,7 @@ def digest(files: Mapping[str, str]) -> str:
     return h.hexdigest()
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Receipt:
     data: Mapping[str, Any]
 

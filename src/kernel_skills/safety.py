@@ -31,11 +31,11 @@ import posixpath
 import re
 import stat
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
 from . import portable
 from .errors import KernelsError
+from .records import record
 from .skill import name_problem, walk
 
 MB = 1_000_000
@@ -45,7 +45,7 @@ DEFAULT_MAX_FILES = 5000
 DEFAULT_MAX_DEPTH = 32
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Limits:
     """Size limits for an untrusted skill tree: bytes, files, and path depth."""
 

@@ -11,12 +11,12 @@ import re
 import stat
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
 from .errors import KernelsError
+from .records import field, record
 
 if TYPE_CHECKING:
     from .sourcetypes import SourceContext
@@ -56,7 +56,7 @@ def check_name(name: str) -> str:
     return name
 
 
-@dataclass
+@record
 class Problem:
     path: str  # relative to the skill folder
     message: str
@@ -70,7 +70,7 @@ class Problem:
         return {"path": self.path, "line": self.line, "message": self.message}
 
 
-@dataclass
+@record
 class Report:
     path: Path
     name: str | None = None
@@ -108,7 +108,7 @@ class Report:
         }
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class SkillInfo:
     """What SKILL.md's front matter says about a skill."""
 

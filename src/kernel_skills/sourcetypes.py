@@ -10,19 +10,19 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 from .errors import KernelsError
+from .records import field, record
 from .safety import Limits
 from .skill import SkillInfo, read_info
 
 ALL = "*"  # --skill '*': every skill a source offers
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class SkillSource:
     """A skill ready to install: its tree on local disk and where it came from."""
 
@@ -57,7 +57,7 @@ class SkillSource:
         return self.label or str(self.path)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Offer:
     """A skill a source offers (for `kernels skills add --list`)."""
 
@@ -107,7 +107,7 @@ class Scratch:
         self.close()
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class SourceContext:
     """What resolving a source may use: roots are passed in, never guessed."""
 

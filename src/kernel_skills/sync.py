@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +32,7 @@ from . import install, lockfile, sources
 from .agents import Location, Target, dedupe, known_targets
 from .errors import KernelsError
 from .lockfile import Entry, Lock, Place
+from .records import field, record, replace
 from .safety import Refused
 from .sources import SkillSource, SourceContext
 
@@ -49,7 +49,7 @@ class LockMismatch(KernelsError):
         )
 
 
-@dataclass
+@record
 class Relocked:
     """An entry sync re-resolved: what the lock said, and what it says now."""
 
@@ -62,7 +62,7 @@ class Relocked:
         return {"skill": self.name, "was": self.was, "now": self.now, "why": self.why}
 
 
-@dataclass
+@record
 class SyncPlan:
     place: Place
     lock: Lock

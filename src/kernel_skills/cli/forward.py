@@ -19,8 +19,9 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
+
+from ..records import record
 
 DISTRIBUTION = "kernels"  # Hugging Face's package on PyPI
 SCRIPT = "kernels"
@@ -30,7 +31,7 @@ OURS = frozenset({"skills", "-h", "--help", "-V", "--version"})
 SEARCH_PATH: list[str] | None = None
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class HuggingFaceCli:
     """Hugging Face's installed `kernels` command line: its version and entry point."""
 
