@@ -114,14 +114,14 @@ def test_installed_wheel_adds_skills_outside_the_checkout_offline(venv, wheel, s
 # sources, tests, build files, published JSON and design notes; the run logs stay in the
 # repository's evidence/. Bounds from issue 31 (measured there on the wheel of main: 644 files,
 # 11 MB installed, an 82 KB receipt).
-# Issue 31's targets, not reached yet, and guards against regrowth at today's tree with a few
-# % headroom. Today (after issues 32 and 34 added five scaffold ops, the CPU emulator, the
-# prototype route and the long_rows example): 207 files, 2.49 MB installed, a 25 KB receipt,
-# an 889 KB wheel.
-MAX_FILES, TARGET_FILES = 215, 200
-MAX_RECEIPT_BYTES, TARGET_RECEIPT_BYTES = 26_000, 20_000
-MAX_INSTALLED_BYTES, TARGET_INSTALLED_BYTES = 2_600_000, 1_500_000
-MAX_WHEEL_BYTES, TARGET_WHEEL_BYTES = 930_000, 600_000
+# Issue 31's targets, and guards against regrowth at today's tree with a few % headroom.
+# Today (the scaffold ops, the CPU emulator, the prototype route and the long_rows example
+# of issues 32 and 34 included): 143 files, 1.79 MB installed, a 10 KB receipt, a 761 KB
+# wheel. The file and receipt targets are met; the size targets are not (strict xfail below).
+MAX_FILES, TARGET_FILES = 155, 200
+MAX_RECEIPT_BYTES, TARGET_RECEIPT_BYTES = 11_500, 20_000
+MAX_INSTALLED_BYTES, TARGET_INSTALLED_BYTES = 1_870_000, 1_500_000
+MAX_WHEEL_BYTES, TARGET_WHEEL_BYTES = 800_000, 600_000
 
 
 @pytest.fixture(scope="module")
@@ -164,10 +164,15 @@ def test_wheel_stays_within_todays_size(wheel):
     assert wheel.stat().st_size <= MAX_WHEEL_BYTES, f"wheel {wheel.stat().st_size} bytes (bound {MAX_WHEEL_BYTES})"
 
 
-@pytest.mark.xfail(strict=True, reason="issue 31 targets <= 200 files, a 20 KB receipt, 1.5 MB installed and a 600 KB "
-                                       "wheel; today 207 files, 25 KB, 2.49 MB and 889 KB: remove this mark when it passes")
-def test_installed_tree_and_wheel_meet_the_issue_targets(installed_skill, wheel):
-    files, size = _tree(installed_skill)
+def test_installed_tree_meets_the_issue_file_and_receipt_targets(installed_skill):
+    files, _ = _tree(installed_skill)
     receipt = (installed_skill / ".kernel-skills.json").stat().st_size
-    assert files <= TARGET_FILES and receipt <= TARGET_RECEIPT_BYTES
+    assert files <= TARGET_FILES, f"{files} files installed (issue 31: <= {TARGET_FILES})"
+    assert receipt <= TARGET_RECEIPT_BYTES, f"receipt {receipt} bytes (issue 31: <= {TARGET_RECEIPT_BYTES})"
+
+
+@pytest.mark.xfail(strict=True, reason="issue 31 targets 1.5 MB installed and a 600 KB wheel; today 1.79 MB and "
+                                       "761 KB: remove this mark when it passes")
+def test_installed_tree_and_wheel_meet_the_issue_size_targets(installed_skill, wheel):
+    _, size = _tree(installed_skill)
     assert size <= TARGET_INSTALLED_BYTES and wheel.stat().st_size <= TARGET_WHEEL_BYTES
