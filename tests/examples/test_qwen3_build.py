@@ -180,7 +180,8 @@ def test_the_committed_results_are_the_newest_runs_json_and_describe_the_fresh_o
 
 def test_the_published_json_is_compact() -> None:
     # Every byte ships into every agent folder: the publishing scripts (slim_tuning.py,
-    # benchmark_e2e.py, profile_e2e.py) write compact_json, one record per line.
+    # benchmark_e2e.py, profile_e2e.py) write compact_json, one record per line, and the
+    # skill scripts' runs (*_example_h200.json) are published rewritten with it.
     sys.path.insert(0, str(EXAMPLE / "integration"))
     from benchmark_e2e import compact_json
 
