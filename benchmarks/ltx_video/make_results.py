@@ -38,6 +38,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+# The published bench.json is written in the example's own record-per-line form, by the
+# same function its benchmark scripts use.
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "skills" / "cuda-kernels" / "examples" / "ltx_video"
+                       / "integration"))
+from benchmark_e2e import dumps_records  # noqa: E402
+
 MB = 1e6
 NO_PDL = "kernel, PDL off"  # bench_ops.py: the kernel row without programmatic dependent launch
 HINTS = "kernel, cache hints"  # bench_ops.py: the kernel row with set_cache_hints(True)
@@ -251,20 +257,6 @@ PUBLISH_DROP = {
     "impl": {"gbs", "graph_gbs", "graph_spread", "compile_s"},
     "row": {"dtype", "graph_calls", "speedup", "speedup_graph", "best_peer", "speedup_vs_best_peer"},
 }
-
-
-def dumps_records(data: dict[str, Any]) -> str:
-    """JSON with one top-level key per line and one record per line (bench_ops.py writes the same)."""
-    def compact(value: Any) -> str:
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-
-    lines = []
-    for key, value in data.items():
-        if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
-            lines.append(f"{compact(key)}:[\n" + ",\n".join(compact(v) for v in value) + "]")
-        else:
-            lines.append(f"{compact(key)}:{compact(value)}")
-    return "{\n" + ",\n".join(lines) + "\n}\n"
 
 
 def published(data: dict[str, Any]) -> dict[str, Any]:
