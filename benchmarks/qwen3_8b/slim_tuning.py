@@ -20,9 +20,23 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[2]
-# The example's writer of the compact form (the end-to-end JSON uses it too).
-sys.path.insert(0, str(REPO / "skills" / "cuda-kernels" / "examples" / "qwen3_8b" / "integration"))
-from benchmark_e2e import compact_json  # noqa: E402
+
+
+def _load_compact_json() -> Any:
+    # The example's writer of the compact form (the end-to-end JSON uses it too). Loaded by
+    # path under its own name: ltx_video's integration folder has a benchmark_e2e.py too, and
+    # whichever one a process imported first would otherwise answer both imports.
+    import importlib.util
+
+    path = REPO / "skills/cuda-kernels/examples/qwen3_8b/integration/benchmark_e2e.py"
+    spec = importlib.util.spec_from_file_location("qwen3_8b_benchmark_e2e", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.compact_json
+
+
+compact_json = _load_compact_json()
 SHIPPED = "examples/qwen3_8b/benchmarks/results.json"
 
 
