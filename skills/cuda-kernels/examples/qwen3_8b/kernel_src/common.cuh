@@ -43,9 +43,8 @@ struct alignas(sizeof(T) * W) Pack {
 template <typename T>
 constexpr int kVecElems = 16 / static_cast<int>(sizeof(T));
 
-// 16-byte packs move through a uint4 so that nvcc keeps them as four 32-bit registers
-// (two 16-bit values each) instead of unpacking every element into its own register,
-// which costs bf16 kernels up to twice the registers and spills.
+// 16-byte packs move through a uint4, kept as four 32-bit registers of two 16-bit values:
+// unpacked per element, bf16 kernels took up to twice the registers and spilled.
 template <typename T, int W>
 __device__ __forceinline__ Pack<T, W> load_pack(const T* p) {
   Pack<T, W> r;
@@ -58,10 +57,9 @@ __device__ __forceinline__ Pack<T, W> load_pack(const T* p) {
   return r;
 }
 
-// Streaming load of a 16-byte pack read exactly once: the read-only path without an L1
-// allocation (ld.global.nc.L1::no_allocate), so the single-use activations do not evict
-// what is reused from L1 (the norm weight, RoPE's cos/sin). Only for data no thread of
-// the kernel writes. Other pack sizes take the plain load.
+// Streaming load (ld.global.nc.L1::no_allocate) of a pack read once, so single-use
+// activations do not evict what is reused from L1 (norm weight, cos/sin). Only for data no
+// thread of the kernel writes; other pack sizes take the plain load.
 template <typename T, int W>
 __device__ __forceinline__ Pack<T, W> load_pack_stream(const T* p) {
   if constexpr (sizeof(T) * W == 16) {
@@ -86,11 +84,9 @@ __device__ __forceinline__ Pack<T, W> load_pack_hint(const T* p) {
   }
 }
 
-// 16-byte stores go through st.global.v4.b32 explicitly: written as a uint4 assignment,
-// nvcc split the stores of every pack but the first into four 32-bit STGs in the SwiGLU
-// kernel with two or four packs per thread (SASS: STG.E x 8 for two packs), four times the
-// store instructions. The "memory" clobber keeps the compiler from moving other memory
-// accesses across the store, as for a plain store.
+// 16-byte stores use st.global.v4.b32 explicitly: as a uint4 assignment nvcc split every
+// pack but the first into four 32-bit STGs (SwiGLU, 2-4 packs per thread). The "memory"
+// clobber keeps other accesses from moving across the store.
 template <typename T, int W>
 __device__ __forceinline__ void store_pack(T* p, const Pack<T, W>& v) {
   if constexpr (sizeof(T) * W == 16) {
@@ -104,16 +100,11 @@ __device__ __forceinline__ void store_pack(T* p, const Pack<T, W>& v) {
   }
 }
 
-// Pack <-> float conversion. 16-bit types go two at a time (cvt.rn.bf16x2.f32 and
-// friends): converting element by element leaves each value in its own 32-bit register,
-// which doubles the register footprint of bf16 kernels and made several of them spill.
-//
-// bf16 -> fp32 is exact bit placement: the low element is the word shifted left by 16,
-// the high element the word with its low 16 bits cleared. Written that way, each value is
-// one ALU op on the packed register at its use. Through __bfloat1622float2, nvcc extracted
-// every high half into its own register (PRMT) right after the load and kept it live to
-// the store: 8 registers per 16-byte pack instead of 4 (SASS of the row kernel), which is
-// what pushed the bf16 kernels past their register caps.
+// Pack <-> float conversion, 16-bit types two at a time (cvt.rn.bf16x2.f32 and friends):
+// element by element, each value took its own register and several bf16 kernels spilled.
+// bf16 -> fp32 is bit placement (low element: word << 16; high: word & 0xffff0000), one ALU
+// op at each use. Through __bfloat1622float2 nvcc kept every high half live in its own
+// register from load to store: 8 registers per pack instead of 4, past the register caps.
 template <typename T, int W>
 __device__ __forceinline__ void unpack(const Pack<T, W>& p, float (&f)[W]) {
   if constexpr (std::is_same_v<T, __nv_bfloat16> && W % 2 == 0) {
@@ -172,10 +163,9 @@ __device__ __forceinline__ float group_sum(float v) {
   return v;
 }
 
-// Block-wide sum, returned to every thread. `smem` holds one float per warp and must not
-// be reused by the next call until all threads have read it: callers alternate two
-// buffers, which the __syncthreads() inside makes safe (a warp can only come back to a
-// buffer after every warp has passed the barrier of the call in between).
+// Block-wide sum, returned to every thread. `smem` (one float per warp) must not be reused
+// until every thread has read it: callers alternate two buffers, made safe by the barrier
+// inside (a warp reaches a buffer again only after all passed the call in between).
 __device__ __forceinline__ float block_sum(float v, float* smem) {
   v = group_sum<32>(v);
   const int warps = static_cast<int>(blockDim.x) >> 5;
@@ -197,8 +187,7 @@ inline int element_size(DType t) { return t == DType::kFloat32 ? 4 : 2; }
 
 inline int vec_elems(DType t) { return 16 / element_size(t); }
 
-// SM count of the current device, cached per device (cudaDeviceGetAttribute is cheap but
-// not free, and the launchers run on every call).
+// SM count of the current device, cached per device (the launchers run on every call).
 inline int sm_count() {
   static int cached[64] = {0};
   int dev = 0;

@@ -1,32 +1,22 @@
-// Qwen3 attention's q/k preprocessing in one pass, in place:
+// Qwen3 attention's q/k preprocessing in one pass, in place (README.md, Design):
 //
 //   y      = x * rsqrt(mean(x^2) + eps) * w            (per head row of D = head_dim; w = q_norm or k_norm weight)
 //   out[d]       = y[d]       * cos[d]       - y[d + D/2] * sin[d]
 //   out[d + D/2] = y[d + D/2] * cos[d + D/2] + y[d]       * sin[d + D/2]          (d < D/2)
 //
-// transformers runs this as three passes per layer (q_norm over q, k_norm over k,
-// then apply_rotary_pos_emb over both), each reading and writing q/k once more, with the
-// intermediates rounded to the activation dtype. Here q and k are read once and written
-// once, fp32 math and one rounding at the end.
+// transformers makes three passes (q_norm, k_norm, apply_rotary_pos_emb), rounding between
+// them; here q/k are read and written once, fp32 math, one rounding.
 //
-// Layout: q [B, S, Hq, D] and k [B, S, Hk, D], i.e. the projections viewed as heads BEFORE
-// the transpose to [B, H, S, D]. Each is addressed through its own (b, s, h, d) strides, so
-// views of a merged qkv projection (token stride (Hq + 2 Hk) D) work in place without a
-// copy. cos/sin: [B or 1, S, D] (b stride 0 broadcasts), shared by every head of a token.
+// Layout: q [B, S, Hq, D], k [B, S, Hk, D] (BEFORE the transpose), each through its own
+// strides, so views of a merged qkv projection work in place. cos/sin: [B or 1, S, D].
 //
-// Vector kernel (half = D/2 divisible by the pack width, LPR = half / pack a power of two
-// <= 32, everything 16-byte aligned, strides multiples of the pack): LPR lanes own one
-// (token, head) row; lane l holds pack l of each half, so the rotate-half partner of every
-// element sits in the same thread, the sum of squares is a shuffle reduction inside the lane
-// group, and nothing but registers is needed. Consecutive lane groups take consecutive heads
-// of a token, so a token's cos/sin come from DRAM once and from L1 for its other heads.
-// Head_dim 128: bf16/fp16 8 lanes a row, fp32 16 lanes.
-// Scalar kernel: any even head_dim, alignment or strides; one warp a row, two passes over the
-// row (the second re-reads it from L1/L2); each lane writes only the element pairs it read.
-// ptxas -v (sm_90): vector kernel 48 registers (bf16/fp16) / 40 (fp32), scalar 73-74, no spills.
-//
-// Build: part of the qwen3-8b-kernels project (build.toml, [kernel.qk_norm_rope]); locally with
-//   python skills/cuda-kernels/scripts/build_local.py skills/cuda-kernels/examples/qwen3_8b --arch 9.0 --check
+// Vector kernel (LPR = D/2 / pack a power of two <= 32, 16-byte aligned, strides multiples
+// of the pack): lane l of a row's LPR lanes holds pack l of each half, so every rotate-half
+// partner is in the same thread and the sum of squares is a lane-group shuffle: registers
+// only. Consecutive groups take consecutive heads: cos/sin from DRAM once per token.
+// Scalar kernel: any even head_dim, alignment or strides; one warp a row, two passes; each
+// lane writes only the pairs it read. ptxas -v (sm_90): vector 48 (bf16/fp16) / 40 (fp32)
+// registers, scalar 73-74, no spills.
 #include "common.cuh"
 
 namespace qwen3_kernels {
@@ -49,8 +39,7 @@ struct QkArgs {
   float inv_dim;
 };
 
-// (row / heads, row % heads) and then (token / seq, token % seq), with 32-bit division
-// when the operands fit (the common case; the 64-bit sequence is several times longer).
+// (row / heads, row % heads), (token / seq, token % seq); 32-bit division when the operands fit.
 __device__ __forceinline__ void split_row(int64_t row, int heads, int64_t seq, int64_t& b, int64_t& s, int& h) {
   int64_t token;
   if ((row >> 31) == 0) {

@@ -5,22 +5,16 @@
 //   ADD: s = round(x + r) is stored and normalized in place of x, like transformers'
 //        `hidden_states = residual + hidden_states` followed by the next RMSNorm.
 //
-// Three kernels, chosen on the host:
-//  * row kernel (hidden > 32 packs of 16 bytes, e.g. 4096): one row per block (or per
-//    iteration of a persistent block). Each thread issues all of its VPT 16-byte loads of
-//    x (and the residual) and then of the weight before doing any math, so the whole row
-//    and its weight are in flight at once; then the block reduces (warp shuffles + one
-//    smem exchange), scales and stores. Loading the weight pack by pack between the
-//    stores serialized VPT L2 round trips after the reduction: the
-//    compiler cannot hoist a load above a store it cannot prove does not alias (SASS:
-//    LDG w0, STG y0, LDG w1, STG y1, ...), which cost about 1 us per call on small shapes.
-//  * packed kernel (hidden <= 32 packs, e.g. q/k norm over head_dim 128 = 16 packs of
-//    bf16): LPR lanes share a row, one 16-byte pack each, reduced with __shfl_xor_sync
-//    inside the lane group; a block holds many rows and each group handles up to 4 rows
-//    with all loads in flight. One 32-thread block per 256-byte row leaves the memory
-//    system idle (about 19% of copy bandwidth on an H200); packing fixes that.
-//  * scalar kernel: any hidden size, alignment or row stride (odd sizes, 1-element-offset
-//    views). Two passes over the row; the second re-reads from L1/L2.
+// Kernels, chosen on the host (the why of each: README.md, Design):
+//  * row kernel (hidden > 32 packs of 16 bytes, e.g. 4096): one row per block. Each thread
+//    issues all its loads of x (and r), then of the weight, before any math: loaded between
+//    the stores, the compiler cannot hoist a weight load over a store it cannot prove does not
+//    alias (SASS: LDG w0, STG y0, LDG w1, ...), about 1 us per call on small shapes.
+//  * packed kernel (hidden <= 32 packs, e.g. q/k norm over head_dim 128): LPR lanes share a
+//    row, one pack each, reduced with __shfl_xor_sync in the lane group. One 32-thread block
+//    per 256-byte row reached about 19% of copy bandwidth on an H200.
+//  * scalar kernel: any hidden size, alignment or row stride. Two passes; the second re-reads
+//    from L1/L2.
 #pragma once
 
 #include "common.cuh"
@@ -47,10 +41,8 @@ struct NormArgs {
   float inv_hidden;  // 1 / hidden, computed on the host (no IEEE division in the kernel)
 };
 
-// Loads one row's packs of x (and r), forms the rounded sum when ADD, stores it, and
-// returns the partial sum of squares of the values to normalize.
-// WV > 0: also loads the WV weight packs into wv right after the activations, so they are
-// in flight together (WV = N, or 0 when the caller keeps the weight in registers).
+// Loads one row's packs of x (and r), stores the rounded sum when ADD, and returns the partial
+// sum of squares. WV > 0: also loads the weight packs into wv right after, in flight together.
 template <typename T, int W, int N, bool ADD, bool STREAM = false, int WV = 0>
 __device__ __forceinline__ float load_row_packs(Pack<T, W> (&xv)[N], const NormArgs<T>& a, int64_t row,
                                                 const bool (&active)[N], const int (&idx)[N],
@@ -102,8 +94,7 @@ __device__ __forceinline__ float load_row_packs(Pack<T, W> (&xv)[N], const NormA
   return ss;
 }
 
-// Scales and stores one row's packs. With CACHED_W the weight packs come from registers
-// (wv); otherwise they are loaded here, from L1/L2 after the first row of the block.
+// Scales and stores one row's packs; the weight comes from registers (CACHED_W) or is loaded here.
 template <typename T, int W, int N, bool HAS_W, bool CACHED_W>
 __device__ __forceinline__ void store_normed_packs(const Pack<T, W> (&xv)[N], const Pack<T, W> (&wv)[N], const T* w,
                                                    float inv, T* orow, const bool (&active)[N], const int (&idx)[N]) {
@@ -133,28 +124,17 @@ __device__ __forceinline__ void store_normed_packs(const Pack<T, W> (&xv)[N], co
   }
 }
 
-// Register budget. Bytes in flight per SM = resident threads x bytes each thread loads
-// before its first use, and resident threads are capped by registers: at 55 registers
-// (what nvcc chooses for 2 bf16 packs per thread with no cap) only 4 blocks
-// of 256 threads fit, 32 KB of loads in flight, where the plain Triton kernel runs 2
-// packs in 32 registers, 8 blocks, 64 KB. Two fixes: bf16 is unpacked with bit operations
-// at each use (common.cuh: __bfloat1622float2 kept every high half in an extra register),
-// and each VPT gets a block-size limit and a minimum number of resident blocks, which caps
-// registers at 65536 / (limit x blocks):
+// Register budget: bytes in flight per SM = resident threads x bytes each loads before use,
+// and registers cap resident threads (at 55 registers, 2 bf16 packs uncapped, 4 blocks of 256
+// fit: 32 KB in flight; Triton's 32-register kernel fits 8, 64 KB). So each VPT gets a block
+// limit and a minimum of resident blocks, capping registers at 65536 / (limit x blocks):
 //   plain: VPT 1: 1024 x 2 (32 regs)  VPT 2: 256 x 8 (32)  VPT 4: 256 x 3 (80)  VPT 8: 512 x 1 (128)
 //   fused: VPT 1:  512 x 4 (32)       VPT 2: 512 x 2 (64)  VPT 4: 512 x 1 (128)
-// ptxas -v (sm_90, bf16 with weight): 32 / 32 / 72 / 126 registers plain (VPT 2 spills 8
-// bytes: one 64-bit address, stored before the loads and reloaded from L1 once), 32 / 60 /
-// 116 fused. 4096 bf16 at 4 packs x 128 threads: 7 blocks, 56 KB in flight per SM.
-// Fused VPT 1 at a 4-block minimum takes 32 registers with no spill in any dtype or mode
-// (3 blocks: 37-40); forced onto 512 rows of 4096 (one wave of 512-thread blocks on 132 SMs)
-// 6.20 us against 6.39 at 3 blocks, one row 1.87 against 1.90.
-// (The 8-block minimum holds on SMs of 2048 threads: sm_80, sm_90, sm_100. On 1536-thread
-// SMs, sm_86/89/120, ptxas ignores it and VPT 2 takes 34-40 registers.)
-// VPT 2 as 512 x 2 got 50 registers: only 4 blocks of 256 threads fit an SM, and 1024 rows
-// of 4096 (one block each) took two waves on 132 SMs where the plain Triton kernel (32
-// registers, 8 blocks) needs one: 7.05 against 5.73 us. Capped at 32 registers it holds 8
-// blocks; rows of 8192 bf16 take 256 x 4.
+// ptxas -v (sm_90, bf16 with weight): 32 / 32 / 72 / 126 plain (VPT 2 spills one 64-bit
+// address, 8 bytes), 32 / 60 / 116 fused. VPT 2 as 512 x 2 got 50 registers and 1024 rows of
+// 4096 took two waves on 132 SMs: 7.05 against Triton's 5.73 us. Fused VPT 1 at 4 blocks:
+// 6.20 us against 6.39 at 3 on 512 rows. The 8-block minimum holds on 2048-thread SMs
+// (sm_80/90/100); on 1536-thread SMs (sm_86/89/120) ptxas ignores it (VPT 2: 34-40 regs).
 template <int VPT, bool ADD>
 __host__ __device__ constexpr int row_kernel_max_threads() {
   if constexpr (ADD) return 512;
@@ -171,21 +151,16 @@ template <bool ADD>
 constexpr int kRowMaxVpt = ADD ? 4 : 8;
 
 // MODE bit 0 (kStreamLoads): x and the residual are read with ld.global.nc.L1::no_allocate.
-// MODE bit 1 (kEarlyWeight): the weight packs are loaded right after x, before the
-// reduction (in flight together, one memory latency less per row, but 4 more registers
-// per pack, which the compiler found room for at 1-4 packs); without it they are loaded
-// all at once after the reduction and before any store, as the plain Triton kernel does
-// (SASS: both weight LDG.128 issued during the second shuffle phase).
+// MODE bit 1 (kEarlyWeight): the weight is loaded right after x, before the reduction (one
+// memory latency less per row); without it, all at once after the reduction and before any
+// store, as Triton does.
 constexpr int kStreamLoads = 1;
 constexpr int kEarlyWeight = 2;
 
-// FULL_NVEC > 0: the full-row instance. The host launches it only when a row is exactly
-// FULL_NVEC packs and the block has FULL_NVEC / VPT threads (every pack of every thread
-// exists), so the packs need no bounds predicate and a pack's offset from the thread's
-// first one is a compile-time constant: the loads and stores take it as an immediate
-// instead of 64-bit address math per pack. Nsight Compute counted 26 % more warp
-// instructions in the generic kernel than in the plain Triton kernel at 1024 rows of 4096
-// (H200), where one-wave calls are as long as their per-row chain.
+// FULL_NVEC > 0: the full-row instance, launched only when a row is exactly FULL_NVEC packs
+// and the block has FULL_NVEC / VPT threads: no bounds predicates, and each pack's offset is a
+// compile-time immediate instead of 64-bit address math (ncu: the generic kernel ran 26 % more
+// warp instructions than Triton's at 1024 rows of 4096).
 template <typename T, int VPT, bool HAS_W, bool ADD, int MODE, int FULL_NVEC = 0>
 __global__ void __launch_bounds__(row_kernel_max_threads<VPT, ADD>(), row_kernel_min_blocks<VPT, ADD>())
     rms_norm_row_kernel(const NormArgs<T> a) {
@@ -203,8 +178,7 @@ __global__ void __launch_bounds__(row_kernel_max_threads<VPT, ADD>(), row_kernel
     active[j] = kFull || idx[j] < a.nvec;
   }
   int buf = 0;
-  // The loop bound is the same for every thread of the block, so the barrier inside
-  // block_sum is reached uniformly. Non-persistent grids (the default) run it once.
+  // Uniform loop bound: block_sum's barrier is reached by every thread.
   for (int64_t row = blockIdx.x; row < a.rows; row += gridDim.x) {
     Pack<T, W> xv[VPT];
     Pack<T, W> wv[VPT];
@@ -222,12 +196,10 @@ __global__ void __launch_bounds__(row_kernel_max_threads<VPT, ADD>(), row_kernel
   }
 }
 
-// Two-pass kernel, the shape of torch.compile's fused add + RMSNorm at 512 and 4096 rows of
-// 4096 (scripts/inductor_kernels.py, H200, torch 2.11: a looped reduction, one row per block
-// of 512 threads, 2048 elements per iteration, 28 registers). Pass one walks the row in
-// chunks of one 8-byte pack per thread, stores s = round(x + r) (ADD) and sums its squares;
-// pass two reads s back (this thread's own stores, from L1/L2) with the weight and writes y.
-// Nothing is held across the reduction, so registers stay low and every block of 512 fits.
+// Two-pass kernel (hint 8), the shape of torch.compile's fused add + RMSNorm (looped
+// reduction, 512 threads, 28 registers): pass one stores s = round(x + r) and sums squares,
+// pass two re-reads s (this thread's own stores) with the weight. Nothing is held across the
+// reduction, so registers stay low.
 template <typename T, bool HAS_W, bool ADD>
 __global__ void __launch_bounds__(512) rms_norm_twopass_kernel(const NormArgs<T> a) {
   constexpr int W = 8 / static_cast<int>(sizeof(T));
@@ -291,7 +263,7 @@ __global__ void __launch_bounds__(1024) rms_norm_packed_kernel(const NormArgs<T>
   if constexpr (HAS_W) {
     if (has_pack) wv[0] = load_pack<T, W>(a.w + static_cast<int64_t>(lane) * W);
   }
-  // Rows of one block iteration r are consecutive across the groups (coalesced).
+  // Rows of one iteration r are consecutive across the groups (coalesced).
   const int64_t block_first = static_cast<int64_t>(blockIdx.x) * groups * R;
   const int idx[1] = {lane};
   Pack<T, W> xv[R][1];
@@ -303,7 +275,7 @@ __global__ void __launch_bounds__(1024) rms_norm_packed_kernel(const NormArgs<T>
     active[r][0] = has_pack && row < a.rows;
     ss[r] = load_row_packs<T, W, 1, ADD>(xv[r], a, row, active[r], idx);
   }
-  // Every lane takes part in the shuffles, also lanes without data (they add 0).
+  // Every lane shuffles, also lanes without data (they add 0).
 #pragma unroll
   for (int r = 0; r < R; ++r) ss[r] = group_sum<LPR>(ss[r]);
   const float inv_hidden = a.inv_hidden;
@@ -315,11 +287,9 @@ __global__ void __launch_bounds__(1024) rms_norm_packed_kernel(const NormArgs<T>
   }
 }
 
-// Persistent variant of the packed kernel (plain RMSNorm only): a grid of SMs x occupancy
-// blocks walks the rows, and each lane loads its pack of the next row before reducing the
-// current one, so one load per thread is always in flight without paying for a new block
-// per 16 rows. Every warp runs the same number of iterations (rows past the end are
-// inactive but still shuffle), which the full-mask shuffles require.
+// Persistent packed kernel (plain RMSNorm only): each lane loads its pack of the next row
+// before reducing the current one. Every warp runs the same iteration count (rows past the
+// end still shuffle), as full-mask shuffles require.
 template <typename T, int LPR, bool HAS_W>
 __global__ void __launch_bounds__(1024) rms_norm_packed_pipe_kernel(const NormArgs<T> a) {
   constexpr int W = kVecElems<T>;
@@ -377,8 +347,7 @@ __global__ void __launch_bounds__(1024) rms_norm_scalar_kernel(const NormArgs<T>
     ss = block_sum(ss, red[buf]);
     buf ^= 1;
     const float inv = rsqrtf(ss * inv_hidden + a.eps);
-    // Each thread re-reads exactly the elements it wrote above, so no barrier is needed
-    // before reading sum_out back.
+    // Each thread re-reads only what it wrote: no barrier needed.
     const T* src = ADD ? a.sum_out + row * a.sum_rs : xr;
     T* orow = a.out + row * a.out_rs;
     for (int64_t i = threadIdx.x; i < a.hidden; i += blockDim.x) {
@@ -432,8 +401,7 @@ inline bool vector_path_ok(const RmsNormParams& p, bool add) {
   return true;
 }
 
-// Blocks of `kernel` with `threads` threads that fit on one SM, cached per call site
-// (occupancy depends only on the kernel's resources and the GPU model).
+// Resident blocks per SM, cached per call site.
 template <typename Kernel>
 int blocks_per_sm(Kernel kernel, int threads, int* cache) {
   const int slot = threads / 32;
@@ -459,14 +427,10 @@ void launch_row(NormArgs<T> a, int threads, bool persistent, cudaStream_t stream
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
 
-// Rows of this many 16-byte packs get the full-row instance: 4096 bf16 / fp16 (Qwen3's
-// hidden size), 2048 fp32. Only in the default mode (early weight, no streaming hint), and
-// only at 1 or 2 packs per thread. H200, 1024 rows of 4096 bf16 (ncu, cold launch):
-// 2 packs per thread 1,703,936 warp instructions against 2,097,152 generic (Triton's
-// kernel: 1,622,016), 6.11 against 7.01 us, same 32 registers; the fused kernel at 512 rows
-// 1,114,112 against 1,384,448. At 4 packs per thread the full instance took 77 registers
-// against 72, one block of 128 threads less per SM, and lost: 2048 rows 10.90 against
-// 10.18 us, 4x512 and 8x256 x 4096 7-8 % slower than the generic kernel.
+// Rows of this many packs (4096 bf16/fp16, 2048 fp32) get the full-row instance, in the
+// default mode and at 1 or 2 packs per thread only: at 2 packs, 1024 rows of 4096 bf16 ran
+// 1,703,936 warp instructions against 2,097,152 generic (Triton: 1,622,016), 6.11 against
+// 7.01 us. At 4 packs it took 77 registers against 72 and lost 7-8 %.
 constexpr int kFullRowNvec = 512;
 
 template <typename T, int VPT, bool HAS_W, bool ADD>
@@ -587,17 +551,12 @@ int row_max_threads(int vpt) {
   }
 }
 
-// Default launch configuration of the row kernel, a small table over (row length, rows)
-// from the H200 sweeps (benchmarks/bench_ops.py --tune; README.md): many rows want few
-// threads per row with several packs each (more bytes in flight per thread, more blocks
-// per SM: 4096 bf16 -> 128 threads x 4 packs); a few hundred rows cannot fill the GPU
-// with blocks, so they want more threads per row (shorter per-thread chains). The plain
-// norm with rows of at most 512 packs keeps one pack per thread while one block per row
-// still fits in one wave (4 blocks of 512 threads per SM: rows <= 4 x SMs, 528 on an
-// H200): at 512 rows of 4096 it took 4.25 us against 4.57 for 256 threads x 2 packs.
-// Longer rows (1024-thread blocks fit 2 per SM) and the fused kernel switch at 264 rows.
-// The fused one-pack blocks fit 4 per SM and 512 rows take one wave either way, but two
-// packs per thread stay ahead there: 6.14 against 6.20 us.
+// Default row-kernel configuration, a table over (row length, rows) from the H200 sweep
+// (README.md): many rows want few threads with several packs each (4096 bf16 -> 128 x 4); a
+// few hundred rows cannot fill the GPU, so more threads per row. The plain norm keeps one pack
+// per thread while one block per row fits one wave (rows <= 4 x SMs): 512 rows of 4096, 4.25
+// against 4.57 us at 256 x 2. Longer rows and the fused kernel switch at 264 rows (fused, 512
+// rows: 2 packs 6.14 against 6.20 us).
 template <bool ADD>
 int default_row_vpt(int64_t rows, int64_t nvec, int sms) {
   const int64_t one_pack_rows = (!ADD && nvec <= 512) ? int64_t{4} * sms : 264;
@@ -648,9 +607,8 @@ void launch_norm_typed(const RmsNormParams& p, const RmsNormTuning& t, cudaStrea
     if (vpt <= kRowMaxVpt<ADD> && threads <= row_max_threads<ADD>(vpt)) {
       a.nvec = static_cast<int>(nvec);
       const bool persistent = t.persistent == 1;  // default (-1): one block per row
-      // Early weight by default: with bf16 unpacked by bit operations it costs no registers
-      // at 1, 2 or 4 packs per thread (ptxas: 32 / 32 / 72 either way) and saves a memory
-      // latency per row. hint bit 1 flips it (late, Triton's placement). VPT 8 is always late.
+      // Early weight by default: no extra registers at 1/2/4 packs (ptxas 32 / 32 / 72) and one
+      // latency less per row; hint bit 1 flips it. VPT 8 is always late.
       int mode = (t.hint & kStreamLoads) | kEarlyWeight;
       if (t.hint & 2) mode ^= kEarlyWeight;
       a.full_rows = (t.hint & 4) == 0;

@@ -1,19 +1,11 @@
-// Rotary position embedding, rotate-half form (transformers' apply_rotary_pos_emb with
-// unsqueeze_dim=1), for q [B, Hq, S, D] and k [B, Hk, S, D] in one launch:
+// fp32 math, one rounding (eager rounds q*cos, rotate_half(q)*sin and their sum separately).
+// Addressed through strides: Qwen3's q/k are view(B, S, H, D).transpose(1, 2), and copying
+// them contiguous would cost a full extra read and write. In place when out == in (rope_).
 //
-//   out[d]       = x[d]       * cos[d]       - x[d + D/2] * sin[d]
-//   out[d + D/2] = x[d + D/2] * cos[d + D/2] + x[d]       * sin[d + D/2]      (d < D/2)
-//
-// fp32 math, one rounding (eager rounds q*cos, rotate_half(q)*sin and their sum
-// separately). Tensors are addressed through their strides: Qwen3 produces q and k as
-// view(B, S, H, D).transpose(1, 2), which is not contiguous, and copying it first would
-// cost a full extra read and write. In place when out == in (rope_), else out of place.
-//
-// Vector kernels: a block row (threadIdx.y) covers all Hq + Hk heads of a token, LPR =
-// D/2/pack lanes per head, each lane owning one 16-byte pack in each half (by default of
-// two heads: rope_vec2_seq_kernel, the batch entry from blockIdx.y). cos/sin of a token are
-// read by every head from L1, from DRAM once. Scalar kernel: one thread per element pair,
-// any strides and head_dim.
+// Vector kernels: a block row covers all Hq + Hk heads of a token, LPR = D/2/pack lanes per
+// head, each lane owning one 16-byte pack in each half (by default of two heads:
+// rope_vec2_seq_kernel). cos/sin are read from DRAM once per token, by the other heads from L1.
+// Scalar kernel: one thread per element pair, any strides and head_dim.
 #include "common.cuh"
 
 namespace qwen3_kernels {
@@ -33,8 +25,7 @@ struct RopeArgs {
   int q_heads, k_heads, half;
 };
 
-// (token / seq, token % seq); 32-bit division when both fit, which is the common case and
-// several times cheaper than the 64-bit sequence.
+// (token / seq, token % seq); 32-bit division when both fit, several times cheaper.
 __device__ __forceinline__ void split_token(int64_t token, int64_t seq, int64_t& b, int64_t& s) {
   if (((token | seq) >> 31) == 0) {
     const uint32_t t = static_cast<uint32_t>(token), sq = static_cast<uint32_t>(seq);
@@ -66,19 +57,11 @@ __device__ __forceinline__ void rotate_packs(const Pack<T, W>& x_lo, const Pack<
   o_hi = pack_floats<T, W>(oh);
 }
 
-// TPT tokens per thread and iteration: all their loads are issued before any math, so a
-// thread keeps 2 x TPT x 16 bytes of q/k in flight. The first version (TPT 1, no register
-// cap) used 56 registers, which let only 3 blocks of 320 threads (40 heads x 8 lanes) sit
-// on an SM (960 threads), and it picked its stride array with a runtime pointer into the
-// kernel parameters (is_q ? q_st : k_st), which is cheap (constant-bank operands).
-// CAP = true bounds registers at 48 (4 blocks of 320 threads) at the price of a 40-56
-// byte spill (ptxas -v, sm_90); the sweep decides whether occupancy or the spill wins.
-// Per 16 bytes of q/k a thread runs ~200 instructions (index math, 6 loads, unpacking,
-// 16 FMAs, packing): near the issue limit at full bandwidth, so instructions count here.
-// Block-size limits and register caps (65536 / (limit x 2)): TPT 1 at 512 threads, 64
-// registers (nvcc uses 56: the first version's budget; without a cap it takes 72 and fits
-// fewer blocks); CAP at 640 threads, 48 registers; two tokens per thread hold 12 packs and
-// spilled at 64 registers, so that variant takes at most 320 threads (one Qwen3 token).
+// Variant 1, token-loop kernels. TPT tokens per thread, all loads issued before any math.
+// Per 16 bytes of q/k a thread runs ~200 instructions, near the issue limit at full
+// bandwidth. Block limits cap registers at 65536 / (limit x 2): TPT 1 at 512 threads (64;
+// nvcc takes 56, uncapped 72); CAP at 640 (48, a 40-56 byte spill); TPT 2 holds 12 packs and
+// spilled at 64 registers, so at most 320 threads (one Qwen3 token).
 template <int TPT, bool CAP>
 __host__ __device__ constexpr int rope_max_threads() {
   return TPT == 2 ? 320 : CAP ? 640 : 512;
@@ -92,8 +75,7 @@ __global__ void __launch_bounds__(rope_max_threads<TPT, CAP>(), TPT == 2 ? 1 : 2
   if (head_slot >= a.q_heads + a.k_heads) return;  // padding lanes of the last warp; no barriers below
   const bool is_q = head_slot < a.q_heads;
   const int h = is_q ? head_slot : head_slot - a.q_heads;
-  // Strides are read from the kernel parameters where they are used (constant-bank
-  // operands): copying them into registers up front cost 16 more registers (72 vs 56).
+  // Strides stay constant-bank operands: copied to registers they cost 16 more (72 vs 56).
   const int64_t* ist = is_q ? a.q_in_st : a.k_in_st;
   const int64_t* ost = is_q ? a.q_out_st : a.k_out_st;
   const int64_t d = static_cast<int64_t>(lane) * W;
@@ -137,11 +119,8 @@ __global__ void __launch_bounds__(rope_max_threads<TPT, CAP>(), TPT == 2 ? 1 : 2
   }
 }
 
-// Two heads per thread (heads slot and slot + ceil(H / 2) of one token, same lane): the
-// token's index math and its four cos/sin loads are shared by both heads, so a thread
-// runs ~130 instead of ~200 instructions per 16 bytes of q/k and keeps 4 q/k packs (64
-// bytes) in flight instead of 2. Half the threads per token (Qwen3: 160), at most 96
-// registers (65536 / (320 x 2)).
+// Two heads per thread (slot and slot + ceil(H / 2), same lane) share the token's index math
+// and cos/sin loads: ~130 instead of ~200 instructions per 16 bytes, 64 bytes in flight.
 template <typename T, int LPR>
 __global__ void __launch_bounds__(320, 2) rope_vec2_kernel(const RopeArgs<T> a) {
   constexpr int W = kVecElems<T>;
@@ -200,15 +179,11 @@ __global__ void __launch_bounds__(320, 2) rope_vec2_kernel(const RopeArgs<T> a) 
   }
 }
 
-// The default (RopeTuning::variant 2): two heads per thread like rope_vec2_kernel, but
-// blockIdx.y is the batch entry and each block row one token of it, so no thread divides a
-// token index by seq (split_token's 32/64-bit paths) and none loops. ptxas (sm_90, bf16,
-// head_dim 128): 62 registers against the token-loop kernel's 89, so a 160-thread Qwen3
-// block fits 6 times on an SM instead of 4. H200: 4.2-6.5 % less time than the
-// token-loop kernel at 512-16384 tokens (16384: 85.8 against 89.5 us). Not occupancy: capped
-// at 48 registers (8 blocks per SM, a 4-byte spill) it took 1.7-2.7 % more time than at 62,
-// and one 16-byte pack per thread (32 registers, 60 warps per SM) 2.2-3.9 % more than the
-// token loop.
+// The default (variant 2): two heads per thread, blockIdx.y the batch entry and each block
+// row one token, so no thread divides a token index by seq and none loops: 62 registers
+// against the token loop's 89 (ptxas, sm_90, bf16, head_dim 128), 6 blocks of 160 threads
+// per SM instead of 4, and 4.2-6.5 % less time at 512-16384 tokens on an H200. Not
+// occupancy: capped at 48 registers it was 1.7-2.7 % slower than at 62.
 template <typename T, int LPR>
 __global__ void __launch_bounds__(320, 2) rope_vec2_seq_kernel(const RopeArgs<T> a) {
   constexpr int W = kVecElems<T>;
@@ -341,8 +316,7 @@ void launch_vec2_seq(const RopeArgs<T>& a, int by, cudaStream_t stream) {
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
 
-// Whether the batch-grid kernel (variant 2) can take this call: the batch is a grid
-// dimension (at most 65535) and seq / tokens per block must fit the x dimension.
+// Variant 2 needs batch <= 65535 (grid y) and seq within the x dimension.
 template <typename T>
 bool batch_grid_ok(const RopeArgs<T>& a) { return a.batch <= 65535 && a.seq < (int64_t{1} << 31) - 8; }
 
@@ -352,8 +326,7 @@ void launch_vec(const RopeArgs<T>& a, const RopeTuning& t, cudaStream_t stream) 
   const bool token_loop_knobs = t.tokens_per_thread > 0 || t.reg_cap > 0 || t.heads_per_thread > 0;
   TORCH_CHECK(t.variant != 2 || !token_loop_knobs,
               "rope: tokens_per_thread, reg_cap and heads_per_thread belong to variant 1 (the token-loop kernels)");
-  // A token's two-heads-per-thread row always fits 320 threads here: vector_ok caps
-  // heads x LPR at 640, and launch_vec2_seq checks the block against the bound.
+  // vector_ok caps heads x LPR at 640, so a two-heads row fits 320 threads.
   const int bx2 = static_cast<int>(ceil_div(static_cast<int64_t>((heads + 1) / 2) * LPR, 32) * 32);
   const bool batch_grid = batch_grid_ok(a);
   if (t.variant == 2 || (t.variant == 0 && !token_loop_knobs && batch_grid)) {
@@ -363,8 +336,8 @@ void launch_vec(const RopeArgs<T>& a, const RopeTuning& t, cudaStream_t stream) 
     TORCH_CHECK(by == 1 || by == 2 || by == 4 || by == 8, "rope: tokens_per_block must be 1, 2, 4 or 8, got ", by);
     return launch_vec2_seq<T, LPR>(a, by, stream);
   }
-  // Variant 1, the token-loop kernels (for batches above 65535): two heads per thread when a token has several heads and both
-  // halves of them fit one block; tokens_per_thread / reg_cap choose the one-head kernels.
+  // Variant 1 (batches above 65535): two heads per thread when a token has several heads that
+  // fit one block; tokens_per_thread / reg_cap choose the one-head kernels.
   int hpt = t.heads_per_thread > 0 ? t.heads_per_thread
             : (heads >= 4 && bx2 <= 320 && t.tokens_per_thread <= 1 && t.reg_cap <= 0) ? 2 : 1;
   TORCH_CHECK(hpt == 1 || hpt == 2, "rope: heads_per_thread must be 1 or 2, got ", hpt);
@@ -378,15 +351,13 @@ void launch_vec(const RopeArgs<T>& a, const RopeTuning& t, cudaStream_t stream) 
     return launch_vec2<T, LPR>(a, by2, stream);
   }
   const int bx = static_cast<int>(ceil_div(static_cast<int64_t>(heads) * LPR, 32) * 32);
-  // Default: several tokens per block when a token has few heads, so blocks have >= 256
-  // threads; Qwen3-8B (40 heads x 8 lanes = 320 threads) gets one token per block.
+  // Blocks of >= 256 threads; Qwen3-8B (40 heads x 8 lanes) gets one token per block.
   int by = t.tokens_per_block > 0 ? t.tokens_per_block : 256 / bx;
   by = by < 1 ? 1 : by;
   const int tpt = t.tokens_per_thread > 0 ? t.tokens_per_thread : 1;
   TORCH_CHECK(by == 1 || by == 2 || by == 4 || by == 8, "rope: tokens_per_block must be 1, 2, 4 or 8, got ", by);
   TORCH_CHECK(tpt == 1 || tpt == 2, "rope: tokens_per_thread must be 1 or 2, got ", tpt);
-  // A token wider than the uncapped variant's 512 threads (fp32 Qwen3: 40 heads x 16
-  // lanes) takes the capped one, whose limit is 640.
+  // Wider than 512 threads (fp32 Qwen3: 40 x 16 lanes): the capped kernel, limit 640.
   const bool cap = t.reg_cap == 1 || (tpt == 1 && bx > rope_max_threads<1, false>());
   const int limit = tpt == 2 ? rope_max_threads<2, false>()
                              : cap ? rope_max_threads<1, true>() : rope_max_threads<1, false>();
@@ -404,7 +375,7 @@ void launch_vec(const RopeArgs<T>& a, const RopeTuning& t, cudaStream_t stream) 
 }  // namespace
 
 void launch_rope(const RopeParams& p, const RopeTuning& tuning, cudaStream_t stream) {
-  // Before any path is chosen: shapes that take the scalar kernel must refuse a bad variant too.
+  // Checked first, so shapes that take the scalar kernel refuse a bad variant too.
   TORCH_CHECK(tuning.variant >= 0 && tuning.variant <= 2, "rope: variant must be 0 (built-in), 1 or 2, got ",
               tuning.variant);
   if (p.batch <= 0 || p.seq <= 0 || p.head_dim <= 0 || p.q_heads + p.k_heads <= 0) return;  // empty

@@ -1,24 +1,16 @@
-// SwiGLU for the Qwen3 MLP: out = silu(gate) * up = gate * sigmoid(gate) * up, in one
-// pass (transformers runs act_fn(gate_proj(x)) * up_proj(x) as two kernels and three
-// tensor-sized round trips more: silu writes a temporary that the multiply reads back).
+// SwiGLU for the Qwen3 MLP: out = silu(gate) * up in one pass (transformers' act_fn(gate) * up
+// writes a temporary and reads it back: two kernels, three more tensor passes).
 //
-// Math in fp32, one rounding at the end. sigmoid = rcp.approx(1 + e^-g): rcp.approx is one
-// MUFU.RCP (1 ulp); e^-g is ex2.approx for bf16/fp16 and expf for fp32 (see silu_mul).
-// The first version divided,
-// g / (1 + expf(-g)), and an IEEE fp32 division is an FCHK plus a branch to a slow-path
-// subroutine: per 16-byte pack of bf16 the SASS had 8 FCHK, 8 CALLs and 11 BSSY
-// (divergence bookkeeping), and the stores were split into 32-bit STGs; the kernel ran
-// 22 % behind torch.compile's Triton kernel (ex2.approx + rcp.approx, one LDG.128 per
-// operand, one STG.128). `exact` in SwiGluTuning keeps the division for comparison.
+// fp32 math, one rounding. sigmoid = rcp.approx(1 + e^-g) (one MUFU.RCP, 1 ulp). No IEEE
+// division: g / (1 + expf(-g)) compiled to an FCHK plus a branch to a slow path per element
+// (per bf16 pack: 8 FCHK, 8 CALLs, 11 BSSY, stores split into 32-bit STGs) and ran 22 %
+// behind torch.compile's kernel. `exact` in SwiGluTuning keeps the division for comparison.
 // Large negative gates give -0 (rcp of +inf is 0), not NaN.
 //
-// gate/up are [rows, cols] with a contiguous last dimension and any row stride, so the
-// two halves of a fused gate_up projection output ([T, 2I] -> [:, :I], [:, I:]) are read
-// in place. When every operand is contiguous the launcher treats them as one long row and
-// runs the flat kernel (8-byte accesses, one per operand and thread) when the addresses
-// and the size allow it. Otherwise the grid-stride kernel: 16-byte packs when pointers are
-// 16-byte aligned and cols and row strides are multiples of the pack, else the scalar path
-// (same kernel with one element per access).
+// gate/up are [rows, cols], contiguous last dimension, any row stride: the halves of a fused
+// gate_up output are read in place. All-contiguous operands run as one long row through the
+// flat kernel (8-byte accesses); otherwise the grid-stride kernel, 16-byte packs when aligned,
+// else one element per access.
 #include "common.cuh"
 
 namespace qwen3_kernels {
@@ -49,10 +41,9 @@ __device__ __forceinline__ float exp_neg_approx(float g) {
   return r;
 }
 
-// FAST_EXP (16-bit outputs): ex2.approx instead of expf, whose accurate range reduction
-// is ~9 instructions per element (SASS: FFMA.SAT, FFMA.RM, FADD, SHF, 3 FFMA, MUFU.EX2)
-// against 2. Its error (at most ~2 + 1.2|g| fp32 ulps, under 2e-5 relative for |g| < 88)
-// is far below one bf16 / fp16 rounding (2^-8 / 2^-11), so fp32 keeps expf.
+// FAST_EXP (16-bit outputs): expf's accurate range reduction is ~9 instructions against 2;
+// ex2.approx's error (< 2e-5 relative for |g| < 88) is far below one bf16 / fp16 rounding, so
+// only fp32 keeps expf.
 template <bool EXACT, bool FAST_EXP>
 __device__ __forceinline__ float silu_mul(float g, float u) {
   const float e = FAST_EXP ? exp_neg_approx(g) : expf(-g);
@@ -63,8 +54,7 @@ __device__ __forceinline__ float silu_mul(float g, float u) {
   }
 }
 
-// Each thread loads VPT packs of gate and of up (all loads in flight), then computes and
-// stores. blockIdx.x walks the columns, blockIdx.y the rows (grid-stride in both).
+// VPT packs of gate and up per thread, all loads in flight; grid-stride over columns (x) and rows (y).
 template <typename T, int W, int VPT, bool EXACT>
 __global__ void __launch_bounds__(512) swiglu_kernel(const SwiGluArgs<T> a) {
   const int64_t chunk = static_cast<int64_t>(blockDim.x) * VPT;
@@ -100,16 +90,11 @@ __global__ void __launch_bounds__(512) swiglu_kernel(const SwiGluArgs<T> a) {
   }
 }
 
-// The flat kernel: contiguous operands as one run of packs, one pack of each operand per
-// thread, a 32-bit index and no loop, so a thread's whole chain is its two loads, the math
-// and one store. In a call too small to fill the GPU (one token: 12288 elements) that chain
-// is presumably the call's length: the grid-stride kernel ran 12 blocks whose threads each did 8
-// elements inside 64-bit row and column loops, 134 warp instructions per warp, where
-// torch.compile's kernel ran 96 blocks of one element per thread, 40 per warp, and took
-// 2.24 against 2.56 us (Nsight Compute, H200, cold launches).
-// W elements per access: 8 bytes unless `width` asks for 16 or 4 (why 8: the default's comment
-// in the launcher below). Operands whose size or addresses do not allow W take the grid-stride
-// kernel, which has its own scalar path.
+// The flat kernel: one pack of each operand per thread, a 32-bit index, no loop: a thread's
+// whole chain is two loads, the math, one store. At one token (12288 elements) the grid-stride
+// kernel ran 134 warp instructions per warp in 64-bit loops where torch.compile's kernel ran
+// 40, 2.56 against 2.24 us (ncu, H200). W: 8 bytes unless `width` asks for 16 or 4; operands
+// that do not allow W take the grid-stride kernel.
 template <typename T, int W, bool EXACT>
 __global__ void __launch_bounds__(512) swiglu_flat_kernel(T* __restrict__ out, const T* __restrict__ gate,
                                                          const T* __restrict__ up, uint32_t packs) {
@@ -166,11 +151,8 @@ inline int swiglu_threads(const SwiGluTuning& t) {
 
 template <typename T, int W>
 void launch_config(SwiGluArgs<T> a, const SwiGluTuning& t, cudaStream_t stream) {
-  // Grid-stride kernel (operands with row strides, e.g. the halves of a fused gate_up
-  // output, or a forced configuration): one pack of each operand per thread in 128-thread
-  // blocks, the shape torch.compile's Triton kernel has at 512 x 12288 on the H200
-  // (XBLOCK 1024, 4 warps; scripts/inductor_kernels.py); 32 registers. The sweep
-  // (benchmarks/bench_ops.py --tune) compares 1/2/4 packs and 32-512 threads.
+  // Grid-stride kernel (row-strided operands, or forced): one pack per thread in 128-thread
+  // blocks, the shape of torch.compile's kernel at 512 x 12288 on the H200; 32 registers.
   const int threads = swiglu_threads(t);
   const int vpt = t.vpt > 0 ? t.vpt : 1;
   TORCH_CHECK(vpt == 1 || vpt == 2 || vpt == 4, "swiglu: vpt must be 1, 2 or 4, got ", vpt);
@@ -178,8 +160,7 @@ void launch_config(SwiGluArgs<T> a, const SwiGluTuning& t, cudaStream_t stream) 
   launch_vpt<T, W, false>(a, threads, vpt, stream);
 }
 
-// Contiguous operands, `elems` elements: launch the flat kernel at `bytes` per access and
-// return true, or return false when the sizes or addresses do not allow it.
+// Launches the flat kernel at `bytes` per access, or returns false when sizes or addresses do not allow it.
 template <typename T>
 bool try_flat(const SwiGluParams& p, int64_t elems, int bytes, int threads, bool exact, cudaStream_t stream) {
   const int w = bytes / static_cast<int>(sizeof(T));
@@ -237,16 +218,10 @@ void launch_swiglu(const SwiGluParams& p, const SwiGluTuning& tuning, cudaStream
                 "swiglu: width must be 4, 8 or 16 bytes, got ", tuning.width);
     TORCH_CHECK(tuning.flat >= -1 && tuning.flat <= 1, "swiglu: flat must be -1, 0 or 1, got ", tuning.flat);
     TORCH_CHECK(tuning.flat != 1 || tuning.vpt <= 1, "swiglu: the flat kernel runs one pack per thread (vpt 1)");
-    // Default for contiguous operands: the flat kernel, 128 threads, 8 bytes per access.
-    // Two H200 sweeps, graph timer, against the grid-stride kernel at 128 x 16 bytes: 1 x
-    // 12288 1.25 / 1.22 against 1.42 / 1.39 us; 512 x 12288
-    // 10.55 / 10.59 against 10.96 / 11.02 (16-byte flat: 10.70 / 10.72). From 4096 tokens
-    // the three are within 0.7 % of each other (4096 x 12288: 70.87 / 70.90, 16-byte flat
-    // 70.87 / 70.63, grid-stride 71.05 / 70.79; 16384 x 12288: 277.45 / 277.73, 277.54 /
-    // 276.56, 277.13 / 276.03), so one width serves every size. Presumably (not profiled)
-    // twice the threads of 16-byte accesses put more loads in flight on calls too short to
-    // reach a steady state. 4-byte accesses won only at one token (256 threads: 1.22 / 1.20
-    // us) and took 23 % to 3.4x more time than 8 bytes from 512 tokens.
+    // Default for contiguous operands: flat, 128 threads, 8 bytes. H200 sweeps against the
+    // grid-stride kernel at 16 bytes: 1 x 12288 1.25 against 1.42 us, 512 x 12288 10.55 against
+    // 10.96 (16-byte flat 10.70); from 4096 tokens all within 0.7 %, so one width serves every
+    // size. 4-byte accesses won only at one token and lost 23 % to 3.4x from 512 tokens.
     const int flat = tuning.flat >= 0 ? tuning.flat : (tuning.vpt <= 1 ? 1 : 0);
     if (contiguous && flat == 1) {
       const int bytes = tuning.width > 0 ? tuning.width : 8;
