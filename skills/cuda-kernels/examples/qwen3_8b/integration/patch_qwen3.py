@@ -5,25 +5,13 @@
     unpatch_qwen3(model)                              # back to transformers' code
 
 Per model instance (transformers 5.17.0 to 5.25.0), each step a keyword of `patch_qwen3`:
-every `Qwen3RMSNorm` -> `rms_norm` (145 in Qwen3-8B); `Qwen3DecoderLayer.forward` with
-"residual + attention output, then post_attention_layernorm" as `fused_add_rms_norm` and
-"residual + mlp output" done by the down projection itself (`residual.addmm_(swiglu(...),
-down_proj.weight.t())` on the sum the fused add just wrote, grad off); `Qwen3MLP.forward`
--> `swiglu` on the two halves of one merged gate/up matmul; `Qwen3Attention.forward` with
-q_norm, k_norm and RoPE as one in-place `qk_norm_rope_` on q/k slices of one merged q/k/v
-matmul (Llama keeps transformers' attention); and, for attention modules not fused, the
-module-global `apply_rotary_pos_emb` -> `rope`: process-wide, installed only while a patched
-model calls it, reference-counted, and passing a call on to the original where kernelize
-bound a RoPE kernel (`_kernel_funcs`).
-
-Nothing is matched by name: a module is patched only if its class *is* one of `_FAMILIES`,
-with transformers' own forward using exactly the names the copy here reproduces
-(`forward.__code__.co_names`) and, for norms, a numerical probe confirming
-weight * (x * rsqrt(mean(x^2) + variance_epsilon)); anything else is listed in
-`report.skipped`. Inputs the kernels do not take, and calls autograd records, run
-transformers' code; merged weights are used only while the projections still view them.
-integration/README.md gives each rule and its reason. On CPU tensors the ops fall back to
-PyTorch inside the package, which is what CI exercises.
+RMSNorm -> `rms_norm`; the decoder layer's add + post-attention norm -> `fused_add_rms_norm`
+and its last add done by `residual.addmm_(...)` of the down projection; the MLP -> `swiglu`
+on one merged gate/up matmul; q_norm + k_norm + RoPE -> `qk_norm_rope_` on one merged q/k/v
+matmul (Qwen3 only); else the module-global `apply_rotary_pos_emb` -> `rope`
+(reference-counted, process-wide). Nothing is matched by name: exact classes, transformers'
+own forwards (`co_names` checked) and a numerical probe for norms; anything else lands in
+`report.skipped`. integration/README.md gives each rule and its reason.
 """
 
 from __future__ import annotations
@@ -149,13 +137,10 @@ def _family_classes(family: _Family) -> dict[str, type] | None:
     return classes
 
 
-# Wrappers transformers itself puts around a layer's forward. Each renames keywords, adds
-# gradient checkpointing or sets a context before calling the forward it wraps:
-# `deprecate_kwarg` (transformers >= 5.24 renames past_key_values -> cache), the checkpointing
-# wrapper GradientCheckpointingLayer.__init_subclass__ installs (>= 5.23; 5.17 checkpoints in
-# __call__), and kernels' `use_kernelized_func`, which transformers applies to the attention
-# classes when the installed kernels is inside its version window (it routes the module-level
-# apply_rotary_pos_emb to the instance's kernelized copy; see _attention_problem).
+# Wrappers transformers itself puts around a layer's forward: `deprecate_kwarg` (>= 5.24:
+# past_key_values -> cache), GradientCheckpointingLayer's (>= 5.23), and kernels'
+# `use_kernelized_func` on the attention classes inside kernels' version window (see
+# _attention_problem).
 _TRANSFORMERS_WRAPPERS = ("transformers.utils.deprecation", "transformers.modeling_layers",
                           "kernels.layer.layer", "kernels._internals.layer.layer")
 
@@ -190,9 +175,8 @@ def _has_own_forward(cls: type, family: _Family) -> bool:
     return _own_forward(cls, family) is not None
 
 
-# The global and attribute names of the decoder layer's and the MLP's forward in transformers
-# 5.17.0 to 5.25.0 (Qwen3 and Llama alike). The patched copies reproduce those bodies; a forward
-# that uses any other set of names was changed (another transformers version) and is left alone.
+# Names the decoder layer's and MLP's forwards use in 5.17.0-5.25.0 (Qwen3 and Llama): the
+# copies reproduce those bodies; a forward with any other set is left alone.
 _DECODER_NAMES = frozenset({"input_layernorm", "self_attn", "post_attention_layernorm", "mlp"})
 _MLP_NAMES = frozenset({"gate_proj", "up_proj", "down_proj", "act_fn"})
 
@@ -209,9 +193,8 @@ def _changed_forward(cls: type, family: _Family, names: frozenset[str]) -> str |
     return f"{cls.__name__}.forward differs from the copy patched in ({what}; another transformers version?)"
 
 
-# Parameters of the decoder layer's and the attention's forward around the KV cache, which
-# transformers 5.17.0-5.23 calls `past_key_values` and 5.24+ `cache`. The patched forwards are
-# made with the installed name, so callers passing it by keyword (as the model does) still bind.
+# The KV-cache parameter is `past_key_values` in 5.17-5.23 and `cache` from 5.24; patched
+# forwards take the installed name so keyword callers still bind.
 _DECODER_PARAMS = (("self", "hidden_states", "attention_mask", "position_ids"), ("use_cache", "position_embeddings", "kwargs"))
 _ATTENTION_PARAMS = (("self", "hidden_states", "position_embeddings", "attention_mask"), ("kwargs",))
 _CACHE_PARAMS = ("past_key_values", "cache")
@@ -312,17 +295,14 @@ def _merged_weight(module: nn.Module, buffer: str, projections: tuple[Any, ...])
         if not current:
             break
         current = _plain_linear(proj) and proj.weight is param and proj.bias is None
-        # Storage identity is checked in eager mode only: compiled code cannot read data
-        # pointers, and there the check above (guarded by dynamo) must do.
+        # Storage is checked in eager mode only (compiled code cannot read data pointers).
         if current and not torch.compiler.is_compiling():
             current = param.data_ptr() == merged.data_ptr() + offset * row_bytes
         offset += param.shape[0]
     if current:
         return merged
     if not torch.compiler.is_compiling():
-        # The merge is over for good (a swapped or hooked projection, or `model.to(...)`
-        # moving weights and buffer apart): drop the buffer, which would otherwise stay a
-        # dead full copy of the weights (gigabytes at 8B).
+        # The merge is over for good: drop the buffer, else a dead full copy of the weights.
         del module._buffers[buffer]
         module.__dict__.pop("_kernel_merged_params", None)
     return None
@@ -387,10 +367,8 @@ def _old_cache_keyword(cache: Any, kwargs: dict[str, Any]) -> Any:
 
 
 def _make_decoder_forward(ops: types.ModuleType, down_residual: bool, cache_param: str = "past_key_values") -> Callable:
-    # Same parameters and order of operations as Qwen3DecoderLayer.forward /
-    # LlamaDecoderLayer.forward (transformers 5.17.0-5.25.0); only the add + norm is fused,
-    # and with down_residual the last residual add is done by the down_proj matmul.
-    # `cache` holds the KV cache keyword under the name the installed transformers uses.
+    # Same parameters and order as the decoder layer's forward (5.17.0-5.25.0); only the add +
+    # norm is fused, and with down_residual the last add is done by the down_proj matmul.
     def run(self, hidden_states: torch.Tensor, attention_mask: torch.Tensor | None, position_ids: torch.LongTensor | None,
             cache: dict[str, Any], use_cache: bool | None, position_embeddings: tuple[torch.Tensor, torch.Tensor] | None,
             kwargs: dict[str, Any]) -> torch.Tensor:
@@ -416,10 +394,8 @@ def _make_decoder_forward(ops: types.ModuleType, down_residual: bool, cache_para
             down = self.mlp.down_proj
             if (down_residual and not torch.is_grad_enabled() and _hook_free(self.mlp) and _plain_linear(down)
                     and down.bias is None):
-                # `residual` is a new tensor nobody else holds, so the down projection can
-                # accumulate into it: one matmul with beta = 1 reads the 2-byte sum while
-                # it writes, instead of a separate add that reads two tensors and writes a
-                # third. Without grad only: autograd would need the overwritten value.
+                # `residual` is a new tensor nobody else holds: the matmul accumulates into it (beta = 1)
+                # instead of a separate add. Without grad only: autograd needs the overwritten value.
                 act = _mlp_activation(ops, self.mlp, hidden_states)
                 weight = down.weight
                 if act.dtype == residual.dtype == weight.dtype and residual.is_contiguous():
@@ -492,9 +468,8 @@ def _make_rope(original: Callable, ops: types.ModuleType) -> Callable:
     wrapped_by_kernels = isinstance(original, nn.Module)  # else transformers' plain function: nothing to defer to
 
     def apply_rotary_pos_emb(q, k, cos, sin, unsqueeze_dim=1):
-        # Exactly the layout transformers' attention passes (the package's own test, shared
-        # with its Hub layer); everything else goes to the original function, and so does a
-        # call from a model whose RoPE kernels.kernelize replaced (the global is process-wide).
+        # Only transformers' exact layout; anything else, or a model whose RoPE kernelize
+        # replaced (the global is process-wide), runs the original.
         if ops.layers.rope_layout_is_transformers(q, k, cos, sin, unsqueeze_dim) and not (
             wrapped_by_kernels and _kernels_dispatches(original)
         ):
@@ -693,9 +668,8 @@ def _rope_target_problem(mod: types.ModuleType, family: _Family, attention_cls: 
     if isinstance(current, types.FunctionType) and current.__module__ == family.module:
         return None  # transformers' function
     if isinstance(current, nn.Module) and getattr(type(current).forward, "__module__", "").split(".")[0] == "kernels":
-        # transformers wrapped it in a module made by kernels' use_kernel_forward_from_hub
-        # (when the installed kernels is inside transformers' version window): kernels.layer.layer
-        # in 0.16.x, kernels._internals.layer.layer in 0.19.x.
+        # kernels' use_kernel_forward_from_hub module (kernels.layer.layer in 0.16.x,
+        # kernels._internals.layer.layer in 0.19.x).
         return None
     return f"{family.module}.apply_rotary_pos_emb was replaced by {current!r}; not patching over it"
 
@@ -745,15 +719,11 @@ def patch_qwen3(
 ) -> PatchReport:
     """Replace the verified Qwen3/Llama modules of `model` with the kernels; return what changed.
 
-    Patch the model where it will run (device and dtype final) and before
-    `torch.compile` or CUDA-graph capture. Inference only: the ops have no backward.
-    `fuse_down_residual` needs `fuse_residual` and `swiglu`: the decoder layer then calls
-    its patched MLP's pieces itself and lets the down_proj matmul add into the residual
-    (in place on the fused add's new sum, only while grad is off). `fuse_mlp` needs
-    `swiglu`; with fuse_mlp the gate/up weights become views into one
-    merged tensor (no extra memory; values unchanged). `fuse_qk_norm_rope` needs `norms`
-    and `rope` (it replaces both for the attention modules it takes); `fuse_qkv` needs
-    `fuse_qk_norm_rope` and merges q/k/v_proj the same way as gate/up.
+    Patch where the model will run (device and dtype final), before `torch.compile` or
+    CUDA-graph capture. Inference only: the ops have no backward. `fuse_down_residual` needs
+    `fuse_residual` and `swiglu`; `fuse_mlp` needs `swiglu` (gate/up weights become views of
+    one merged tensor); `fuse_qk_norm_rope` needs `norms` and `rope`; `fuse_qkv` needs
+    `fuse_qk_norm_rope` and merges q/k/v_proj like gate/up.
     """
     missing = [name for name in REQUIRED_OPS if not callable(getattr(kernels_module, name, None))]
     if missing:
@@ -951,9 +921,8 @@ def unpatch_qwen3(model: nn.Module) -> None:
     state: _PatchState | None = getattr(model, _STATE_ATTR, None)
     if state is None:
         raise RuntimeError("model is not patched by patch_qwen3")
-    # A forward wrapped after patching (accelerate / diffusers hooks keep the patched one
-    # inside their wrapper) cannot be unwrapped from here: refuse before changing anything,
-    # rather than leave the kernels running in a model that reports itself unpatched.
+    # A forward wrapped after patching (accelerate / diffusers hooks) cannot be unwrapped here:
+    # refuse before changing anything rather than leave kernels running in an "unpatched" model.
     wrapped = [type(m).__name__ for m, _role in state.modules if not _hook_free_forward(m)]
     if wrapped:
         raise RuntimeError(f"{len(wrapped)} patched module(s) ({', '.join(sorted(set(wrapped)))}) had their forward "
