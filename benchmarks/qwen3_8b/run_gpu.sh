@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Build the qwen3_8b example, run its GPU tests, run every micro-benchmark, and write
 # results.json + RESULTS.md + logs into OUT_DIR (also throw_probe.txt: why a C++ exception
-# from the extension crashed the first run). A repository tool (the skill ships bench_ops.py
-# and make_results.py, which it runs); about 5 minutes on an H200 with 16 cores:
+# from the extension crashed the first run). A repository tool (the skill ships bench_ops.py,
+# which tune_ops.py here runs with the launch-configuration sweep, and make_results.py);
+# about 5 minutes on an H200 with 16 cores:
 #
 #   bash benchmarks/qwen3_8b/run_gpu.sh OUT_DIR
 #
@@ -88,7 +89,7 @@ fi
 
 echo "== micro-benchmarks (log: $OUT/bench.log)"
 t2=$SECONDS
-QWEN3_8B_KERNELS_PATH="$BUILD_DIR" timeout 330 "$PY" "$HERE/bench_ops.py" --package-path "$BUILD_DIR" --tune \
+QWEN3_8B_KERNELS_PATH="$BUILD_DIR" timeout 330 "$PY" "$REPO/benchmarks/qwen3_8b/tune_ops.py" --package-path "$BUILD_DIR" \
   ${SOURCE:+--source "$SOURCE"} --out "$OUT/results.json" >"$OUT/bench.log" 2>&1
 rc=$?
 if [[ $rc -ne 0 ]]; then
