@@ -1,20 +1,11 @@
 """The Kernel Hub route: `kernels.kernelize` with a mapping to this example's `layers`.
 
 integration/README.md ("Kernel Hub route") gives the facts this rests on, each a test of
-tests/examples/test_qwen3_integration.py (transformers 5.17.0 + kernels 0.17.2, 5.25.0 +
-kernels 0.19.1): transformers' hub decorators act only inside its kernels version window;
-`hub_layer_names()` marks the classes with kernels' public
-`replace_kernel_forward_from_hub` for the duration of a `with` block, with a condition that
-admits exact instances only (a subclass inherits the class attributes), and restores them;
-`kernelize` binds the mapped layer's `forward` to each module (kernels 0.19.1 also records
-the repository in `_kernel_repo`, which `kernels.get_kernelized_layers` reads).
-
-`local_repository()` writes the layout `LocalLayerRepository` loads (`metadata.json` and
-`<python_name>/__init__.py`) around a package built by build_local.py; a kernel-builder
-build or a Hub download needs nothing extra. kernels 0.19.1 logs "the metadata does not
-record a digest" for this layout, and loads it: the package is a linked directory, which
-kernels' digest (`kernels._rust.Digest.hash_variant`) does not descend into, so a digest
-would list no file of the build and verify nothing.
+tests/examples/test_qwen3_integration.py. `local_repository()` writes the layout
+`LocalLayerRepository` loads around a build_local.py package; a kernel-builder build or a
+Hub download needs nothing extra. kernels 0.19.1 logs "the metadata does not record a
+digest" for this layout and loads it: its digest does not descend into the linked package
+directory, so a digest would verify nothing.
 """
 
 from __future__ import annotations
@@ -84,12 +75,10 @@ def local_repository(package: ModuleType | Path, dest: Path, *, archs: list[str]
 def load_local_kernel(repo_path: Path) -> ModuleType:
     """`kernels.get_local_kernel`, plus importing `<kernel>.layers`.
 
-    kernels finds layers as the attribute `kernel.layers`, which exists only if the
-    package's `__init__` imports its `layers` module; importing it here makes the route
-    independent of that. kernels caches the module per build path, so `kernelize` later
-    gets this same module object. When the caller has imported the build itself (as
-    `qwen3_8b_kernels`), this is a second import of the same files under `metadata.id`;
-    the package's fake registrations allow that (see its `__init__.py`).
+    kernels finds layers as the attribute `kernel.layers`, which exists only if `__init__`
+    imports it; importing it here removes that dependency. kernels caches the module per
+    build path, so `kernelize` gets this same object. A second import of a build the caller
+    imported itself is allowed by the package's fake registrations (its `__init__.py`).
     """
     import kernels
 

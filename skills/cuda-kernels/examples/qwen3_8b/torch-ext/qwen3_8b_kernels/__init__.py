@@ -47,10 +47,8 @@ def _kernel_ok(*tensors: torch.Tensor) -> bool:
 
 
 def _resolve_eps(eps: float | None, dtype: torch.dtype) -> float:
-    # torch.nn.RMSNorm(eps=None) takes the machine epsilon of the computation dtype, not of
-    # x.dtype: finfo(float32).eps for fp16/bf16/fp32, finfo(float64).eps for float64 (torch's
-    # RMSNorm docs and its _fused_rms_norm decomposition). bf16's own eps, 7.8e-3, would
-    # change the output of rows with mean(x^2) near it.
+    # torch.nn.RMSNorm(eps=None) uses the eps of the computation dtype (finfo(float32).eps, or
+    # float64's for float64), not x.dtype's: bf16's 7.8e-3 would change rows with small mean(x^2).
     if eps is not None:
         return float(eps)
     return torch.finfo(torch.float64 if dtype == torch.float64 else torch.float32).eps
@@ -119,11 +117,10 @@ def _rope_args(
 
 
 def rope_(q: torch.Tensor, k: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> None:
-    """Apply rotate-half RoPE to q [B, Hq, S, D] and k [B, Hk, S, D] in place.
+    """Rotate-half RoPE in place on q [B, Hq, S, D] and k [B, Hk, S, D], cos/sin [B or 1, S, D].
 
-    Same math as transformers' ``apply_rotary_pos_emb(q, k, cos, sin)`` (unsqueeze_dim=1)
-    with cos/sin [B or 1, S, D]. q and k may be non-contiguous views such as
-    ``x.view(B, S, H, D).transpose(1, 2)``; they are updated through their strides.
+    transformers' ``apply_rotary_pos_emb`` (unsqueeze_dim=1); views such as
+    ``x.view(B, S, H, D).transpose(1, 2)`` are updated through their strides.
     """
     args = _rope_args(q, k, cos, sin)
     if args is None:
@@ -154,13 +151,11 @@ def qk_norm_rope_(
 ) -> None:
     """Qwen3's ``q_norm``, ``k_norm`` and ``apply_rotary_pos_emb`` in one pass, in place.
 
-    q: [B, S, Hq, D] and k: [B, S, Hk, D] are the projections viewed as heads *before*
-    transformers' ``transpose(1, 2)``; each head row is RMS-normalized with its weight
-    (``q_weight`` / ``k_weight``, shape [D], one ``eps``) and rotated (rotate-half form) with
-    cos/sin [B or 1, S, D] (or [S, D]). fp32 math, one rounding. q and k may be views with
-    any token stride, e.g. slices of a merged qkv projection; they are updated through
-    their strides. Any even head_dim: head_dims whose half is a power-of-two number of
-    16-byte packs (128 for every dtype) take the vector kernel, others the scalar one.
+    q [B, S, Hq, D], k [B, S, Hk, D]: the projections as heads *before* ``transpose(1, 2)``,
+    any token stride (slices of a merged qkv projection work). Each head row is normalized
+    with its [D] weight, then rotated with cos/sin [B or 1, S, D] (or [S, D]); fp32 math,
+    one rounding. Any even head_dim (the vector kernel when half is a power-of-two number
+    of 16-byte packs, e.g. 128).
     """
     if cos.dim() == 2:
         cos, sin = cos.unsqueeze(0), sin.unsqueeze(0)
@@ -180,26 +175,17 @@ def qk_norm_rope_(
     reference.qk_norm_rope_(q, k, q_weight, k_weight, cos, sin, float(eps))
 
 
-# --------------------------------------------------------------------------------------
-# Fake (meta) kernels: shapes, dtypes and strides of each op's outputs without running it,
-# which is what torch.compile traces with. They must match the C++ ops exactly: rms_norm,
-# fused_add_rms_norm and swiglu return contiguous tensors (at::empty), rope returns
-# empty_like(q) / empty_like(k), which keeps the strides of a dense q (e.g. a transposed view).
+# Fake (meta) kernels, what torch.compile traces with. They must match the C++ ops exactly:
+# rms_norm, fused_add_rms_norm and swiglu return contiguous tensors (at::empty), rope returns
+# empty_like(q) / empty_like(k) (keeps a dense q's strides, e.g. a transposed view).
 #
-# One build can be imported more than once in a process, and each import runs this file:
-# `import qwen3_8b_kernels` and then `kernels.get_local_kernel(...)` / `get_kernel(...)` on the
-# same build (kernels imports the package again under the module name `metadata.id`), or
-# two paths that lead to one build. The shared library is loaded once (the dynamic loader
-# recognises the file), so the C++ ops exist once in the namespace; only these Python
-# registrations repeat. (A copy of the files is another file to the loader: loading it too
-# registers the namespace a second time and aborts the process.) The namespace is unique to one build (kernel-builder hashes the
-# build; build_local.py hashes the build directory and the binding sources), so every copy
-# that registers a fake for this namespace registers these same functions: replacing the
-# earlier registration changes nothing. torch 2.8-2.11 refuse a second register_fake unless
-# it passes allow_override=True (the default became True later); torch before 2.8 has no
-# such flag, and there the first registration is kept. Giving each load its own build
-# instead would only move the crash: patching with a build_local build and then loading
-# that build through kernels (integration/kernel_hub.py) is an ordinary thing to do.
+# One build can be imported more than once per process (`import qwen3_8b_kernels`, then
+# kernels' get_local_kernel / get_kernel imports it again under `metadata.id`). The shared
+# library loads once, so the C++ ops exist once; only these registrations repeat, always with
+# the same functions (the namespace is unique to one build), so replacing one changes nothing.
+# torch 2.8-2.11 refuse a second register_fake without allow_override=True; before 2.8 there
+# is no flag and the first registration is kept. (A *copy* of the library is another file to
+# the loader: it registers the namespace twice and aborts the process.)
 _ALLOW_OVERRIDE = "allow_override" in inspect.signature(torch.library.register_fake).parameters
 
 
@@ -298,8 +284,7 @@ def _rope_tuned__fake(
     return None
 
 
-# transformers / Kernel Hub layer classes live in layers.py (written by the integration
-# side of this example); kernel-builder packages expose them as `<package>.layers`.
+# Kernel Hub layer classes: kernel-builder packages expose them as `<package>.layers`.
 try:
     from . import layers  # noqa: F401
 except ModuleNotFoundError as _exc:  # pragma: no cover - only while layers.py is absent

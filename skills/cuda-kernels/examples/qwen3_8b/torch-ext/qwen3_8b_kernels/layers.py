@@ -1,23 +1,13 @@
 """Kernel Hub layers: drop-in `forward`s for transformers' Qwen3 / Llama modules.
 
-`kernels.kernelize` swaps a module's `forward` for the `forward` of a class found in
-`<package>.layers`, binding it to the *original* module instance. So these classes own
-no state: no `__init__`, no extra members (kernels' `_validate_layer` rejects both),
-and their `forward` uses only attributes the transformers module already has
-(`weight` and `variance_epsilon` on `Qwen3RMSNorm`; `gate_proj`, `up_proj`,
-`down_proj` and `act_fn` on `Qwen3MLP`). Each forward has the same parameters as the
-forward it replaces, which kernels also checks.
-
-Mapping names used by the example (`integration/kernel_hub.py`, HUB_LAYERS):
+`kernels.kernelize` binds a layer class's `forward` to the *original* module, so these
+classes own no state (no `__init__`, no extra members: kernels rejects both), use only the
+module's own attributes, and keep the replaced forward's parameters. Mapping names
+(integration/kernel_hub.py, HUB_LAYERS; why each: integration/README.md):
     "RMSNorm"        -> RMSNorm          (Qwen3RMSNorm / LlamaRMSNorm)
     "SwiGLUMLP"      -> SwiGLUMLP        (Qwen3MLP / LlamaMLP without bias)
-and, for transformers' own `@use_kernel_forward_from_hub("rotary_pos_emb")` on
-`apply_rotary_pos_emb`, which only acts while transformers accepts the installed kernels
-(0.16.x; not with the 0.17.2 this project pins, so HUB_LAYERS leaves it out):
-    "rotary_pos_emb" -> ApplyRotaryPosEmb (unsqueeze_dim=1)
-
-The kernels are inference kernels (no autograd formula), hence `has_backward = False`;
-they have fake (meta) registrations, hence `can_torch_compile = True`.
+    "rotary_pos_emb" -> ApplyRotaryPosEmb (transformers' own decorator; only inside its kernels window)
+No autograd formula (`has_backward = False`); fake kernels (`can_torch_compile = True`).
 """
 
 from __future__ import annotations
@@ -27,17 +17,13 @@ import importlib
 import torch
 from torch import nn
 
-# The package's public functions (rms_norm, swiglu, rope, ...). Looked up through the
-# package module at call time, so this file does not care in which order `__init__`
-# defines them and imports this module; it also works when `kernels` loads the
-# package under a generated module name.
+# The package's public functions, looked up at call time: independent of the order
+# `__init__` defines them, and works under the module name `kernels` loads the package as.
 _ops = importlib.import_module(__package__)
 
 
 def _is_silu(act: nn.Module) -> bool:
-    # transformers' ACT2FN["silu"] is `transformers.activations.SiLUActivation` (its forward
-    # is F.silu); `nn.SiLU` is equivalent. Matched by exact class identity (module and
-    # name), not by a substring, and without importing transformers into the kernel package.
+    # transformers' SiLUActivation or nn.SiLU, by exact class (no transformers import).
     cls = type(act)
     return cls is nn.SiLU or (cls.__module__, cls.__qualname__) == ("transformers.activations", "SiLUActivation")
 
@@ -45,11 +31,8 @@ def _is_silu(act: nn.Module) -> bool:
 class RMSNorm(nn.Module):
     """`weight * (x * rsqrt(mean(x^2) + variance_epsilon))`, fp32 math, cast back.
 
-    transformers computes the normalized value in fp32, casts it to the input dtype and
-    then multiplies by the weight, so a weight whose dtype differs from the input
-    promotes the result (fp32 weight, bf16 input -> fp32 output). The kernel returns the
-    input dtype, so that case keeps transformers' formula: weightless kernel, then the
-    multiply in PyTorch.
+    A weight of another dtype promotes in transformers (fp32 weight, bf16 input -> fp32);
+    the kernel returns the input dtype, so then: weightless kernel, multiply in PyTorch.
     """
 
     can_torch_compile = True
@@ -97,9 +80,8 @@ def rope_layout_is_transformers(q, k, cos, sin, unsqueeze_dim: int = 1) -> bool:
 class ApplyRotaryPosEmb(nn.Module):
     """transformers' `apply_rotary_pos_emb(q, k, cos, sin, unsqueeze_dim=1)` (rotate-half form).
 
-    Only the layout transformers' attention uses is sent to the kernel: q, k as
-    [B, H, S, D], cos/sin as [B, S, D] of the same dtype, `unsqueeze_dim=1`. Anything
-    else runs the PyTorch formula, so the layer is safe to map for any caller.
+    Only transformers' layout goes to the kernel; anything else runs the PyTorch formula,
+    so the layer is safe to map for any caller.
     """
 
     can_torch_compile = True
