@@ -78,10 +78,8 @@ def ref_rope(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Ten
 
 # ------------------------------------------------------------------------------- rms_norm
 
-# hidden sizes: the model's (4096, 128 per head), the packed path's edge cases (8 = one
-# pack, 96 = 12 packs in 16 lanes, 256 = 32 packs), the row path's (264 = 33 packs,
-# 4104 = 513 packs, 16384), not multiples of 8 (7, 100, 4095), and 65536 (scalar: too
-# large for registers).
+# hidden: the model's (4096, 128), packed-path edges (8 = one pack, 96, 256 = 32 packs), row-path
+# edges (264 = 33 packs, 4104, 16384), not multiples of 8 (7, 100, 4095), 65536 (scalar).
 HIDDEN = [1, 7, 8, 96, 100, 128, 256, 264, 4095, 4096, 4104, 16384, 65536]
 
 
@@ -208,9 +206,8 @@ def test_tuned_configurations_are_correct(
 def test_full_row_instance_matches_the_generic_kernel_bit_for_bit(
     kernels: ModuleType, dtype: torch.dtype, hidden: int, fused: bool
 ) -> None:
-    # Rows of exactly 512 packs take the full-row instance at 1 or 2 packs per thread (no
-    # bounds predicates, constant pack offsets); hint bit 2 forces the generic one. Same
-    # arithmetic in the same order, so the results must be identical, on both grids.
+    # Rows of 512 packs take the full-row instance at 1-2 packs per thread; hint bit 2 forces
+    # the generic one. Same arithmetic in the same order: results must be identical.
     w = _randn(hidden, dtype=dtype, seed=12)
     for rows, threads, persistent in ((1, 512, 0), (7, 256, 0), (1031, 128, 0), (1031, 256, 1), (3000, 0, -1)):
         x = _randn(rows, hidden, dtype=dtype, seed=rows)
@@ -247,8 +244,7 @@ def _row_kernel_instances(fn: Callable[[], object]) -> list[str]:
 
 
 def test_full_row_instance_runs_at_one_or_two_packs_per_thread_only(kernels: ModuleType) -> None:
-    # Fewer instructions at 1-2 packs per thread; at 4 packs the full instance needed 77
-    # registers against 72 and lost a block per SM, so it is not used there.
+    # At 4 packs the full instance needed 77 registers against 72 and lost: not used there.
     w = _randn(4096, seed=13)
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     cases = [
@@ -266,10 +262,8 @@ def test_full_row_instance_runs_at_one_or_two_packs_per_thread_only(kernels: Mod
 
 
 def test_fused_add_takes_two_packs_per_thread_from_265_rows(kernels: ModuleType) -> None:
-    # With one pack per thread capped at 32 registers, 512 rows of 4096 fit one wave
-    # at either packing, and two packs per thread (256 threads) stayed ahead, so the fused
-    # default switches at 264 rows, not at 4 x SMs as the plain norm does. The VPT template
-    # argument of the launched kernel says which ran.
+    # The fused default switches at 264 rows (512 rows: 2 packs per thread stayed ahead), not
+    # at 4 x SMs as the plain norm; the launched kernel's VPT argument says which ran.
     w = _randn(4096, seed=14)
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     for rows in (1, 264, 265, 4 * sms, 1025):
@@ -347,10 +341,9 @@ for expected, call in checks:
 
 
 def test_bad_input_raises_runtime_error_with_a_message(kernels: ModuleType) -> None:
-    # In a child process: on the first H200 run the first TORCH_CHECK that fired killed the
-    # whole pytest process with SIGSEGV (the kernel-skills repository keeps the probe that
-    # found why: evidence/qwen3_8b/benchmarks/throw_probe.py), so a crash here must fail
-    # this test, not end the suite.
+    # In a child process: on the first H200 run a firing TORCH_CHECK killed pytest with SIGSEGV
+    # (the repository keeps the probe: evidence/qwen3_8b/benchmarks/throw_probe.py); a crash
+    # must fail this test, not end the suite.
     import subprocess
     import sys
     from pathlib import Path
@@ -451,9 +444,8 @@ def _swiglu_kernels(fn: Callable[[], object]) -> list[str]:
 
 
 def test_swiglu_default_kernel_is_flat_for_contiguous_operands(kernels: ModuleType) -> None:
-    # Contiguous operands take the flat kernel at 8 bytes per access (4 bf16, 2 fp32) at any
-    # size; row-strided operands (the halves of a gate_up output) and a forced vpt > 1 keep
-    # the grid-stride kernel; a forced width changes the access.
+    # Contiguous operands: the flat kernel at 8 bytes (4 bf16, 2 fp32) at any size; row-strided
+    # halves and a forced vpt > 1: grid-stride; a forced width changes the access.
     gate_up = _randn(64, 2 * 12288, seed=3)
     g_big, u_big = _randn(4096, 12288, seed=4), _randn(4096, 12288, seed=5)
     one = _randn(1, 12288, seed=1)
@@ -583,10 +575,8 @@ def test_rope_matches_transformers(kernels: ModuleType) -> None:
 def test_rope_tuned_configurations(
     kernels: ModuleType, dtype: torch.dtype, by: int, tpt: int, cap: int, hpt: int, variant: int
 ) -> None:
-    # Qwen3-8B heads (one token of 320 / 160 threads per block), a small even and a small
-    # odd head count (two heads per thread: the last slot has one), odd token counts so the
-    # last block / token pair is partial, a cos/sin per batch entry (variant 2 takes the batch
-    # entry from the grid), and head_dim 256.
+    # Qwen3-8B heads, small even and odd head counts (the last two-head slot has one), odd token
+    # counts (partial last block), per-batch cos/sin (variant 2's grid batch), head_dim 256.
     es = torch.empty((), dtype=dtype).element_size()
     cases = ((1, 77, 32, 8, 128, 1), (2, 9, 4, 2, 64, 2), (1, 5, 3, 2, 64, 1), (3, 6, 2, 1, 256, 1))
     for batch, seq, hq, hk, d, cb in cases:
