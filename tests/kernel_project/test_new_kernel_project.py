@@ -136,6 +136,7 @@ def test_an_op_folder_holds_its_kernel_its_binding_and_one_project_md(op: str) -
 @pytest.mark.parametrize(("old", "new", "message"), [
     ("<!-- op: usage -->\n", "<!-- op: usage_typo -->\n", "fills slots"),
     ("\n~~~\n\n## tests/test_glu.py", "\n\n## tests/test_glu.py", "closing fence"),
+    ("@@sanitizer_test\n", "@@sanitizer_tset\n", "has no `## @sanitizer_tset`"),
 ])
 def test_a_broken_project_md_is_a_template_bug(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, old: str, new: str,
                                                message: str) -> None:

@@ -38,7 +38,7 @@ compile for them.
 The template is ../assets/template: common/ (what every op shares) and one folder per op.
 Each holds files at their project paths (the CUDA and C++ sources, the README template and
 build files) and a project.md whose sections are the rest: the Python package, tests and
-benchmarks, and the op's README text.
+benchmarks, and the op's README text; common's `## @NAME` blocks fill `@@NAME` lines.
 
 Next step: python build_local.py DIR/NAME --check   (same scripts/ directory; add
 --arch 9.0 on a machine without a GPU, or it compiles every capability in build.toml).
@@ -85,6 +85,9 @@ SECTION_RE = re.compile(r"^## `?([^`\s]+)`?\s*$")
 FENCE_RE = re.compile(r"^(~{3,})\w*\s*$")
 SLOT_RE = re.compile(r"<!-- op: (\w+) -->")
 SLOT_LINE_RE = re.compile(r"^<!-- op: (\w+) -->\n", re.MULTILINE)
+# A `## @NAME` section of common/project.md is a block, not a file: a line `@@NAME` in any
+# section is replaced by it (what several ops' files share, written once).
+USE_RE = re.compile(r"^@@(\w+)\n", re.MULTILINE)
 # Package names that would shadow something a kernel project imports.
 RESERVED_PACKAGES = {"torch", "triton", "kernels", "numpy", "pytest", "transformers", "diffusers", "tests", "test"}
 
@@ -220,7 +223,15 @@ def template_files(op: str) -> dict[str, str]:
                 files[src.relative_to(layer).as_posix()] = src.read_text(encoding="utf-8")
     where = str(TEMPLATE_DIR / op / BUNDLE)
     files["README.md"] = fill_slots(files["README.md"], sections.pop("README.md", ""), where)
+    blocks = {rel[1:]: sections.pop(rel) for rel in list(sections) if rel.startswith("@")}
+
+    def use(match: re.Match[str]) -> str:
+        if match.group(1) not in blocks:
+            raise ScaffoldError(f"template bug: {where} uses @@{match.group(1)}; common/{BUNDLE} has no `## @{match.group(1)}`")
+        return blocks[match.group(1)]
+
     for rel, text in sections.items():
+        text = USE_RE.sub(use, text)
         if rel in files:
             raise ScaffoldError(f"template bug: a project.md and a file of the template both write {rel}")
         files[rel] = text
