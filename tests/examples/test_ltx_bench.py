@@ -1,7 +1,8 @@
 """The ltx_video micro-benchmark plans every peer, rotates inputs past L2, and its
 RESULTS.md generator bases verdicts on the rotated graph timer (format 2).
 
-These run without a GPU: the timing itself runs on the GPU machine (benchmarks/ltx_video/run_gpu.sh).
+These run without a GPU: the timing itself runs on the GPU machine (benchmarks/ltx_video/run_gpu.sh;
+the launch sweeps: benchmarks/ltx_video/sweep_ops.py).
 """
 
 from __future__ import annotations
@@ -34,6 +35,12 @@ def bench_ops():
 
 
 @pytest.fixture(scope="module")
+def sweep_ops(bench_ops):
+    """The repository's sweep tool: the example's bench_ops.py plus the --sweep* options."""
+    return _load(TOOLS / "sweep_ops.py", "ltx_sweep_ops")
+
+
+@pytest.fixture(scope="module")
 def make_results():
     return _load(TOOLS / "make_results.py", "ltx_make_results_v2")
 
@@ -60,26 +67,29 @@ class _Stub:
     reference = None
 
 
-def test_the_sweep_is_opt_in_and_counted(bench_ops, tmp_path, capsys) -> None:
-    assert bench_ops.main(["--plan", "--sweep", "--out", str(tmp_path / "x.json"), "--compile-workers", "7"]) == 0
+def test_the_sweep_is_opt_in_and_counted(sweep_ops, bench_ops, tmp_path, capsys) -> None:
+    with pytest.raises(SystemExit):  # the shipped benchmark has no sweep options: the repository's tool has
+        bench_ops.main(["--plan", "--sweep", "--out", str(tmp_path / "x.json")])
+    capsys.readouterr()
+    assert sweep_ops.main(["--plan", "--sweep", "--out", str(tmp_path / "x.json"), "--compile-workers", "7"]) == 0
     plan = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert plan["sweep_measurements"] > 0
     assert plan["measurements"] == 256 + 27 + plan["sweep_measurements"]
 
 
-def test_the_adaln_sweep_is_opt_in_counted_and_covers_every_issue_and_ltx_shape(bench_ops, tmp_path, capsys) -> None:
+def test_the_adaln_sweep_is_opt_in_counted_and_covers_every_issue_and_ltx_shape(sweep_ops, bench_ops, tmp_path, capsys) -> None:
     out = str(tmp_path / "x.json")
     assert bench_ops.main(["--plan", "--out", out, "--compile-workers", "7"]) == 0
     assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["adaln_sweep_measurements"] == 0
     ops = "rms_norm_modulate,add_rms_norm_modulate"
-    assert bench_ops.main(["--plan", "--sweep-adaln", "--ops", ops, "--out", out, "--compile-workers", "7"]) == 0
+    assert sweep_ops.main(["--plan", "--sweep-adaln", "--ops", ops, "--out", out, "--compile-workers", "7"]) == 0
     plan = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
-    shapes = bench_ops.adaln_sweep_shapes()
+    shapes = sweep_ops.adaln_sweep_shapes()
     # every issue shape (torch.compile must be beaten on the small ones too) and both
     # 2688-token LTX shapes
     assert set(bench_ops.ISSUE_SHAPES) <= set(shapes) and (1, 1024, 2048) in shapes
     assert (1, 2688, 2048) in shapes and (2, 2688, 2048) in shapes
-    per_op = sum(len(bench_ops.adaln_sweep_grid(s[-1])) + 1 for s in shapes)  # + the default op
+    per_op = sum(len(sweep_ops.adaln_sweep_grid(s[-1])) + 1 for s in shapes)  # + the default op
     assert plan["adaln_sweep_measurements"] == 2 * per_op
     # kernel, kernel with PDL off, kernel with the cache-hint rule on, eager, compile
     assert plan["measurements"] == plan["adaln_sweep_measurements"] + 5 * plan["cases"]
@@ -87,48 +97,48 @@ def test_the_adaln_sweep_is_opt_in_counted_and_covers_every_issue_and_ltx_shape(
     # read late (4) and the pipelined kernel (8, 16) - those three in blocks of <= 256
     # threads only - the lean kernel (64) and its reload variant (128) at 1-2 chunks, and every rows_per_block x flags
     # point of the column-stationary kernel (blocks of <= 256 threads)
-    grid = bench_ops.adaln_sweep_grid(2048)
+    grid = sweep_ops.adaln_sweep_grid(2048)
     assert {(64, 4, 0, f) for f in (0, 4, 8, 16)} <= set(grid) and (64, 4, 16, 3) in grid
     assert {(t, v, 0, f) for t, v in ((128, 2), (256, 1)) for f in (64, 128, 320)} <= set(grid)
     assert all(f in (0, 4, 8, 16, 64, 128, 320) for _, _, r, f in grid if r == 0)
     assert all(r == 0 for _, _, r, f in grid if f & (4 | 8 | 16 | 64 | 128 | 256))
     assert all(t <= 256 for t, _, _, f in grid if f & (4 | 8 | 16))
     assert all(v <= 2 and f in (64, 128, 320) for _, v, _, f in grid if f & (64 | 128 | 256))
-    assert {(384, 1, 0, f) for f in (64, 128, 320)} <= set(bench_ops.adaln_sweep_grid(3072))
-    assert all(t <= 256 for t, _, r, _ in bench_ops.adaln_sweep_grid(3072) if r > 0)
+    assert {(384, 1, 0, f) for f in (64, 128, 320)} <= set(sweep_ops.adaln_sweep_grid(3072))
+    assert all(t <= 256 for t, _, r, _ in sweep_ops.adaln_sweep_grid(3072) if r > 0)
     # --adaln-rows-only: just the rows_per_block 0 points, a sweep that fits one GPU call
-    rows_only = bench_ops.adaln_sweep_grid(3072, colstat=False)
+    rows_only = sweep_ops.adaln_sweep_grid(3072, colstat=False)
     assert rows_only and all(r == 0 for _, _, r, _ in rows_only) and (128, 3, 0, 16) in rows_only
-    assert bench_ops.main(["--plan", "--sweep-adaln", "--adaln-rows-only", "--ops", ops, "--out", out,
+    assert sweep_ops.main(["--plan", "--sweep-adaln", "--adaln-rows-only", "--ops", ops, "--out", out,
                            "--compile-workers", "7"]) == 0
     small = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
-    assert small["adaln_sweep_measurements"] == 2 * sum(len(bench_ops.adaln_sweep_grid(s[-1], False)) + 1 for s in shapes)
+    assert small["adaln_sweep_measurements"] == 2 * sum(len(sweep_ops.adaln_sweep_grid(s[-1], False)) + 1 for s in shapes)
     assert small["estimated_s"] <= 300
     # --adaln-ungated (the fused add as LTX calls it after attn2) times the same points
-    assert bench_ops.main(["--plan", "--sweep-adaln", "--adaln-rows-only", "--adaln-ungated", "--ops",
+    assert sweep_ops.main(["--plan", "--sweep-adaln", "--adaln-rows-only", "--adaln-ungated", "--ops",
                            "add_rms_norm_modulate", "--out", out, "--compile-workers", "7"]) == 0
     ungated = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert ungated["adaln_sweep_measurements"] == small["adaln_sweep_measurements"] // 2
 
 
-def test_the_qk_sweep_is_opt_in_counted_and_each_point_covers_a_row(bench_ops, tmp_path, capsys) -> None:
+def test_the_qk_sweep_is_opt_in_counted_and_each_point_covers_a_row(sweep_ops, bench_ops, tmp_path, capsys) -> None:
     out = str(tmp_path / "x.json")
     args = ["--plan", "--ops", "rms_norm_rope_qk", "--out", out, "--compile-workers", "7"]
     assert bench_ops.main(args) == 0
     assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["qk_sweep_measurements"] == 0
-    assert bench_ops.main([*args, "--sweep-qk"]) == 0
+    assert sweep_ops.main([*args, "--sweep-qk"]) == 0
     plan = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     shapes = bench_ops.ISSUE_SHAPES + bench_ops.LTX_SHAPES
-    assert plan["qk_sweep_measurements"] == sum(len(bench_ops.qk_sweep_points(s[-1])) + 1 for s in shapes) > len(shapes)
-    for d, points in bench_ops.QK_SWEEP.items():
+    assert plan["qk_sweep_measurements"] == sum(len(sweep_ops.qk_sweep_points(s[-1])) + 1 for s in shapes) > len(shapes)
+    for d, points in sweep_ops.QK_SWEEP.items():
         for tpr, vpt in points:  # bf16: 8 elements per chunk; no thread entirely idle
             assert tpr * vpt * 8 >= d > tpr * (vpt - 1) * 8 and 1 <= vpt <= 4
             assert tpr % 32 == 0 and tpr <= 512
     # the lean kernel (flag 64, and 320 with cache hints) joins every one-chunk point whose row fits
     # 256 threads, only those
-    assert (256, 1, 64) in bench_ops.qk_sweep_points(2048)
-    assert all(f == 0 for _, _, f in bench_ops.qk_sweep_points(3072))  # 3072 at one chunk is 384 threads
-    assert all(v == 1 and t <= 256 for t, v, f in bench_ops.qk_sweep_points(2048) if f)
+    assert (256, 1, 64) in sweep_ops.qk_sweep_points(2048)
+    assert all(f == 0 for _, _, f in sweep_ops.qk_sweep_points(3072))  # 3072 at one chunk is 384 threads
+    assert all(v == 1 and t <= 256 for t, v, f in sweep_ops.qk_sweep_points(2048) if f)
 
 
 @pytest.mark.parametrize("nbytes", [1 << 20, 8_392_704, 67_000_000, 201_000_000, 805_000_000, 4 << 30])
@@ -195,29 +205,29 @@ def test_format_2_summary_reports_the_graph_verdict(make_results) -> None:
     assert "yes (100.0 vs 80)" in out.splitlines()[-1]
 
 
-def test_the_rope_sweep_is_opt_in_and_times_every_kernel_choice_on_every_shape(bench_ops, tmp_path, capsys) -> None:
+def test_the_rope_sweep_is_opt_in_and_times_every_kernel_choice_on_every_shape(sweep_ops, bench_ops, tmp_path, capsys) -> None:
     out = str(tmp_path / "x.json")
     assert bench_ops.main(["--plan", "--ops", "rope_interleaved", "--out", out]) == 0
     assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["rope_sweep_measurements"] == 0
-    assert bench_ops.main(["--plan", "--sweep-rope", "--ops", "rope_interleaved", "--out", out]) == 0
+    assert sweep_ops.main(["--plan", "--sweep-rope", "--ops", "rope_interleaved", "--out", out]) == 0
     plan = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     shapes = bench_ops.ISSUE_SHAPES + bench_ops.LTX_SHAPES
     # the per-row kernel, the flat kernel at 1, 2 and 4 chunks per thread, the narrow flat kernel
     # at 2 and 4 elements per thread plain and with streaming hints, and the default op
-    assert list(bench_ops.ROPE_SWEEP_POINTS.values()) == [
+    assert list(sweep_ops.ROPE_SWEEP_POINTS.values()) == [
         (0, 0, 0), (1, 0, 0), (2, 0, 0), (4, 0, 0), (1, 2, 0), (1, 4, 0), (1, 2, 1), (1, 4, 1)]
     assert plan["rope_sweep_measurements"] == len(shapes) * 9
 
 
 def test_the_gelu_sweep_is_opt_in_and_times_every_block_size_and_unroll_on_every_gelu_shape(
-        bench_ops, tmp_path, capsys) -> None:
+        sweep_ops, bench_ops, tmp_path, capsys) -> None:
     out = str(tmp_path / "x.json")
     assert bench_ops.main(["--plan", "--ops", "gelu_tanh", "--out", out]) == 0
     assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["gelu_sweep_measurements"] == 0
-    assert bench_ops.main(["--plan", "--sweep-gelu", "--ops", "gelu_tanh", "--out", out]) == 0
+    assert sweep_ops.main(["--plan", "--sweep-gelu", "--ops", "gelu_tanh", "--out", out]) == 0
     plan = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     # blocks of 64 / 128 / 256 threads x 1, 2, 4, 8 chunks per thread, and the default op
-    assert sorted(bench_ops.GELU_SWEEP_POINTS) == [(t, u) for t in (64, 128, 256) for u in (1, 2, 4, 8)]
+    assert sorted(sweep_ops.GELU_SWEEP_POINTS) == [(t, u) for t in (64, 128, 256) for u in (1, 2, 4, 8)]
     shapes = bench_ops.ISSUE_SHAPES + bench_ops.LTX_FF_SHAPES
     assert plan["gelu_sweep_measurements"] == len(shapes) * 13
 
@@ -260,23 +270,23 @@ def test_the_benchmark_writes_the_published_json_layout(bench_ops, make_results)
     assert text.splitlines()[4] == '{"op":"gelu_tanh","impls":{"kernel":{"us":1.5}}},'  # one record per line
 
 
-def test_the_benchmarks_flag_numbers_are_the_packages(bench_ops) -> None:
-    # bench_ops.py plans its sweeps without importing the built package, so it repeats the
+def test_the_benchmarks_flag_numbers_are_the_packages(sweep_ops, bench_ops) -> None:
+    # sweep_ops.py plans its sweeps without importing the built package, so it repeats the
     # flag bits; a renumbered flag in torch-ext must not leave the sweep timing another kernel.
     import re
 
     init = (BENCH.parent / "torch-ext" / "ltx_video_kernels" / "__init__.py").read_text(encoding="utf-8")
     package = {m.group(1): int(m.group(2)) for m in re.finditer(r"^([A-Z][A-Z0-9_]*) = (\d+)\b", init, re.M)}
-    assert package["ADALN_LEAN"] == bench_ops.ADALN_LEAN
-    assert package["ADALN_RELOAD"] == bench_ops.ADALN_RELOAD
-    assert package["LEAN_HINTS"] == bench_ops.LEAN_HINTS
-    assert package["ROPE_STREAMING"] == bench_ops.ROPE_STREAMING
-    assert package["QK_LEAN"] == bench_ops.QK_LEAN
-    assert package["QK_PREFETCH"] == bench_ops.QK_PREFETCH
+    assert package["ADALN_LEAN"] == sweep_ops.ADALN_LEAN
+    assert package["ADALN_RELOAD"] == sweep_ops.ADALN_RELOAD
+    assert package["LEAN_HINTS"] == sweep_ops.LEAN_HINTS
+    assert package["ROPE_STREAMING"] == sweep_ops.ROPE_STREAMING
+    assert package["QK_LEAN"] == sweep_ops.QK_LEAN
+    assert package["QK_PREFETCH"] == sweep_ops.QK_PREFETCH
     lean, hints, prefetch = package["QK_LEAN"], package["LEAN_HINTS"], package["QK_PREFETCH"]
-    lean_points = [p for p in bench_ops.qk_sweep_points(2048) if p[2]]
+    lean_points = [p for p in sweep_ops.qk_sweep_points(2048) if p[2]]
     assert lean_points == [(256, 1, lean), (256, 1, lean | hints), (256, 1, lean | prefetch),
                            (256, 1, lean | prefetch | hints)]
-    keys = [bench_ops.qk_sweep_key(*p) for p in bench_ops.qk_sweep_points(2048)]
+    keys = [sweep_ops.qk_sweep_key(*p) for p in sweep_ops.qk_sweep_points(2048)]
     assert len(set(keys)) == len(keys)  # every point gets its own column
     assert keys[-4:] == ["256x1/lean", "256x1/lean+hints", "256x1/lean+prefetch", "256x1/lean+prefetch+hints"]
