@@ -1,9 +1,6 @@
-// ltx_common.cuh - device helpers shared by the LTX-Video kernels.
-//
-// Header-only code for the kernels: dtype dispatch, conversion to and from
-// fp32, 16-byte "packs" with a vector path and a bounds-checked scalar path,
-// and the reduction of one row's partial sums. CUDA headers only - no ATen
-// (see ltx_kernels.h for why), no c10 (tests/kernels_emulated.cpp
+// ltx_common.cuh - device helpers of the LTX-Video kernels: dtype dispatch, fp32
+// conversion, 16-byte packs (vector path and bounds-checked scalar path), row reduction.
+// CUDA headers only: no ATen (ltx_kernels.h says why), no c10 (tests/kernels_emulated.cpp
 // compiles the kernels for a CPU).
 #pragma once
 
@@ -63,16 +60,13 @@ inline void require_row_shape(const Args& a, const char* launcher) {
 
 
 // ---------------------------------------------------------------- programmatic dependent launch
-// Every kernel calls pdl_wait() before its first global load or store. Launched with the
-// PDL attribute (ltx_launch.cuh), a kernel may be launched while the kernel before it on
-// the stream is still finishing; griddepcontrol.wait holds its threads until that kernel
-// has completed and its memory operations are visible, which is what makes the early
-// launch safe for any producer - including one that still reads a buffer this kernel
-// overwrites. Launched without the attribute the wait returns at once. No kernel here
-// calls griddepcontrol.launch_dependents: a grid then lets the next PDL kernel launch as
-// its last blocks exit. Triggering first thing in every block let the next grid's blocks
-// take SM slots while this grid still ran, and made the one-wave GELU grids slower and
-// erratic (H200, 2x1024x2048: 7.34 us with a 6 % spread, 6.63 us without PDL).
+// Every kernel calls pdl_wait() before its first global load or store: launched with the PDL
+// attribute (ltx_launch.cuh) it may start while the kernel ahead still runs, and
+// griddepcontrol.wait holds it until that kernel's writes are visible - safe for any
+// producer, even one still reading a buffer this kernel overwrites. Without the attribute it
+// returns at once. The trap: no kernel calls griddepcontrol.launch_dependents; triggering
+// first thing let the next grid take SM slots early and made the one-wave GELU grids slower
+// and erratic (H200, 2x1024x2048: 7.34 us, 6 % spread, against 6.63 without PDL).
 // An sm_90 instruction: a no-op on older GPUs and on the CPU.
 __device__ __forceinline__ void pdl_wait() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
@@ -248,12 +242,10 @@ __device__ __forceinline__ void load_pack16_coherent(Pack<T, N>& dst, const T* p
   memcpy(&dst, &raw, 16);
 }
 
-// Cache-hinted 16-byte loads, as torch.compile's Triton kernels issue them
-// (eviction_policy='evict_first' / 'evict_last'): an L1 eviction priority plus an L2 policy
-// from createpolicy (sm_80+). FIRST for data read once (x, the residual, q, k, cos, sin), so
-// it leaves L2 before the lines the kernel writes and the operands every row re-reads;
-// !FIRST for those per-batch rows (weight, scale, shift, gate). The hinted kernels create
-// both policies once per thread (Hints below).
+// Cache-hinted 16-byte loads as torch.compile's Triton kernels issue them (evict_first /
+// evict_last): L1 eviction priority plus an L2 createpolicy (sm_80+). FIRST for data read
+// once (x, residual, q, k, cos, sin), so it leaves L2 before the written lines and the
+// per-batch rows (weight, scale, shift, gate: !FIRST). Hints creates both policies once per thread.
 struct Hints {
   uint64_t first = 0, last = 0;
 };
@@ -334,11 +326,9 @@ __device__ __forceinline__ void store_pack16_cs(T* __restrict__ p, const Pack<T,
 #endif
 }
 
-// Asynchronous 16-byte global -> shared copies (cp.async.cg: the data skips L1), used by
-// the opt-in pipelined AdaLN kernel: copies in flight hold no registers, so the bytes a
-// block keeps requested do not depend on how many registers its compute phase needs. A
-// thread waits only for its own copies (cp.async.wait_group) and reads back only what it
-// copied itself, so no barrier orders the shared-memory staging.
+// Asynchronous 16-byte global -> shared copies (cp.async.cg, skipping L1) for the pipelined
+// AdaLN kernel: copies in flight hold no registers. A thread waits only for its own copies
+// and reads back only what it copied, so no barrier orders the staging.
 __device__ __forceinline__ void cp_async16(void* smem_dst, const void* gmem_src) {
 #if defined(__CUDA_ARCH__)
   const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(smem_dst));

@@ -1,12 +1,8 @@
-// ltx_ops.cpp - the torch-facing host code of ltx-video-kernels: input checks,
-// the row view of broadcast operands, the alignment test that gates the
-// 16-byte path, launch configuration, and the choice of kernel. Compiled by
-// the host C++ compiler with light ATen headers; the kernels live in *.cu.
-//
-// Every entry point: CUDA tensors of float32/float16/bfloat16 (all operands
-// of one dtype, except fp32 cos/sin), any leading dims, the feature dim last;
-// returns new contiguous tensors; empty inputs launch nothing; launches go to
-// the current stream of x's device.
+// ltx_ops.cpp - torch-facing host code: input checks, row views of broadcast operands, the
+// 16-byte alignment test, launch configuration and kernel choice. Host compiler, light ATen
+// headers; the kernels live in *.cu. Every entry point: CUDA fp32/fp16/bf16 operands of one
+// dtype (cos/sin fp32), any leading dims, feature dim last; new contiguous outputs; empty
+// inputs launch nothing; the current stream of x's device.
 
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/empty.h>
@@ -89,9 +85,8 @@ std::pair<at::Tensor, RowIndex> x_rows(const at::Tensor& x) {
   return {c, *try_row_index(c)};
 }
 
-// `t` broadcast to `shape` and addressable as rows. Stride-0 broadcasting is
-// kept (no copy) whenever the leading dims collapse; otherwise the broadcast
-// result is materialised - correct, only slower.
+// `t` broadcast to `shape` as rows: stride-0 broadcasting kept when the leading dims
+// collapse, else materialised (correct, only slower).
 std::pair<at::Tensor, RowIndex> as_rows(const at::Tensor& t, at::IntArrayRef shape, const char* op,
                                         const char* name) {
   const int64_t nd = static_cast<int64_t>(shape.size());
@@ -110,10 +105,9 @@ std::pair<at::Tensor, RowIndex> as_rows(const at::Tensor& t, at::IntArrayRef sha
   return {e, *r};
 }
 
-// The 16-byte path reads and writes whole 16-byte words: every base pointer
-// must be 16-byte aligned and every row offset a multiple of 16 bytes.
-// `.contiguous()` does not guarantee this: a view at a 1-element offset is
-// contiguous and only 2-byte aligned.
+// The 16-byte path needs every base pointer 16-byte aligned and every row offset a multiple
+// of 16 bytes. The trap: `.contiguous()` does not give that (a view at a 1-element offset is
+// contiguous and 2-byte aligned).
 bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
 
 bool rows_aligned16(const at::Tensor& t, const RowIndex& r) {
@@ -150,11 +144,9 @@ struct RowConfig {
   int vpt;  // 16-byte chunks per thread; 0 = too long for registers
 };
 
-// The fewest threads per row (whole warps once a row needs more than one)
-// with at most `target` chunks per thread, preferring an exact fit: more chunks
-// per thread put more independent 16-byte loads in flight per thread, fewer
-// threads per row mean a cheaper reduction. `target` is per operand set
-// (norm_target_vpt), because every operand's chunks are live at once.
+// The fewest threads per row (whole warps beyond 32 chunks) with at most `target` chunks per
+// thread, exact fits first: more chunks = more 16-byte loads in flight per thread, fewer
+// threads = a cheaper reduction. `target` is per operand set (all its chunks are live at once).
 RowConfig choose_row_config(int64_t d, int n_per_chunk, int target) {
   const int64_t chunks = ceil_div(d, n_per_chunk);
   if (chunks <= 32) return {next_pow2(chunks), 1};
@@ -168,19 +160,13 @@ RowConfig choose_row_config(int64_t d, int n_per_chunk, int target) {
   return {kMaxThreadsPerRow, smallest_vpt_at_least(ceil_div(chunks, kMaxThreadsPerRow))};
 }
 
-// Chunks per thread the heuristic aims for, by the number of operand rows the
-// kernel holds in registers (16 bytes each per chunk, 4 registers):
-//   plain (x [, w]): 3 - bf16 2048 -> 128x2, 3072 -> 128x3;
-//   modulate (x, scale, shift [, w]): 4 - 2048 -> 64x4, 3072 -> 96x4 (run by the pipelined
-//     kernel, adaln_default_stages);
-//   fused add (x, residual, gate, scale, shift [, w]): 4 - 2048 -> 64x4, 3072 -> 96x4;
-//     without a weight the default op runs the lean kernel at 2 chunks instead
-//     (adaln_default_lean below: 2048 -> 128x2, 3072 -> 192x2).
-// Chosen on the H200 by timing every threads x chunks (bench_ops.py --sweep, --sweep-adaln;
-// repository evidence/ltx_video/HISTORY.md): plain 128x2 / 128x3 were 1.2-8.6 % faster than
-// 64x4 / 96x4 on 6 of 9 shapes; the fused add was 1.13-1.28x faster at 4 chunks than at 2 on
-// the rows kernel; modulate was fastest at 64x4 (2048) and, pipelined, at 96x4 (0.6-1.2 %
-// ahead of 128x3 at 3072). No column-stationary point beat the best rows kernel by > 6 %.
+// Target chunks per thread by operand set (each chunk: 16 bytes, 4 registers per operand):
+//   plain (x [, w]) 3: bf16 2048 -> 128x2, 3072 -> 128x3 (1.2-8.6 % faster than 64x4 / 96x4);
+//   modulate 4: 64x4 / 96x4, run pipelined (adaln_default_stages);
+//   fused add 4: 64x4 / 96x4 (1.13-1.28x faster than 2 chunks on the rows kernel); weightless
+//     it runs the lean kernel at 2 chunks instead (adaln_default_lean).
+// From H200 sweeps of every threads x chunks (repository: benchmarks/ltx_video/sweep_ops.py,
+// evidence/ltx_video/HISTORY.md); no column-stationary point beat the best rows kernel by > 6 %.
 int norm_target_vpt(bool mod, bool add) { return add ? 4 : mod ? 4 : 3; }
 
 // The largest chunk count with a rows kernel for this operand set (rms_norm.cu).
@@ -218,15 +204,13 @@ struct NormRequest {
   bool hints = false;   // the lean kernel with cache hints (kRowsLean | kLeanHints; sweep knob)
 };
 
-// Pipeline stages the default AdaLN ops run the pipelined kernel with (0 = the rows kernel),
-// by operand set. bench_ops.py --sweep-adaln on the H200: modulate with 2 stages was the
-// fastest point or within 1 % of it on all 9 sweep shapes (7.7 % and 4.5 % less time than
-// the 128x3 rows kernel at 2x4096x3072 and 4x4096x3072; 3 stages -1 to +5 % against 2); the
-// fused add stayed fastest on the rows kernel on 8 of 9.
+// Pipeline stages of the default AdaLN ops (0 = the rows kernel). H200 AdaLN sweep: modulate
+// at 2 stages was fastest or within 1 % on all 9 shapes (up to 7.7 % ahead of the rows
+// kernel; 3 stages -1 to +5 %); the fused add was fastest on the rows kernel on 8 of 9.
 int adaln_default_stages(bool add) { return add ? 0 : 2; }
 
-// One attribute of a device, queried once per device and kept: the launch path of a
-// 5-20 us kernel cannot afford a driver query on every call. 0 if the device reports none.
+// A device attribute, queried once per device: a 5-20 us kernel's launch path cannot afford a
+// driver query per call. 0 if the device reports none.
 template <cudaDeviceAttr kAttr>
 int64_t device_attribute(int device) {
   static std::array<std::atomic<int64_t>, 64> cache{};  // 0: not queried yet, -1: unknown
@@ -246,28 +230,22 @@ int64_t l2_cache_bytes(int device) { return device_attribute<cudaDevAttrL2CacheS
 // Its SM count (0 if unknown).
 int64_t sm_count(int device) { return device_attribute<cudaDevAttrMultiProcessorCount>(device); }
 
-// Whether the default ops run the lean rows kernel (kRowsLean) at kMaxVptLean chunks per
-// thread instead of norm_target_vpt's configuration.
-// The fused residual add + AdaLN without a weight (LTX's h + attn2(h) followed by norm2 and
-// the MLP's AdaLN), always: the fastest point of bench_ops.py --sweep-adaln on all 9 shapes,
-// gated or not, 1.1-11.6 % less time than the 4-chunk rows kernel (4x1024x2048: 18.67 against
-// 20.70 us; ncu: 64 registers and 44 % achieved occupancy against 126 and 23 %).
-// Modulate alone without a weight only for small calls, x and the output within 1/3 of the
-// L2 size (kModLeanNum/Den; modulate_bytes = 2 * rows * d * element size): lean 128x2 took
-// less time than the pipelined kernel at 8.4 and 16.8 MB in every sweep (1x1024x2048: 4.04
-// against 4.10 us, 2x1024x2048: 6.08 against 6.28), 2 % less to 23 % more from 33.6 MB up;
-// at 22 MB (LTX's 1x2688x2048) it gained 0.5-3.9 %, too little to widen the limit unmeasured.
-// With a weight the lean 2-chunk fused add spills (ptxas -v, sm_90) and neither weighted case
-// was measured; without scale/shift there is no lean kernel: those keep norm_target_vpt's
-// configuration.
+// Whether the default ops run the lean rows kernel (kRowsLean, kMaxVptLean chunks):
+// - the weightless fused add + AdaLN (LTX's h + attn2(h), norm2, MLP AdaLN), always: fastest
+//   in the AdaLN sweep on all 9 shapes, gated or not, 1.1-11.6 % ahead of the 4-chunk rows
+//   kernel (ncu: 64 registers and 44 % occupancy against 126 and 23 %);
+// - weightless modulate only while x + output fit in 1/3 of L2 (kModLeanNum/Den;
+//   modulate_bytes = 2 * rows * d * element size): ahead of the pipelined kernel at 8.4 and
+//   16.8 MB, 2 % less to 23 % more from 33.6 MB up (22 MB gained too little to widen it).
+// Weighted, the lean 2-chunk fused add spills (ptxas -v, sm_90) and was never measured;
+// without scale/shift there is no lean kernel.
 bool adaln_default_lean(bool mod, bool add, bool weighted, int64_t modulate_bytes, int device) {
   if (!mod || weighted) return false;
   return add || within_l2_share(modulate_bytes, l2_cache_bytes(device), kModLeanNum, kModLeanDen);
 }
 
-// A process-wide on/off setting of the default ops: `env` in the environment when the first
-// op asks decides the start ("0" off, "1" on, anything else the default); set() overrides it
-// for the rest of the process and returns the previous value.
+// A process-wide switch: `env` read at the first op ("0" off, "1" on, else the default);
+// set() overrides it for the rest of the process and returns the previous value.
 class ProcessSwitch {
  public:
   constexpr ProcessSwitch(const char* env, bool on_by_default) : env_(env), default_(on_by_default) {}
@@ -295,13 +273,11 @@ class ProcessSwitch {
   std::atomic<int> state_{-1};  // 1 = on, 0 = off, -1 = the environment not read yet
 };
 
-// Programmatic dependent launch (Stream::pdl, ltx_kernels.h) for every launch on compute
-// capability 9.0+, unless LTX_VIDEO_PDL=0 was in the environment when the first op ran or
-// set_pdl(false) switched it off.
+// Programmatic dependent launch (Stream::pdl) on compute capability 9.0+ unless
+// LTX_VIDEO_PDL=0 or set_pdl(false).
 ProcessSwitch g_pdl{"LTX_VIDEO_PDL", true};
 
-// The cache-hint rule of default_hints below, off unless LTX_VIDEO_CACHE_HINTS=1 was in the
-// environment when the first op ran or set_cache_hints(true) switched it on.
+// default_hints' rule: off unless LTX_VIDEO_CACHE_HINTS=1 or set_cache_hints(true).
 ProcessSwitch g_cache_hints{"LTX_VIDEO_CACHE_HINTS", false};
 
 // The current stream of `device`, and whether launches on it use PDL.
@@ -310,15 +286,12 @@ Stream launch_stream(int device) {
   return Stream{c10::cuda::getCurrentCUDAStream(device).stream(), pdl};
 }
 
-// Whether the default ops give the lean kernels torch.compile's cache hints (kLeanHints).
-// Off by default (g_cache_hints); switched on, only for calls that move at most num/den of
-// the L2 size (q/k norm + RoPE 3/2, the weightless fused add 5/4). The hinted kernels were
-// 3-9 % faster on calls that fit in L2 only under a timer that wrote every call's output into
-// one buffer; with a fresh output per call, as in a model, every hinted default was slower
-// than its unhinted twin (q/k 20.62 against 19.48 us at 2x1024x2048, the fused add 19.36
-// against 18.43 at 4x1024x2048; repository benchmarks/ltx_video/hint_check.py). The switch
-// stays for A/B runs in a model (benchmark_e2e.py's +hints, bench_ops.py's "kernel, cache
-// hints" row).
+// Whether the default ops give the lean kernels torch.compile's cache hints (kLeanHints): only
+// when switched on (g_cache_hints) and the call moves at most num/den of L2 (q/k 3/2, the
+// weightless fused add 5/4). The trap: hints won 3-9 % only under a timer that reused one
+// output buffer; with a fresh output per call, as in a model, every hinted default was slower
+// (q/k 20.62 against 19.48 us at 2x1024x2048; repository hint_check.py). The switch stays for
+// A/B runs (benchmark_e2e.py's +hints, bench_ops.py's "kernel, cache hints" row).
 bool default_hints(int64_t bytes, int device, int num, int den) {
   return g_cache_hints.get() && within_l2_share(bytes, l2_cache_bytes(device), num, den);
 }
@@ -516,12 +489,10 @@ bool dense_rows(const RowIndex& r, int64_t d, int64_t rows) {
   return r.s_inner == d && (rows <= r.inner || r.s_outer == r.inner * d);
 }
 
-// What rope_interleaved runs where the flat layout holds (else the per-row kernel): the narrow
-// flat kernel at 4 elements per thread. bench_ops.py --sweep-rope on the H200: the flat kernel
-// at 1 chunk per thread was 0.6-7.1 % faster than the per-row kernel with batch > 1 (2 and 4
-// chunks no better); the narrow kernel at 4 elements took 0.2-1.2 % less time than that on 8
-// of 9 shapes and the same on the ninth (1x2688x2048: 16.77 against 16.97 us). The streaming
-// hints (kRopeStreaming, opt-in) stay off for default_hints' reason.
+// Where the flat layout holds rope_interleaved runs the narrow flat kernel at 4 elements per
+// thread (else the per-row kernel). H200 RoPE sweep: flat at 1 chunk beat per-row by 0.6-7.1 %
+// with batch > 1 (2, 4 chunks no better); narrow at 4 elements beat that by 0.2-1.2 % on 8 of
+// 9 shapes. Streaming hints (kRopeStreaming) stay opt-in for default_hints' reason.
 constexpr int kRopeDefaultNarrowElems = 4;
 
 // flat_cpt: -1 = the default choice; 0 = the per-row kernel; 1, 2, 4 = the flat kernel
@@ -595,10 +566,9 @@ std::tuple<at::Tensor, at::Tensor> norm_rope_forward(const char* op, const at::T
 
   const int n = 16 / static_cast<int>(in.x.element_size());
   const int64_t d = in.x.size(-1);
-  // One chunk per thread (q, k, cos and sin: 24 registers in bf16) while a row fits in 256
-  // threads, else up to 3: 2048 -> 256 x 1, 3072 -> 128 x 3. bench_ops.py --sweep-qk on the
-  // H200: at 2048, 256x1 took 1-7 % less time than 128x2 on all 7 shapes (96x3 7-15 % more);
-  // at 3072, 128x3 took 1-2 % less than 192x2 and 384x1 27-29 % more.
+  // One chunk per thread (q, k, cos, sin: 24 registers in bf16) while a row fits 256 threads,
+  // else up to 3: 2048 -> 256x1 (1-7 % ahead of 128x2 in the q/k sweep), 3072 -> 128x3 (1-2 %
+  // ahead of 192x2; 384x1 27-29 % behind).
   const int64_t qk_chunks = ceil_div(d, n);
   RowConfig cfg = choose_row_config(d, n, qk_chunks <= 256 ? 1 : 3);
   if (forced_tpr > 0) cfg = RowConfig{forced_tpr, forced_vpt};  // *_with_config: validated by the caller
@@ -614,9 +584,8 @@ std::tuple<at::Tensor, at::Tensor> norm_rope_forward(const char* op, const at::T
   TORCH_CHECK(!lean || rows < kLeanMaxRows, op, ": flag 64 (the lean kernel) takes fewer than 2^31 rows, got ",
               rows);
   const int64_t sms = sm_count(in.x.get_device());
-  // The default runs the one-chunk kernel lean (kMaxLeanRopeBlock's note): bench_ops.py
-  // --sweep-qk timed it 1.0-4.6 % faster than the plain one-chunk kernel on all 7 shapes at
-  // d = 2048, bit for bit the same output.
+  // The default runs the one-chunk kernel lean (kMaxLeanRopeBlock): 1.0-4.6 % faster on all 7
+  // shapes at d = 2048, bit for bit the same output.
   if (forced_tpr == 0 && vec && cfg.vpt == 1 && cfg.tpr <= kMaxLeanRopeBlock && rows < kLeanMaxRows) {
     lean = true;
     // q [and k] in and out, cos and sin in fp32: the traffic default_hints weighs. Only when
@@ -673,11 +642,9 @@ std::tuple<at::Tensor, at::Tensor> norm_rope_forward(const char* op, const at::T
 }
 
 // ------------------------------------------------------------------ gelu
-// The default op's launch configuration: blocks of kGeluDefaultThreads (128) threads, each
-// moving kGeluDefaultUnroll (1) 16-byte chunk per grid-stride step - a grid that covers the
-// tensor once. bench_ops.py --sweep-gelu on the H200 (fresh output per call): 128x1 was the
-// fastest of the 12 configurations on 6 of 9 shapes and within 0.85 % on the other three,
-// and 4.0-19.2 % faster than 256x4 (1x1024x2048: 4.02 against 4.72 us). One size for all.
+// Default: blocks of kGeluDefaultThreads (128), kGeluDefaultUnroll (1) 16-byte chunk per
+// thread, a grid that covers the tensor once. H200 GELU sweep: fastest of 12 configurations on
+// 6 of 9 shapes, within 0.85 % elsewhere, 4.0-19.2 % ahead of 256x4. One size for all.
 std::pair<int, int> gelu_default_config(int64_t /*n*/) { return {kGeluDefaultThreads, kGeluDefaultUnroll}; }
 
 // threads 0: gelu_default_config's choice; otherwise a configuration the caller validated.

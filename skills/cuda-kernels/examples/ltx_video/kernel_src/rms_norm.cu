@@ -1,34 +1,11 @@
-// rms_norm.cu - RMSNorm for LTX-Video, plain, AdaLN-modulated, and fused with
-// the (gated) residual add that precedes it.
-//
-//   rms_norm(x, w?, eps)                       y = x * rsqrt(mean(x^2) + eps) [* w]
-//   rms_norm_modulate(x, w?, scale, shift, eps) y = rms_norm(x, w) * (1 + scale) + shift
-//   add_rms_norm_modulate(x, residual, gate?, w?, scale?, shift?, eps)
-//       h = residual + x [* gate]  (rounded to the input dtype, as eager stores it)
-//       returns (rms_norm(h, w) [* (1 + scale) + shift], h)
-//
-// All math in fp32, one rounding per output. Design (see README.md):
-//  * rows_kernel: a row lives in registers. `tpr` consecutive threads own a row
-//    (a power of two <= 32, or whole warps), each holding VPT 16-byte chunks:
-//    all loads are issued before the first use, the sum of squares is reduced
-//    with warp shuffles (plus shared memory across the warps of a row), and the
-//    output is written from registers - one read and one write of x.
-//  * loop_kernel: rows too long for registers (> 512 threads x 16 chunks) are
-//    read twice by one block, the second read mostly from L2.
-//  * pipe_kernel: the AdaLN norms on a persistent grid that copies the next rows' x (and
-//    residual) into shared memory with cp.async while it computes the current ones. The
-//    default modulate op runs it with 2 stages (adaln_default_stages in ltx_ops.cpp); the
-//    fused add runs it only through the *_with_config ops.
-//  * colstat_kernel (opt-in, only the *_with_config ops): the AdaLN norms with one
-//    batch's scale/shift/gate/weight chunks held in registers over several rows of that
-//    batch, for the sweep in the repository's evidence/ltx_video/HISTORY.md, "The AdaLN sweep".
-//  * VEC = 16-byte accesses, used only when every pointer and row offset is
-//    16-byte aligned and D is a multiple of the chunk width (checked in
-//    ltx_ops.cpp). Otherwise the loop kernel runs element by element with
-//    bounds checks (the scalar path) - misaligned views and odd sizes.
-//
-// Build: kernel-builder (build.toml) or scripts/build_local.py; tests in
-// tests/test_ltx_kernels_gpu.py, timings in benchmarks/bench_ops.py.
+// rms_norm.cu - launchers of RMSNorm, plain, AdaLN-modulated and fused with the (gated)
+// residual add before it (formulas: README.md "The kernels"). fp32 math, one rounding per
+// output. The kernels (rms_norm_kernels.cuh): rows (a row in registers, one read and one
+// write of x), loop (rows too long for registers: two reads, the second mostly from L2),
+// pipe (the default modulate op's cp.async pipeline), colstat (opt-in sweep knob). VEC =
+// the 16-byte path (alignment checked in ltx_ops.cpp); otherwise the loop kernel runs
+// element by element with bounds checks. Tests: tests/test_ltx_kernels_gpu.py; timings:
+// benchmarks/bench_ops.py.
 
 #include <c10/cuda/CUDAException.h>
 
@@ -166,10 +143,9 @@ void launch_colstat_vpt(const NormArgs& a, int vpt, int strip_rows, int flags, c
 }
 
 // Resident blocks per SM (0: the shared memory does not fit) and SM count for a persistent
-// launch, cached per (kernel, device, block, shared memory): the device queries, the
-// occupancy query and the attribute call cost host time that a 5-20 us kernel cannot
-// afford on every call. Above 48 KB of shared memory a kernel must opt
-// in (cudaFuncSetAttribute) before it may launch or be queried.
+// launch, cached per (kernel, device, block, shared memory): a 5-20 us kernel cannot afford
+// the queries per call. Above 48 KB of shared memory a kernel must opt in
+// (cudaFuncSetAttribute) before it may launch or be queried.
 struct PersistentFit {
   int per_sm;
   int sms;
@@ -199,12 +175,10 @@ PersistentFit persistent_fit(const void* kernel, int block, size_t smem) {
     cache.push_back({kernel, device, block, smem, none});
     return none;
   }
-  // The 48 KB default counts static shared memory too (the 128-byte reduction buffer): a
-  // 48 KB stage set failed without the opt-in (H200), so opt in at every size. The
-  // allowance is per kernel, not per launch, and only ever grows: it is the largest size
-  // cached so far (entries that fit have sms > 0). Lowering it for a smaller configuration
-  // made a later launch of a cached larger one fail with "invalid argument" (7 GPU tests
-  // that mix configurations in one process).
+  // Opt in at every size: the 48 KB default counts static shared memory too (a 48 KB stage set
+  // failed without it, H200). The allowance is per kernel and only grows (the largest size
+  // cached so far): lowering it for a smaller configuration made a later launch of a cached
+  // larger one fail with "invalid argument".
   size_t allowed = 0;  // smem > 0 always (at least 2 stages of one 16-byte chunk)
   for (const Entry& e : cache)
     if (e.kernel == kernel && e.device == device && e.fit.sms > 0 && e.smem > allowed) allowed = e.smem;

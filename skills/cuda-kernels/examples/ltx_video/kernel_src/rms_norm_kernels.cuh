@@ -35,11 +35,10 @@ __device__ __forceinline__ void add_squares(const Pack<T, N>& v, float& ss) {
   for (int i = 0; i < N; ++i) ss = fmaf(f[i], f[i], ss);
 }
 
-// The AdaLN output of one chunk, y = x [* w] on entry: y * (rstd * (1 + scale)) + shift.
-// rstd is folded into the per-element factor, fma(rstd, scale, rstd), so an element costs
-// two FFMAs where x * rstd, 1 + scale and the final FFMA took three instructions - the
-// AdaLN kernels issue about 1.5x the instructions of the plain norm and run close to the
-// schedulers' issue limit (repository evidence/ltx_video/HISTORY.md, "Fewer instructions per row and element").
+// The AdaLN output of one chunk (y = x [* w] on entry): y * (rstd * (1 + scale)) + shift,
+// rstd folded in as fma(rstd, scale, rstd): two FFMAs per element instead of three. The AdaLN
+// kernels run close to the schedulers' issue limit (repository HISTORY.md, "Fewer
+// instructions per row and element").
 template <typename T, int N>
 __device__ __forceinline__ void modulate_chunk(float (&y)[N], float rstd, const Pack<T, N>& sv,
                                                const Pack<T, N>& hv) {
@@ -96,48 +95,30 @@ __device__ __forceinline__ void finish_chunk(const Pack<T, N>& v, float rstd, co
   store_pack<VEC>(orow + e, o, valid);
 }
 
-// Row-resident kernel (16-byte path only; the host checked alignment and divisibility).
-// `tpr` consecutive threads own a row, each holding VPT 16-byte chunks of it. Every
-// operand a chunk needs - x, and the residual and gate (ADD), the weight (HAS_W), scale
-// and shift (MOD) - is requested before the first value is used, so the row's DRAM
-// traffic and its L1/L2-resident broadcast operands are in flight together; only then is
-// the sum of squares reduced and the output written from registers. Loading the weight
-// and scale/shift after the reduction (the first version) put one more memory round trip
-// in series behind every row. HAS_W/MOD/ADD are template parameters so that a kernel
-// only holds registers for the operands it reads: occupancy, and with it the bytes in
-// flight per SM, is set by the register count. Above 6 chunks per thread (reachable only
-// through rms_norm_with_config or rows longer than 512 x 6 chunks) the weight is read
-// after the reduction instead: held early next to 8-16 x chunks it spills (ptxas -v).
-// LATE (AdaLN only; opt-in through the *_with_config ops' flag 4): scale and shift are
-// read after the reduction, chunk by chunk, instead of next to x. They are per-batch rows
-// that every row of the batch re-reads, so the late read should hit L1/L2, while holding
-// them early costs 8 registers per chunk: 92 instead of 52 for modulate at 4 chunks
-// (ptxas -v, sm_90), 5 resident 128-thread blocks per SM instead of 9. The launch bounds
-// cap the late kernels at 64 registers (modulate) and 80 (fused add), so the lower
-// pressure turns into resident blocks, i.e. more bytes in flight per SM. The other
-// kernels pass a minimum of 0 blocks, which ptxas treats as "not given": with an explicit
-// 1 it allocated more registers (plain norm with weight at 4 chunks: 74 instead of 64,
-// ptxas -v, sm_90) and RMSNorm lost 5-8 % on the H200.
-// LEAN (AdaLN only, 1 or 2 chunks; the fused add's default without a weight, see
-// adaln_default_lean in ltx_ops.cpp; flag 64 forces it): row offsets from
-// RowIndex::lean and a minimum of 3 / 2 resident 512-thread blocks, i.e. at most 40 / 64
-// registers. Why: the fused add at 4 chunks holds 126 registers (23 % achieved occupancy)
-// and lost to torch.compile's 32-register two-pass kernel at 4 x 1024 x 2048; uncapped at 1-2
-// chunks it still took 64-84. Lean at 2 chunks was the fused add's fastest configuration on
-// every shape of the H200 sweep (repository evidence/ltx_video/HISTORY.md, "The lean fused add").
-// RELOAD (AdaLN only, on top of LEAN; opt-in through the *_with_config ops' flag 128):
-// nothing the output needs is held across the reduction. x (modulate) or the h just stored
-// to residual_out (fused add) is read again after it, with scale, shift and the weight, as
-// torch.compile's two-pass reduction kernels do; the second read should hit L1/L2. It trades
-// that traffic for registers (rows_min_blocks: 32 for modulate at one chunk, so an SM holds
-// 2048 threads). Same reduction and math as the kernel without it: bit-identical results.
-// HINTS (AdaLN only, on top of LEAN; flags 64 | 256 of the *_with_config ops): the loads
-// carry torch.compile's cache hints (load_pack16_hinted): x and the residual evict-first,
-// the weight, scale, shift and gate rows evict-last. Bit-identical results too.
-// The launch bounds' minimum of resident blocks (LATE: 256 threads, else 512), i.e. the
-// register cap 65536 / (threads * blocks): LATE 64 / 80, LEAN 40 / 64, RELOAD 32 (modulate
-// at one chunk), 40 (modulate at two, the fused add at one) or 64 (the fused add at two:
-// its x, residual and gate chunks spilled at 40, ptxas -v, sm_90); 0 = no cap.
+// Row-resident kernel (16-byte path only). `tpr` consecutive threads own a row, VPT 16-byte
+// chunks each. Every operand a chunk needs (x; residual, gate: ADD; weight: HAS_W; scale,
+// shift: MOD) is requested before the first value is used, so DRAM and the L1/L2-resident
+// broadcast operands are in flight together; then the reduction, then the output from
+// registers. (Loading weight/scale/shift after the reduction put one more round trip behind
+// every row.) The operand set is a template parameter so a kernel holds registers only for
+// what it reads: registers set occupancy, hence bytes in flight per SM. Above 6 chunks the
+// weight is read after the reduction: held early next to 8-16 x chunks it spills.
+// LATE (AdaLN, opt-in flag 4): scale/shift read after the reduction, chunk by chunk (they
+// are per-batch rows every row re-reads: L1/L2 hits). Holding them early costs 8 registers
+// per chunk (modulate at 4 chunks: 92 vs 52, 5 vs 9 resident 128-thread blocks).
+// LEAN (AdaLN, 1-2 chunks; the weightless fused add's default, adaln_default_lean; flag 64):
+// RowIndex::lean offsets and a register cap. Why: the fused add at 4 chunks holds 126
+// registers (23 % occupancy) and lost to torch.compile's 32-register two-pass kernel;
+// uncapped at 1-2 chunks it still took 64-84 (HISTORY.md, "The lean fused add").
+// RELOAD (on top of LEAN, flag 128): nothing held across the reduction; x (or the h just
+// stored) is read again after it, as torch.compile's two-pass kernels do. Bit-identical.
+// HINTS (on top of LEAN, flags 64 | 256): torch.compile's cache hints (x, residual
+// evict-first; weight, scale, shift, gate evict-last). Bit-identical.
+// rows_min_blocks: the launch bounds' minimum resident blocks (LATE: 256 threads, else 512),
+// i.e. register caps LATE 64 / 80, LEAN 40 / 64, RELOAD 32 / 40 / 64 (the fused add at two
+// chunks spilled at 40). The trap: 0 means "not given" to ptxas; an explicit 1 made it
+// allocate more (plain norm with weight at 4 chunks: 74 vs 64) and RMSNorm lost 5-8 %.
+// (Register counts: ptxas -v, sm_90.)
 constexpr int rows_min_blocks(int vpt, bool add, bool late, bool lean, bool reload) {
   if (late) return add ? 3 : 4;
   if (reload) return add ? (vpt == 1 ? 3 : 2) : (vpt == 1 ? 4 : 3);
@@ -318,31 +299,17 @@ __global__ void __launch_bounds__(LATE ? 256 : 512, rows_min_blocks(VPT, ADD, LA
   }
 }
 
-// Column-stationary AdaLN kernel (opt-in: rms_norm_modulate_with_config /
-// add_rms_norm_modulate_with_config with rows_per_block >= 1; the default ops never launch
-// it). It tested a hypothesis: that the rows kernel above is held back by re-reading
-// scale, shift (and weight, gate) from L2 for every row, which adds 4-8 bytes of L2->SM
-// traffic per element to the 4 bytes of DRAM traffic. The H200 sweep refuted it (at most
-// 5 % faster than the best rows kernel on one shape, 2-13 % slower on most; repository
-// evidence/ltx_video/HISTORY.md, "The AdaLN sweep"); it stays as a sweep knob. Here `tpr`
-// consecutive threads own a "strip" of up to `strip_rows` consecutive rows of ONE batch
-// (the host guarantees that scale/shift/gate are per batch: constant over x's
-// second-to-last dim). The strip's weight, scale, shift and gate chunks are loaded once
-// and stay in registers while the threads walk the strip's rows. Strips never cross a
-// batch, so a block's slots may hold different batches but a slot never switches within
-// a strip. Every slot runs the same number of row iterations (strip_rows), active or
-// not, because row_sum may __syncthreads.
-//   STREAM (flag bit 0): x / residual loads and both outputs use ld.global.cs /
-//     st.global.cs (touched once: evict first).
-//   PREFETCH (flag bit 1): the next row's x (and residual) are requested before this
-//     row's reduction, so one row's DRAM latency overlaps the previous row's reduction
-//     and stores (twice the registers for x).
-// 16-byte path only: the host checked alignment and divisibility.
-// __launch_bounds__(256, 1): with (256) alone, ptxas held some instantiations to 64, 80 or
-// 128 registers and spilled 8-44 bytes to local memory (ptxas -v, sm_90) - L1 traffic the
-// kernel exists to remove; with a minimum of one block it allocates what the stationary
-// operands need and spills nothing. The occupancy this costs is what chunks_per_thread
-// (fewer chunks, fewer registers) trades in the sweep.
+// Column-stationary AdaLN kernel (opt-in: *_with_config with rows_per_block >= 1). It tested
+// whether re-reading scale/shift (weight, gate) from L2 for every row holds the rows kernel
+// back; the H200 sweep refuted it (at most 5 % faster on one shape, 2-13 % slower on most;
+// HISTORY.md, "The AdaLN sweep"), so it stays a sweep knob. `tpr` threads own a strip of up to
+// `strip_rows` rows of ONE batch (the host guarantees per-batch scale/shift/gate) and keep its
+// weight/scale/shift/gate chunks in registers while walking it. Every slot runs strip_rows
+// iterations, active or not, because row_sum may __syncthreads.
+//   STREAM (flag 1): ld/st.global.cs on x, residual and outputs (touched once).
+//   PREFETCH (flag 2): the next row's x (and residual) requested before this row's reduction.
+// __launch_bounds__(256, 1): with (256) alone ptxas capped some instantiations at 64-128
+// registers and spilled 8-44 bytes - L1 traffic the kernel exists to remove.
 template <bool STREAM, typename T, int N>
 __device__ __forceinline__ void load_once(Pack<T, N>& dst, const T* __restrict__ p) {
   if constexpr (STREAM)
@@ -495,20 +462,14 @@ __global__ void __launch_bounds__(256, 1) rms_norm_mod_colstat_kernel(const Norm
   }
 }
 
-// Pipelined AdaLN kernel (the default modulate op's kernel with 2 stages; flags ADALN_PIPE2 /
-// ADALN_PIPE3 of the *_with_config ops force it). The hypothesis it tested: the rows kernel
-// keeps DRAM requests in flight only while a row waits for its x, so every cycle a thread
-// spends after the data arrived (unpacking scale/shift, the reduction's barriers, the output
-// math and stores: more of them for AdaLN than for the plain norm) is a cycle with fewer
-// bytes requested, and the registers that hold x and scale/shift cap how many rows wait at
-// once. Here a persistent grid (blocks resident on every SM, each walking row groups
-// gridDim.x apart) copies the x (and residual) rows of the next STAGES-1 groups into shared
-// memory with cp.async while it computes the current one: the copies stay in flight
-// through the compute phase and hold no registers. Same threads x chunks layout, same
-// summation order and the same math as the rows kernel, so the results are bit-identical
-// to it. 16-byte path only.
-// __launch_bounds__(256), blocks of at most kMaxPipeBlock threads: with (512) ptxas held
-// several instantiations to 64 registers and spilled 28-48 bytes (ptxas -v, sm_90).
+// Pipelined AdaLN kernel (default modulate with 2 stages; flags ADALN_PIPE2 / 3). Why: the rows
+// kernel keeps DRAM requests in flight only while a row waits for x; every cycle after the data
+// arrived (unpacking, barriers, math, stores: more for AdaLN) requests fewer bytes, and the
+// registers holding x cap how many rows wait. Here a persistent grid copies the next STAGES-1
+// row groups' x (and residual) into shared memory with cp.async while computing the current
+// one: in flight through the compute, no registers. Same layout, order and math as the rows
+// kernel: bit-identical. 16-byte path only. __launch_bounds__(256): with (512) ptxas capped
+// several instantiations at 64 registers and spilled 28-48 bytes.
 #if defined(LTX_CPU_EMULATION)
 #define LTX_DYNAMIC_SMEM(name) unsigned char* name = emu_dynamic_smem
 #else
@@ -562,13 +523,10 @@ __global__ void __launch_bounds__(256) rms_norm_mod_pipe_kernel(const NormArgs a
     cp_async_commit();
   };
 
-  // The per-batch operands (scale, shift, gate: [B, 1, D] in LTX) stay in registers from
-  // one row to the next and are read again only when the row's offsets change - for a
-  // thread at most once per batch boundary. Read for every row they put two to three more
-  // 16-byte L1 reads per chunk through the load pipe than x itself. Kernels with a weight
-  // read everything per row as before: holding scale/shift took the weighted modulate from
-  // 100 to 110 registers (bf16, 4 chunks; ptxas -v, sm_90: 4 resident blocks instead of
-  // 5), holding the weight as well to 125.
+  // The per-batch operands (scale, shift, gate: [B, 1, D] in LTX) stay in registers across rows,
+  // re-read only when the row's offsets change; read per row they put 2-3 more 16-byte L1 reads
+  // per chunk through the load pipe. Weighted kernels read per row: holding them took weighted
+  // modulate from 100 to 110 registers (4 vs 5 resident blocks), with the weight 125.
   constexpr bool kHold = !HAS_W;
   P sv[VPT], hv[VPT], gv[ADD ? VPT : 1];
   int64_t held_s = -1, held_h = -1, held_g = -1;  // offsets the held chunks came from

@@ -1,33 +1,13 @@
-// rope.cu - LTX-Video's rotary embedding, alone and fused with norm_q/norm_k.
-//
-// diffusers 0.42.1 transformer_ltx.apply_rotary_emb on x: [B, S, C] with
-// cos, sin: [B, S, C] float32 (repeat-interleaved, so pairs share a value):
+// rope.cu - launchers of LTX-Video's rotary embedding, alone and fused with norm_q/norm_k
+// (diffusers 0.42.1 apply_rotary_emb; formulas and bytes per element: README.md).
 //   out[2i]   = x[2i]   * cos[2i]   - x[2i+1] * sin[2i]
-//   out[2i+1] = x[2i+1] * cos[2i+1] + x[2i]   * sin[2i+1]
-// computed in fp32, rounded to x's dtype.
-//
-//   rope_interleaved(x, cos, sin)
-//   rms_norm_rope(x, w?, cos, sin, eps)           = rope(rms_norm(x, w, eps))
-//   rms_norm_rope_qk(q, k, wq?, wk?, cos, sin, eps) = both, sharing cos/sin reads
-//
-// Bytes per element (bf16 x, fp32 cos/sin): rope alone moves 2 + 2 + 4 + 4 = 12.
-// diffusers runs norm_q, norm_k, rope(q), rope(k): 4 + 4 + 12 + 12 = 32 bytes
-// per element position. The fused q/k kernel reads q, k, cos, sin once and
-// writes q, k once: 16 bytes - half. Normalization is not rounded to bf16
-// before the rotation (eager rounds there), so the fused result is closer to
-// the exact value than eager's.
-//
-// Layout: `tpr` consecutive threads own a row; chunks of 16 bytes of x (with
-// the matching 32 bytes of fp32 cos and of sin) are the unit of work. The
-// fused kernel keeps its rows in registers like rms_norm.cu - q, k, cos and
-// sin, all requested before the reduction so that every DRAM byte of the row
-// is in flight at once (1 chunk per thread at d = 2048: 48 registers for bf16
-// in the lean variant the default runs, 64 without it, ptxas -v; 3 at d = 3072,
-// norm_rope_forward in ltx_ops.cpp says why; on calls of a few waves the default
-// runs the lean kernel's persistent, prefetching twin at 80) - and runs only on the 16-byte
-// path; misaligned or odd-sized inputs are normalized by the scalar loop kernel
-// and rotated by rope_kernel's scalar path instead (ltx_ops.cpp decides), both in
-// fp32 and rounded once to x's dtype, like the fused kernel.
+//   out[2i+1] = x[2i+1] * cos[2i+1] + x[2i]   * sin[2i+1]     in fp32, rounded to x's dtype
+// The fused q/k kernel reads q, k, cos, sin once and writes q, k once (16 bytes per element
+// position against eager's 32) and does not round the normalized value before the rotation
+// (closer to exact than eager). It keeps rows in registers like rms_norm.cu, 16-byte path
+// only (register counts and the chunk choice: rope_kernels.cuh, norm_rope_forward in
+// ltx_ops.cpp); misaligned or odd-sized inputs take the scalar loop norm, then rope_kernel's
+// scalar path, in fp32 with one rounding, like the fused kernel.
 
 #include <c10/cuda/CUDAException.h>
 

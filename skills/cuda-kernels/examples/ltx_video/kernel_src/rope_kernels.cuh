@@ -115,17 +115,12 @@ struct AccessWord<16> {
   using type = uint4;
 };
 
-// Narrow flat RoPE: the flat layout of rope_flat_kernel, but each thread takes E elements
-// (2 or 4: one rotation pair or two) instead of a 16-byte chunk of x, so a bf16 thread moves
-// 4 + 8 + 8 bytes (E = 2) and a warp's x access is 128 contiguous bytes instead of 512. The
-// launch shape torch.compile's fused kernel for the same expression has (H200, Nsight
-// Compute: 2 elements per thread, 256-thread blocks, 17 registers), which was 0-2 % faster
-// than the 16-byte flat kernel at the DRAM floor. One access per operand per thread, so E
-// elements of T and of float must be 4, 8 or 16 bytes; the host checks that x, cos, sin
-// and out are aligned to them and that d % E == 0 (E is even, so no pair straddles).
-// STREAM (rope_interleaved_with_config's flag kRopeStreaming): every load and the store
-// carry the streaming cache hint (ld/st.global.cs, evict first), since each byte is
-// touched once. Bit-identical results.
+// Narrow flat RoPE: the flat layout, E elements (2 or 4) per thread instead of a 16-byte chunk
+// (bf16, E = 2: 4 + 8 + 8 bytes; a warp's x access 128 contiguous bytes, not 512). The launch
+// shape of torch.compile's kernel for this expression (Nsight Compute: 2 elements, 256-thread
+// blocks, 17 registers), 0-2 % faster than the 16-byte flat kernel at the DRAM floor. One
+// access per operand, so E elements of T and of float are 4, 8 or 16 bytes; the host checks
+// alignment and d % E == 0. STREAM (flag kRopeStreaming): ld/st.global.cs. Bit-identical.
 template <typename T, int E, bool STREAM = false>
 __global__ void __launch_bounds__(256) rope_narrow_kernel(const RopeArgs a, const int64_t units) {
   pdl_wait();  // before any global access (ltx_common.cuh)
@@ -160,16 +155,12 @@ __global__ void __launch_bounds__(256) rope_narrow_kernel(const RopeArgs a, cons
   }
 }
 
-// LEAN (one chunk per thread, blocks of kMaxLeanRopeBlock threads; the default where it
-// applies, flags 64 of rms_norm_rope_qk_with_config forces it): row offsets from
-// RowIndex::lean and at least 5 resident 256-thread blocks, i.e. at most 48 registers
-// instead of 64 (ptxas -v, sm_90, no spills; at 40 it spilled 84 bytes in bf16: cos and
-// sin are fp32, 16 registers per chunk), 5 blocks per SM instead of 4. The H200
-// sweep timed it 1.0-4.6 % faster than the plain kernel on all 7 shapes at d = 2048 (bf16;
-// the other dtypes and smaller d take it by the same rule, unmeasured).
-// HINTS (on top of LEAN; flags 64 | 256 of rms_norm_rope_qk_with_config): q, k, cos and sin
-// are loaded evict-first and the weights evict-last, the cache hints torch.compile's Triton
-// kernels carry (load_pack16_hinted). Bit-identical results.
+// LEAN (one chunk, blocks of kMaxLeanRopeBlock; the default where it applies, flag 64 forces
+// it): RowIndex::lean offsets and >= 5 resident 256-thread blocks, i.e. <= 48 registers
+// instead of 64 (no spills; at 40 it spilled 84 bytes in bf16: fp32 cos/sin take 16
+// registers per chunk). 1.0-4.6 % faster on all 7 shapes at d = 2048 (bf16; other dtypes and
+// d take it by the same rule, unmeasured). HINTS (flags 64 | 256): q, k, cos, sin
+// evict-first, weights evict-last, as torch.compile's kernels. Bit-identical.
 template <typename T, int VPT, bool VEC, bool LEAN = false, bool HINTS = false>
 __global__ void __launch_bounds__(LEAN ? kMaxLeanRopeBlock : 512, LEAN ? 5 : 0) rms_norm_rope_kernel(const RopeArgs a) {
   pdl_wait();  // before any global access (ltx_common.cuh)
@@ -265,17 +256,13 @@ __global__ void __launch_bounds__(LEAN ? kMaxLeanRopeBlock : 512, LEAN ? 5 : 0) 
   }
 }
 
-// PREFETCH (the default q/k kernel for calls of a few waves, qk_prefetch_default in
-// ltx_kernels.h; flag 64 | 512 of rms_norm_rope_qk_with_config; one 16-byte chunk per thread,
-// blocks of at most kMaxLeanRopeBlock threads, rows < 2^31): a persistent grid of
-// kPrefetchRopeBlocks blocks per SM (launch_rms_norm_rope sizes it) whose threads loop over
-// row groups and request the next group's q, k, cos and sin before reducing the current
-// one, so a block never waits on DRAM between its rows. The one-row-per-block kernel
-// leaves the end of a call to its last blocks: 2048 rows of 2048 (q and k at 16 bytes per
-// element position, 67 MB) are 3.1 waves of 660 resident blocks, and the call ran at
-// 79-80 % of copy bandwidth where 4096 rows ran at 90 %. Same arithmetic, same bits.
-// Registers (ptxas -v, sm_90, bf16): 80 at 3 blocks per SM, no spill; held to 64 for 4
-// blocks it spilled 20 bytes and ran 5-18 % slower than at 3 on all 7 shapes (H200).
+// PREFETCH (the default q/k kernel for calls of a few waves, qk_prefetch_default; flag
+// 64 | 512; one chunk, blocks <= kMaxLeanRopeBlock, rows < 2^31): a persistent grid of
+// kPrefetchRopeBlocks blocks per SM whose threads request the next row group's q, k, cos,
+// sin before reducing the current one. Why: the one-row-per-block kernel leaves a call's end
+// to its last blocks (2048 rows of 2048 are 3.1 waves: 79-80 % of copy where 4096 rows ran
+// at 90 %). Same bits. 80 registers at 3 blocks per SM; held to 64 for 4 blocks it spilled
+// 20 bytes and ran 5-18 % slower (ptxas -v, sm_90, bf16; H200).
 template <typename T, bool HINTS>
 __global__ void __launch_bounds__(kMaxLeanRopeBlock, kPrefetchRopeBlocks)
     rms_norm_rope_prefetch_kernel(const RopeArgs a) {
