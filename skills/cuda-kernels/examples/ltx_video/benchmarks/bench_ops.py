@@ -153,11 +153,9 @@ def graph_us(fn: Callable[[int], Any], calls: int, n_sets: int, keep_outputs: bo
     """(median per-call µs, (p80 - p20) / median) of replays of a graph of `calls` calls,
     call j on input set j % n_sets.
 
-    keep_outputs: every call's output stays alive until the graph is captured, so each call
-    writes its own buffer, as in a model. Discarded (False, --one-output-buffer), the graph's
-    pool hands each call the block the previous call freed, and an output line still dirty in
-    L2 when the next call rewrites it reaches DRAM once for both: with evict-first loads that
-    flattered the hinted kernels by 1-8 % on the H200."""
+    keep_outputs: each call writes its own buffer, as in a model. Discarded
+    (--one-output-buffer) the graph's pool hands each call the previous call's block, and a
+    line still dirty in L2 reaches DRAM once for both calls (the module docstring's trap)."""
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):  # warm-up off the capture stream
@@ -197,12 +195,8 @@ COPY_METHOD = (
 
 
 def copy_bandwidth_gbs(nbytes: int = 2 << 30) -> float:
-    """Device-to-device copy bandwidth, read + write counted; see COPY_METHOD.
-
-    On the stream a same-dtype contiguous copy_ runs as an SM copy kernel; captured in a
-    CUDA graph it would be a memcpy node that a copy engine serves, far slower - so it is
-    never timed that way.
-    """
+    """Device-to-device copy bandwidth, read + write counted; see COPY_METHOD (never
+    graph-captured: the module docstring says why)."""
     src = torch.empty(nbytes, dtype=torch.uint8, device="cuda").random_(0, 255)
     dst = torch.empty_like(src)
     for _ in range(3):

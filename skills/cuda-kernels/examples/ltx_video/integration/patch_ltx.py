@@ -6,17 +6,12 @@
     ...                          # run the pipeline; torch.compile works after patching
     report.restore()             # or unpatch_ltx_transformer(pipe.transformer)
 
-On the default config (diffusers 0.42.1) it replaces 281 sites: 56 weightless diffusers
-RMSNorms and 112 torch.nn.RMSNorms (rms_norm), 29 tanh-GELUs (gelu_tanh), 28 block forwards
-(rms_norm_modulate, add_rms_norm_modulate) and 56 attention processors (attn1: the fused q/k
-norm + RoPE). Only what was proved equivalent is touched: exact classes, RMSNorm without a
-bias over one dim, tanh GELU, and where this module re-implements a diffusers forward (the
-block, the processor) the diffusers source it was verified against (sha256 below); the rest
-goes to the report's `skipped` with the reason. Module forwards are replaced per instance with
-the package's Hub layers (`ltx_video_kernels.layers`), as `kernels.kernelize` does; attention
-goes through a diffusers processor (`LTXKernelAttnProcessor`). Modules whose forward a hook
-already replaced (offloading, layerwise casting, caching) are refused: patch first, then
-enable hooks and torch.compile. The example README says why each choice was made.
+On the default config (diffusers 0.42.1): 281 sites - 56 weightless diffusers and 112
+torch.nn.RMSNorms, 29 tanh-GELUs, 28 block forwards (AdaLN, fused add), 56 attention
+processors (attn1: fused q/k norm + RoPE). Only proven sites (exact classes, the diffusers
+source of each re-implemented forward by sha256, VERIFIED_SOURCES); the rest goes to
+`skipped` with the reason. The rules and why: the example README, "Patching a diffusers
+transformer".
 """
 
 from __future__ import annotations
