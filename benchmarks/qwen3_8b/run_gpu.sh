@@ -17,7 +17,7 @@
 # the tests or the benchmark failed. To publish, slim OUT_DIR/results.json into the example's
 # benchmarks/results.json with benchmarks/qwen3_8b/slim_tuning.py, regenerate
 # evidence/qwen3_8b/benchmarks/RESULTS.md with make_results.py and the README tables with
-# scripts/results_tables.py.
+# benchmarks/results_tables.py.
 # The rest of OUT_DIR (logs, JUnit XML, probes) goes to
 # evidence/qwen3_8b/benchmarks/<gpu>_run<N>/ (evidence/README.md), never into the skill.
 set -uo pipefail

@@ -16,7 +16,7 @@ import skilldocs
 
 EXAMPLES = skilldocs.SKILL / "examples"
 EXAMPLE_READMES = sorted(EXAMPLES.glob("*/README.md"))
-TABLES_SCRIPT = skilldocs.SKILL / "scripts" / "results_tables.py"
+TABLES_SCRIPT = skilldocs.REPO / "benchmarks" / "results_tables.py"
 BOTH_TIMERS = EXAMPLES / "qwen3_8b" / "benchmarks" / "both_timers.py"
 
 
@@ -55,7 +55,7 @@ def test_each_example_readme_has_a_generated_results_table() -> None:
 def test_generated_table_is_what_the_generator_makes_of_the_committed_json(doc: Path, kind: str, path: Path) -> None:
     body = next(b for k, p, b in tables.blocks(doc) if (k, p) == (kind, path))
     assert body == tables.render(kind, path), \
-        f"{doc.name}: the {kind} table is stale; run python scripts/results_tables.py {doc.relative_to(skilldocs.SKILL)}"
+        f"{doc.name}: the {kind} table is stale; run python benchmarks/results_tables.py {doc.relative_to(skilldocs.REPO)}"
     if not path.is_file():
         pytest.skip(f"{path.relative_to(skilldocs.REPO)} is not committed yet (a GPU run of "
                     f"{tables.KINDS[kind][1]}); the table says so")

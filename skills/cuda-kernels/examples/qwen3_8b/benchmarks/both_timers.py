@@ -18,9 +18,9 @@ little without saying which one made it:
 
 Both are measured on the same process, inputs and build, against one copy bandwidth: a
 2 GiB device-to-device copy_ timed with CUDA events outside any graph (bench_ops). The
-JSON lists every provider's time, GB/s and % of that copy under each timer;
-scripts/results_tables.py turns it into the both-timers table of the example README and
-of references/lessons.md.
+JSON lists every provider's time, GB/s and % of that copy under each timer; the
+repository's benchmarks/results_tables.py turns it into the both-timers table of the
+example README and of references/lessons.md.
 """
 
 from __future__ import annotations

@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """Fill the measured tables of the skill's Markdown from the committed benchmark JSON.
 
+Repository tooling: maintainers run it after committing a GPU run's JSON; the skill does not ship it.
+
 A table that quotes measurements is generated, never typed: the document marks its place
 
     <!-- generated: KIND PATH -->
@@ -21,8 +23,8 @@ Every table names its timer and the copy bandwidth its percentages refer to. A J
 does not exist yet (a run still to be made) leaves a one-line note saying which script
 writes it.
 
-    python scripts/results_tables.py DOC.md [DOC.md ...]           # rewrite the tables in place
-    python scripts/results_tables.py --check DOC.md [DOC.md ...]    # exit 1 if one is stale
+    python benchmarks/results_tables.py DOC.md [DOC.md ...]           # rewrite the tables in place
+    python benchmarks/results_tables.py --check DOC.md [DOC.md ...]    # exit 1 if one is stale
 """
 
 from __future__ import annotations
