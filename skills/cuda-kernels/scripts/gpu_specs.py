@@ -3,15 +3,14 @@
 
 The numbers live in ../assets/gpu_specs.json; every value names its source (a NVIDIA
 document, or a committed measurement JSON inside the skill plus the key that holds the
-number there). The hardware guides embed tables that this
-script renders, and the skill's tests fail when a guide and the data file disagree.
+number there). The hardware guides embed the same tables (`--markdown`), and the skill's
+tests fail when a guide and the data file disagree.
 
     python scripts/gpu_specs.py                      # detect the current GPU (torch + CUDA), print its facts
     python scripts/gpu_specs.py --gpu h100-sxm       # one GPU from the table
     python scripts/gpu_specs.py --list               # every GPU key
     python scripts/gpu_specs.py --markdown h200-sxm  # the Markdown table a guide embeds
     python scripts/gpu_specs.py --gpu a100-40gb --json
-    python scripts/gpu_specs.py --update-guides      # rewrite the guides' tables after editing the JSON
 
 Standard library only; torch is imported only to detect the current device.
 Exit codes: 0 ok, 1 failure (e.g. no CUDA device to detect), 2 usage error.
@@ -172,40 +171,6 @@ def markdown_table(specs: dict[str, Any], key: str, *, limits_above: str | None 
     return "\n".join(lines + [""] + [f"[{k}]: {specs['sources'][k]['url']}" for k in used])
 
 
-TABLE_BLOCK = re.compile(r"(<!-- gpu-specs:(?P<key>[a-z0-9-]+) -->\n)(?P<body>.*?)(<!-- /gpu-specs -->)", re.DOTALL)
-
-
-def guide_tables(specs: dict[str, Any], text: str) -> dict[str, str]:
-    """KEY -> the table each `<!-- gpu-specs:KEY -->` block of a guide must hold: a GPU whose
-    compute capability an earlier table of the guide showed refers to it for the limit rows."""
-    first: dict[str, str] = {}
-    tables = {}
-    for m in TABLE_BLOCK.finditer(text):
-        key = m.group("key")
-        cc = gpu_entry(specs, key)["compute_capability"]["value"]
-        tables[key] = markdown_table(specs, key, limits_above=first.get(cc))
-        first.setdefault(cc, gpu_entry(specs, key)["name"])
-    return tables
-
-
-def render_guide(specs: dict[str, Any], text: str) -> str:
-    """The guide text with every `<!-- gpu-specs:KEY -->` block replaced by the current table."""
-    tables = guide_tables(specs, text)
-    return TABLE_BLOCK.sub(lambda m: m.group(1) + tables[m.group("key")] + "\n" + m.group(4), text)
-
-
-def update_guides(specs: dict[str, Any], skill_dir: Path = SPECS_PATH.parent.parent) -> list[Path]:
-    changed = []
-    for guide in sorted({entry["guide"] for entry in specs["gpus"].values()}):
-        path = skill_dir / guide
-        text = path.read_text(encoding="utf-8")
-        new = render_guide(specs, text)
-        if new != text:
-            path.write_text(new, encoding="utf-8")
-            changed.append(path)
-    return changed
-
-
 def detect_current_gpu() -> tuple[str, tuple[int, int]]:
     try:
         import torch  # noqa: PLC0415 - only needed for detection
@@ -241,8 +206,6 @@ def main(argv: list[str] | None = None) -> int:
     group.add_argument("--gpu", metavar="KEY", help="a GPU key from --list")
     group.add_argument("--list", action="store_true", help="list the GPU keys and names")
     group.add_argument("--markdown", metavar="KEY", help="print the Markdown table that the GPU's guide embeds")
-    group.add_argument("--update-guides", action="store_true",
-                       help="rewrite the tables in the references/*-optimization-guide.md files from the JSON")
     parser.add_argument("--json", action="store_true", help="print the entry as JSON (with --gpu or detection)")
     args = parser.parse_args(argv)
 
@@ -253,9 +216,6 @@ def main(argv: list[str] | None = None) -> int:
             for key, entry in specs["gpus"].items():
                 cc = entry["compute_capability"]["value"]
                 print(f"{key:<{width}} {entry['name']:<34} cc {cc:<5} {entry['guide']}")
-        elif args.update_guides:
-            for path in update_guides(specs):
-                print(f"updated {path}")
         elif args.markdown:
             print(markdown_table(specs, args.markdown))
         elif args.gpu:
