@@ -9,8 +9,10 @@ table's place
     ...table...
     <!-- /gpu-specs -->
 
-and a GPU whose compute capability an earlier table of the guide showed points there for
-the per-SM limit rows.
+and within one guide each source's link is defined once (at its first table), a GPU whose
+compute capability an earlier table showed points there for the per-SM limit rows, and a
+value no NVIDIA document was read for says how to get it on the machine once (later tables
+point to the first GPU that said it).
 
     python benchmarks/gpu_guides.py            # rewrite the guides in place
     python benchmarks/gpu_guides.py --check    # exit 1 if a guide's table is stale
@@ -41,32 +43,40 @@ def _load_gpu_specs() -> ModuleType:
 gpu_specs = _load_gpu_specs()
 
 
-def guide_table(specs: dict[str, Any], key: str, *, limits_above: str | None, defined: set[str]) -> str:
-    """One guide table; `defined` holds the link names earlier tables of the guide defined
-    (updated here)."""
+def guide_table(specs: dict[str, Any], key: str, *, limits_above: str | None, defined: set[str],
+                unread: dict[tuple[str, str], str]) -> str:
+    """One guide table. `defined` holds the link names earlier tables of the guide defined;
+    `unread` maps (row, value) of a missing value to the first GPU that said how to get it.
+    Both are updated here."""
     entry = gpu_specs.gpu_entry(specs, key)
     lines = [f"| {entry['name']} | Value | Source |", "|---|---|---|"]
     for label, value, source in gpu_specs.rows_for(specs, key, cc_rows=limits_above is None):
-        lines.append(f"| {label} | {value} | {source} |")
+        if source == "none read yet":
+            first = unread.setdefault((label, value), entry["name"])
+            if first != entry["name"]:
+                value = f"not in this file yet: as for the {first}"
+            source = ""
+        lines.append(f"| {label} | {value} | {source} |".replace("|  |", "| |"))
     if limits_above is not None:
         lines.append(f"| Per-SM and per-block limits | as in the {limits_above} table above | |")
     links = []
     for name in dict.fromkeys(gpu_specs._facts_of(specs, key, limits_above is None)):
-        if specs["sources"][name]["kind"] == "document":
+        if specs["sources"][name]["kind"] == "document" and name not in defined:
             defined.add(name)
             links.append(f"[{name}]: {specs['sources'][name]['url']}")
-    return "\n".join(lines + [""] + links)
+    return "\n".join(lines + ([""] + links if links else []))
 
 
 def guide_tables(specs: dict[str, Any], text: str) -> dict[str, str]:
     """KEY -> the table each `<!-- gpu-specs:KEY -->` block of a guide must hold."""
     first: dict[str, str] = {}
     defined: set[str] = set()
+    unread: dict[tuple[str, str], str] = {}
     tables = {}
     for m in TABLE_BLOCK.finditer(text):
         key = m.group("key")
         cc = gpu_specs.gpu_entry(specs, key)["compute_capability"]["value"]
-        tables[key] = guide_table(specs, key, limits_above=first.get(cc), defined=defined)
+        tables[key] = guide_table(specs, key, limits_above=first.get(cc), defined=defined, unread=unread)
         first.setdefault(cc, gpu_specs.gpu_entry(specs, key)["name"])
     return tables
 
