@@ -12,6 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 
@@ -35,6 +36,18 @@ GUIDES_SCRIPT = skilldocs.REPO / "benchmarks" / "gpu_guides.py"
 _guides_spec = importlib.util.spec_from_file_location("gpu_guides_under_test", GUIDES_SCRIPT)
 gpu_guides = importlib.util.module_from_spec(_guides_spec)
 _guides_spec.loader.exec_module(gpu_guides)
+
+
+# The check behind every measured row; not shipped: an agent never needs it.
+def measured_json_value(specs: dict[str, Any], fact: dict[str, Any], skill_dir: Path = skilldocs.SKILL) -> Any:
+    """The number a measured fact quotes, read from its JSON file at `json_key` (dotted path;
+    list indices as integers) and divided by `json_divisor` when the file uses another unit."""
+    source = specs["sources"][fact["source"]]
+    data: Any = json.loads((skill_dir / source["file"]).read_text(encoding="utf-8"))
+    for part in fact["json_key"].split("."):
+        data = data[int(part)] if isinstance(data, list) else data[part]
+    divisor = fact.get("json_divisor")
+    return data / divisor if divisor else data
 
 
 def _facts(specs: dict) -> list[tuple[str, dict]]:
@@ -104,7 +117,7 @@ def test_measured_values_equal_the_value_in_their_json() -> None:
             continue
         measured += 1
         assert "json_key" in fact, f"{where}: a measured value names the key that holds it (json_key)"
-        in_file = gpu_specs.measured_json_value(SPECS, fact)
+        in_file = measured_json_value(SPECS, fact)
         assert in_file == fact["value"], f"{where}: {fact['value']} but its JSON holds {in_file} at {fact['json_key']}"
     assert measured, "the H200 entry carries the values measured on the project's H200"
 

@@ -126,17 +126,6 @@ def _format_source(specs: dict[str, Any], source_key: str) -> str:
     return f"[{source_key}]"  # a reference link: markdown_table defines each URL once, under the table
 
 
-def measured_json_value(specs: dict[str, Any], fact: dict[str, Any], skill_dir: Path = SPECS_PATH.parent.parent) -> Any:
-    """The number a measured fact quotes, read from its JSON file at `json_key` (dotted path;
-    list indices as integers) and divided by `json_divisor` when the file uses another unit."""
-    source = specs["sources"][fact["source"]]
-    data: Any = json.loads((skill_dir / source["file"]).read_text(encoding="utf-8"))
-    for part in fact["json_key"].split("."):
-        data = data[int(part)] if isinstance(data, list) else data[part]
-    divisor = fact.get("json_divisor")
-    return data / divisor if divisor else data
-
-
 def _facts_of(specs: dict[str, Any], key: str, cc_rows: bool = True) -> list[str]:
     entry = gpu_entry(specs, key)
     cc = specs["compute_capabilities"][entry["compute_capability"]["value"]]
