@@ -11,13 +11,11 @@ It reads build.toml, generates what kernel-builder generates (`registration.h`, 
 op namespace `_<package>_<hash>` unique to the build directory and binding sources), compiles the
 [kernel.*] and [torch] sources through ninja (a rebuild recompiles only what changed) and prints
 BUILD_DIR, holding an importable BUILD_DIR/<package>/, as its last stdout line.
-`--check` imports the package (in a child process first: torch terminates the process when it
-rejects a registration, e.g. an ops.impl whose C++ signature misses its schema) and verifies each
-`ops.def("...")` of the TORCH_LIBRARY_EXPAND block is registered with that schema and a CUDA (or
-composite) implementation; no GPU needed, importing does not initialise CUDA.
-`--hub-layout DIR` writes DIR/build/<variant>/ (a symlink to the build plus metadata.json) so
-`kernels.get_local_kernel(DIR)` loads it like the Hub's copy. The link follows later builds into
-the same directory: with one --build-dir shared across GPUs, re-run --hub-layout after each so
+`--check` imports the package (see _probe_import) and verifies each `ops.def("...")` of the
+TORCH_LIBRARY_EXPAND block is registered with that schema and a CUDA (or composite)
+implementation; no GPU needed, importing does not initialise CUDA.
+`--hub-layout DIR`: see write_hub_layout. Its link follows later builds into the same
+directory: with one --build-dir shared across GPUs, re-run --hub-layout after each so
 metadata.json's archs match (the default directory is per architecture set).
 The project is never written to. Default build dir: $KERNEL_SKILLS_CACHE, else
 $XDG_CACHE_HOME/kernel-skills, else ~/.cache/kernel-skills, then

@@ -3,22 +3,12 @@
 
     python emulate_kernel.py SOURCES... -o OUT [--shared] [-I DIR] [-D NAME[=VALUE]] [--cxxflags FLAGS] [--run [ARGS...]]
 
-SOURCES are .cu/.cpp files (a project's kernel_src/*.cu plus a harness with main() or with
-extern "C" entry points for ctypes). Each source's directory is copied to a scratch folder
-with the two constructs g++ cannot parse rewritten, line for line (error messages and
-cuda_emu's diagnostics keep the original file names and lines):
-
-    kernel<<<grid, block, smem, stream>>>(args)  ->  kernel | ::emu::chevron(grid, block, smem, stream) | ::emu::call(args)
-    extern __shared__ T name[];                  ->  T* name = ::emu::dynamic_smem<T>();
-
-then compiled as C++20 with cuda_emu.h forced in front (-include) and linked into OUT: an
-executable, or with --shared a shared library to load with ctypes. --run runs the
-executable with ARGS (CUDA_EMU_SCHEDULE=forward|reverse|random[:seed] picks the order in
-which warps run; run both forward and reverse to expose a missing barrier).
-
-The CUDA headers (cuda_runtime.h, cuda_fp16.h, cuda_bf16.h; no GPU and no libcudart needed)
-are found in $CUDA_HOME/include, $CUDA_PATH/include, next to a real nvcc, /usr/local/cuda,
-or the nvidia-* wheels torch installs. Standard library only.
+SOURCES: a project's kernel_src/*.cu plus a harness with main() (an executable; --run runs
+it with ARGS) or with extern "C" entry points (--shared: a library for ctypes). The two
+constructs g++ cannot parse (`<<<...>>>`, `extern __shared__ T x[];`) are rewritten line for
+line in a scratch copy, so diagnostics keep the original files and lines; the rewrite, the
+CUDA_EMU_SCHEDULE orders (run forward and reverse to expose a missing barrier) and where the
+CUDA headers are found: references/cpu-emulator.md. Standard library only.
 Exit status: 0 built (and ran) fine, 1 compile/run failure, 2 usage error.
 """
 

@@ -92,12 +92,10 @@ def _require(module: str) -> Any:
 def variant_digest(variant: Path) -> dict[str, Any] | None:
     """metadata.json's `digest` for the files now in `variant`, hashed by kernels itself.
 
-    kernels 0.19 verifies a variant's files against this digest on every get_local_kernel
-    (a mismatch raises) and only warns, then loads, when the metadata has none; 0.17.2 parses
-    it and does not check. kernels' own `Digest.hash_variant` is what the loader compares
-    with, so nothing here can drift from its rules (top-level metadata.json and bytecode are
-    skipped, file symlinks are followed, symlinked directories are not descended into).
-    None when the installed kernels has no digest support.
+    kernels 0.19 checks it on every get_local_kernel (a mismatch raises; none: a warning),
+    0.17.2 ignores it. Hashing with kernels' own `Digest.hash_variant`, which the loader
+    compares with, cannot drift from its rules (which files, symlinks). None when the
+    installed kernels has no digest support.
     """
     try:
         from kernels._rust import Digest, DigestAlgorithm  # noqa: PLC0415
@@ -221,11 +219,10 @@ def kernelize_and_compare(kernel_root: Path, layer: str, device: str, real_size:
     kernels = _require("kernels")
     from transformers.models.qwen3.modeling_qwen3 import Qwen3RMSNorm  # noqa: PLC0415
 
-    # transformers enables its own kernels integration only while the installed kernels is inside
-    # its window, KERNELS_MIN_VERSION <= kernels < KERNELS_MAX_VERSION (5.17.0: 0.16.0..0.17.0,
-    # 5.25.0: 0.19.1..0.20.0). Outside it, its @use_kernel_forward_from_hub is a no-op and kernelize
-    # finds no layer; inside it, the class is already marked. Marking it with kernels' own API
-    # works with every version.
+    # transformers' own kernels integration is on only for KERNELS_MIN_VERSION <= kernels <
+    # KERNELS_MAX_VERSION (5.17.0: 0.16.0..0.17.0, 5.25.0: 0.19.1..0.20.0); outside it
+    # @use_kernel_forward_from_hub is a no-op and kernelize finds no layer. Marking the class
+    # with kernels' own API works with every version.
     if getattr(Qwen3RMSNorm, "kernel_layer_name", None) != "RMSNorm":
         kernels.replace_kernel_forward_from_hub(Qwen3RMSNorm, "RMSNorm", condition=lambda m: type(m) is Qwen3RMSNorm)
     module = kernels.get_local_kernel(kernel_root)
@@ -284,13 +281,11 @@ def kernelize_and_compare(kernel_root: Path, layer: str, device: str, real_size:
     originals = {id(m): m.forward for m in model.modules() if type(m) is Qwen3RMSNorm}
     mapping = {"RMSNorm": {device: kernels.LocalLayerRepository(repo_path=kernel_root, layer_name=layer)}}
     with kernels.use_kernel_mapping(mapping, inherit_mapping=False):
-        # Inside transformers' window its decorators mark more than the RMSNorm (in Qwen3 also the
-        # MLP's activation as `SiLU` and apply_rotary_pos_emb as `rotary_pos_emb`, attached to every
-        # attention module), and use_fallback=False raises "No layer mapping for `rotary_pos_emb`"
-        # (kernels 0.19.1 + transformers 5.25.0). NO_LAYER lets exactly the layers this mapping
-        # does not name keep their forward; an RMSNorm without an entry for this device or mode,
-        # or whose layer cannot be loaded, still raises. The count below checks that the RMSNorm
-        # swap itself happened.
+        # Inside that window transformers also marks Qwen3's MLP activation (`SiLU`) and
+        # apply_rotary_pos_emb (`rotary_pos_emb`), and use_fallback=False raises "No layer
+        # mapping for `rotary_pos_emb`" (kernels 0.19.1 + transformers 5.25.0). NO_LAYER keeps
+        # the forward of exactly the layers this mapping does not name; an RMSNorm that cannot
+        # be mapped or loaded still raises. The count below checks the swap happened.
         kernels.kernelize(model, mode=kernels.Mode.INFERENCE, device=device,
                           use_fallback=kernels.KernelizeFallback.NO_LAYER)
     kernel_layer = getattr(module.layers, layer)

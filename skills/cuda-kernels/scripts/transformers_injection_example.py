@@ -8,18 +8,18 @@
     python transformers_injection_example.py --device cuda --package-path DIR --out report.json
     python transformers_injection_example.py --device cuda --no-compile    # skip the torch.compile peer
 
-With examples/qwen3_8b: build the package with build_local.py (or --package-path; CPU tensors use
-its PyTorch reference); build the model from a config with random weights on the device in the
-target dtype; keep the unpatched logits; patch by route "patch" (`patch_qwen3`: by exact class,
-after probing the class computes the kernel's formula, every RMSNorm incl. q/k norms, fused
-residual add + norm, the MLP with merged gate/up, RoPE; Gemma-style x * (1 + w) is refused) or
-"hub" (`kernels.kernelize` with a mapping to the package's `layers`). Compare logits (relative
-L2, top-1): fp32 to ~1e-6; bf16 ~1e-2 on a 36-layer random model, the size of transformers' own
-bf16-vs-fp32 error. Time one prefill (median; CUDA events, wall clock on CPU) eager, compiled
-(`torch.compile(model, dynamic=False)` before patching, "aot_eager" on CPU) and patched, each
-with `attention_mask={"full_attention": None}` (under dynamo an [S, S] mask would make compile
-time a slower attention); 1 GiB copy bandwidth and weight traffic as % of it give context, not
-a target (prefill is matmul-bound). Finally undo the patch and check the model bit for bit.
+With examples/qwen3_8b (built by build_local.py or given by --package-path; CPU tensors use
+its PyTorch reference) on a random-weight model in the target dtype: patch by route "patch"
+(`patch_qwen3`: by exact class, after probing that the class computes the kernel's formula:
+every RMSNorm incl. q/k norms, fused residual add + norm, the MLP with merged gate/up, RoPE;
+Gemma-style x * (1 + w) is refused) or "hub" (`kernels.kernelize`, mapping to the package's
+`layers`). Logits vs unpatched (relative L2, top-1): fp32 ~1e-6; bf16 ~1e-2 on 36 random
+layers, the size of transformers' own bf16-vs-fp32 error. One prefill timed (median; CUDA
+events, CPU wall clock) eager, compiled (`torch.compile(model, dynamic=False)` before
+patching; "aot_eager" on CPU) and patched, each with `attention_mask={"full_attention": None}`
+(under dynamo an [S, S] mask would make compile time a slower attention); 1 GiB copy
+bandwidth and weight traffic as % of it are context, not a target (prefill is matmul-bound).
+Finally the patch is undone and the model checked bit for bit.
 Exit status: 0 ok, 1 a check failed, 2 bad usage.
 """
 

@@ -5,30 +5,25 @@
     python prototype.py promote NAME [--out DIR] [--capabilities 8.0,9.0] [--force]
 
 The first form compiles kernel_src/*.cu + torch-ext/torch_binding.cpp next to this file
-with torch.utils.cpp_extension.load - the quickest edit-compile-run loop there is - and,
-on a GPU, checks the op against its PyTorch reference, under torch.compile too. The flags
-that work:
-  - is_python_module=False: the library is loaded with torch.ops.load_library and the ops
-    are reached through torch.ops.<NAME>.<op> (TORCH_LIBRARY registration; no pybind11,
-    which hard rule 3 forbids in a Hub kernel anyway);
-  - extra_cflags / extra_cuda_cflags "-std=c++20": torch 2.14's headers need C++20;
-  - TORCH_CUDA_ARCH_LIST (e.g. "9.0"): the archs to build, one in the inner loop; without
-    it cpp_extension builds for the visible GPU, or for every arch it knows when there is
-    none;
-  - CUDA_HOME: cpp_extension reads it once, when torch.utils.cpp_extension is imported,
-    from $CUDA_HOME, else $CUDA_PATH, else the folder above the `nvcc` on PATH, else
-    /usr/local/cuda. An `nvcc` on PATH that is a wrapper script (/usr/local/bin/nvcc ->
-    exec /usr/local/cuda-13.0/bin/nvcc) makes that guess /usr/local, and linking fails
-    (no lib64/libcudart.so there). find_cuda_home() below asks nvcc itself (`nvcc -dryrun`
-    prints TOP=<the toolkit>) and sets CUDA_HOME before the import.
-The fake kernel (torch.library.register_fake) lets torch.compile trace the op.
+with torch.utils.cpp_extension.load (the quickest edit-compile-run loop) and, on a GPU,
+checks the op against its PyTorch reference, under torch.compile too (the fake kernel,
+torch.library.register_fake, lets it trace). The flags that work:
+  - is_python_module=False: torch.ops.load_library loads it, ops are torch.ops.<NAME>.<op>
+    (TORCH_LIBRARY registration; no pybind11, which hard rule 3 forbids in a Hub kernel);
+  - "-std=c++20" in extra_cflags / extra_cuda_cflags: torch 2.14's headers need it;
+  - TORCH_CUDA_ARCH_LIST (e.g. "9.0"): one arch in the inner loop; without it
+    cpp_extension builds for the visible GPU, or for every arch it knows when there is none;
+  - CUDA_HOME: cpp_extension guesses it once, at import, from $CUDA_HOME, $CUDA_PATH, the
+    folder above the `nvcc` on PATH, /usr/local/cuda. A wrapper script nvcc
+    (/usr/local/bin/nvcc -> exec /usr/local/cuda-13.0/bin/nvcc) makes that /usr/local and
+    linking fails; find_cuda_home() asks `nvcc -dryrun` (TOP=<the toolkit>) and sets
+    CUDA_HOME before the import.
 
 `promote NAME` writes a kernel-builder project DIR/NAME (build.toml, flake.nix, these
 kernel_src/ and torch-ext/torch_binding.cpp unchanged, a package with `from ._ops import
-ops` and the fake kernel, and a test) - the binding builds both ways because it falls back
-to TORCH_LIBRARY only where kernel-builder's registration.h is absent. From there the
-project's rules apply (SKILL.md hard rules 1-3): build it with
-`python <skill>/scripts/build_local.py DIR/NAME --arch 9.0 --check`.
+ops` and the fake kernel, a test); the binding builds both ways, falling back to
+TORCH_LIBRARY only where kernel-builder's registration.h is absent. Then SKILL.md hard rules
+1-3 apply: `python <skill>/scripts/build_local.py DIR/NAME --arch 9.0 --check`.
 """
 
 from __future__ import annotations
