@@ -31,19 +31,35 @@ from typing import Any
 BENCH = Path(__file__).resolve().parents[2] / "skills" / "cuda-kernels" / "examples" / "ltx_video" / "benchmarks"
 sys.path.insert(0, str(BENCH))
 
-import bench_ops  # noqa: E402  the example's: shapes, inputs, timers, the main table
+
+def _load_bench_ops() -> Any:
+    # The example's bench_ops.py (shapes, inputs, timers, the main table), loaded by path under
+    # its own name: qwen3_8b ships a bench_ops.py too, and in one process (pytest) whichever was
+    # imported first would answer a plain `import bench_ops` for both.
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("ltx_video_bench_ops", BENCH / "bench_ops.py")
+    assert spec is not None and spec.loader is not None
+    module = sys.modules.get(spec.name)
+    if module is None:
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = module
+        spec.loader.exec_module(module)
+    return module
+
+
+bench_ops = _load_bench_ops()
 import torch  # noqa: E402
-from bench_ops import (  # noqa: E402
-    ISSUE_SHAPES,
-    LTX_FF_SHAPES,
-    LTX_SHAPES,
-    Runner,
-    max_rel_diff,
-    qk_bytes,
-    qk_inputs,
-    randn,
-    rope_inputs,
-)
+
+ISSUE_SHAPES = bench_ops.ISSUE_SHAPES
+LTX_FF_SHAPES = bench_ops.LTX_FF_SHAPES
+LTX_SHAPES = bench_ops.LTX_SHAPES
+Runner = bench_ops.Runner
+max_rel_diff = bench_ops.max_rel_diff
+qk_bytes = bench_ops.qk_bytes
+qk_inputs = bench_ops.qk_inputs
+randn = bench_ops.randn
+rope_inputs = bench_ops.rope_inputs
 
 # Configurations the RMSNorm sweep (--sweep) tries (threads per row, 16-byte chunks per thread).
 SWEEP = {

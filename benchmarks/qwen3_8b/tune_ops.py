@@ -19,10 +19,28 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "skills/cuda-kernels/examples/qwen3_8b/benchmarks"))
+BENCH = REPO / "skills/cuda-kernels/examples/qwen3_8b/benchmarks"
+sys.path.insert(0, str(BENCH))
 
-import bench_ops  # noqa: E402
-from bench_ops import EPS, Case, n_sets_for, time_cuda  # noqa: E402
+
+def _load_bench_ops() -> Any:
+    # The example's bench_ops.py, loaded by path under its own name: ltx_video ships a
+    # bench_ops.py too, and in one process (pytest) whichever was imported first would answer a
+    # plain `import bench_ops` for both. Registered in sys.modules: its dataclasses need it.
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("qwen3_8b_bench_ops", BENCH / "bench_ops.py")
+    assert spec is not None and spec.loader is not None
+    module = sys.modules.get(spec.name)
+    if module is None:
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = module
+        spec.loader.exec_module(module)
+    return module
+
+
+bench_ops = _load_bench_ops()
+EPS, Case, n_sets_for, time_cuda = bench_ops.EPS, bench_ops.Case, bench_ops.n_sets_for, bench_ops.time_cuda
 
 
 def tuning_configs(op: str, label: str) -> list[dict[str, int]]:
