@@ -64,9 +64,10 @@ inline void require_row_shape(const Args& a, const char* launcher) {
 // attribute (ltx_launch.cuh) it may start while the kernel ahead still runs, and
 // griddepcontrol.wait holds it until that kernel's writes are visible - safe for any
 // producer, even one still reading a buffer this kernel overwrites. Without the attribute it
-// returns at once. The trap: no kernel calls griddepcontrol.launch_dependents; triggering
-// first thing let the next grid take SM slots early and made the one-wave GELU grids slower
-// and erratic (H200, 2x1024x2048: 7.34 us, 6 % spread, against 6.63 without PDL).
+// returns at once. No kernel calls griddepcontrol.launch_dependents, so the next PDL kernel
+// launches as this grid's last blocks exit. The trap: triggering first thing let the next
+// grid take SM slots early and made the one-wave GELU grids slower and erratic (H200,
+// 2x1024x2048: 7.34 us, 6 % spread, against 6.63 without PDL).
 // An sm_90 instruction: a no-op on older GPUs and on the CPU.
 __device__ __forceinline__ void pdl_wait() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900

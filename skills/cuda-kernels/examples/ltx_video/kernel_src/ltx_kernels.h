@@ -12,7 +12,7 @@ namespace ltx {
 
 enum class DType : int { kFloat32 = 0, kFloat16 = 1, kBFloat16 = 2 };
 
-// n / d for 0 <= n, d < 2^31 as a multiply-high and a shift (constants from make_fast_div).
+// n / d for 0 <= n < 2^31, 1 <= d < 2^31 as a multiply-high and a shift (constants from make_fast_div).
 // The kernels split a block into rows with it (tpr is known only at run time): a plain `/`
 // compiled to ~20 instructions (SASS, sm_90), issued by every thread before its first load.
 struct FastDiv {
@@ -56,9 +56,9 @@ struct RowIndex {
     const int64_t o = row / inner;
     return o * s_outer + (row - o * inner) * s_inner;
   }
-    // operator() without branches, for 0 <= row < 2^31 only (the host checks before a lean
-    // launch): then div_mul is set whenever inner >= 2, and inner == 1 is a select. No 64-bit
-    // division to keep code and registers for. The lean rows kernels use it (kRowsLean).
+  // operator() without branches, for 0 <= row < 2^31 only (the host checks before a lean
+  // launch): then div_mul is set whenever inner >= 2, and inner == 1 is a select. No 64-bit
+  // division to keep code and registers for. The lean rows kernels use it (kRowsLean).
   __device__ __forceinline__ int64_t lean(int64_t row) const {
     const uint32_t r = static_cast<uint32_t>(row);
     const uint32_t o = inner == 1 ? r : __umulhi(r, div_mul) >> div_shr;
@@ -200,7 +200,7 @@ constexpr int kMaxLateBlock = 256;
 // lean: AdaLN rows kernels at 1-2 chunks with RowIndex::lean offsets (rows < kLeanMaxRows,
 // host-checked) and launch bounds holding them to 40 / 64 registers (the fused add at one
 // chunk 64 -> 40, no spill; with the general index it spilled at 40). The weightless fused
-// add's default (adaln_default_lean); *_with_config flag kRowsLean.
+// add's default, at 2 chunks (adaln_default_lean); *_with_config flag kRowsLean.
 constexpr int kRowsLean = 64;
 constexpr int kMaxVptLean = 2;
 constexpr int64_t kLeanMaxRows = int64_t{1} << 31;

@@ -1,3 +1,5 @@
+// Rotate-half RoPE (transformers' apply_rotary_pos_emb, unsqueeze_dim=1) on q [B, Hq, S, D]
+// and k [B, Hk, S, D] in one launch; the contract is in qwen3_kernels.h.
 // fp32 math, one rounding (eager rounds q*cos, rotate_half(q)*sin and their sum separately).
 // Addressed through strides: Qwen3's q/k are view(B, S, H, D).transpose(1, 2), and copying
 // them contiguous would cost a full extra read and write. In place when out == in (rope_).
@@ -183,7 +185,8 @@ __global__ void __launch_bounds__(320, 2) rope_vec2_kernel(const RopeArgs<T> a) 
 // row one token, so no thread divides a token index by seq and none loops: 62 registers
 // against the token loop's 89 (ptxas, sm_90, bf16, head_dim 128), 6 blocks of 160 threads
 // per SM instead of 4, and 4.2-6.5 % less time at 512-16384 tokens on an H200. Not
-// occupancy: capped at 48 registers it was 1.7-2.7 % slower than at 62.
+// occupancy: capped at 48 registers it was 1.7-2.7 % slower than at 62, and one 16-byte pack
+// per thread (32 registers) 2.2-3.9 % slower than the token loop.
 template <typename T, int LPR>
 __global__ void __launch_bounds__(320, 2) rope_vec2_seq_kernel(const RopeArgs<T> a) {
   constexpr int W = kVecElems<T>;
