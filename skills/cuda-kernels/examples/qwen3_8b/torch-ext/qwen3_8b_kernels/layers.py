@@ -6,7 +6,8 @@ module's own attributes, and keep the replaced forward's parameters. Mapping nam
 (integration/kernel_hub.py, HUB_LAYERS; why each: integration/README.md):
     "RMSNorm"        -> RMSNorm          (Qwen3RMSNorm / LlamaRMSNorm)
     "SwiGLUMLP"      -> SwiGLUMLP        (Qwen3MLP / LlamaMLP without bias)
-    "rotary_pos_emb" -> ApplyRotaryPosEmb (transformers' own decorator; only inside its kernels window)
+    "rotary_pos_emb" -> ApplyRotaryPosEmb (not in HUB_LAYERS: transformers' own decorator,
+                        acting only inside its kernels version window)
 No autograd formula (`has_backward = False`); fake kernels (`can_torch_compile = True`).
 """
 
