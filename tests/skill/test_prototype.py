@@ -36,6 +36,14 @@ def test_promote_writes_a_kernel_builder_project(tmp_path: Path) -> None:
     assert prototype.main(["promote", "Bad_Name", "--out", str(tmp_path)]) == 2
 
 
+def test_help_names_the_promote_step(capsys: pytest.CaptureFixture[str]) -> None:
+    # SKILL.md's prototype step ends with `prototype.py promote NAME`: --help must say it exists.
+    with pytest.raises(SystemExit) as exit_:
+        prototype.main(["--help"])
+    assert exit_.value.code == 0
+    assert "prototype.py promote NAME" in capsys.readouterr().out
+
+
 def test_find_cuda_home_sees_through_an_nvcc_wrapper(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     real = shutil.which("nvcc")
     if real is None:

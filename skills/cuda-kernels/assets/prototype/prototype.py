@@ -234,7 +234,10 @@ def main(argv: list[str] | None = None) -> int:
         print(target)
         print(f"next: python {SKILL / 'scripts' / 'build_local.py'} {target} --arch 9.0 --check", file=sys.stderr)
         return 0
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0],
+        epilog="then: prototype.py promote NAME [--out DIR] writes the kernel-builder project "
+               "(prototype.py promote --help)")
     ap.add_argument("--name", default=DEFAULT_NAME, help=f"extension / op namespace name (default {DEFAULT_NAME})")
     ap.add_argument("--build-dir", type=Path, help="where cpp_extension builds (default: its cache)")
     ap.add_argument("--build-only", action="store_true", help="compile and load, skip the GPU check")
