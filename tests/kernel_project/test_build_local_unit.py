@@ -479,3 +479,18 @@ def test_a_folder_listed_as_a_source_is_named_as_a_folder(tmp_path: Path) -> Non
     toml.write_text(toml.read_text().replace('src = ["kernel_src/k.cu"]', 'src = ["kernel_src"]'))
     with pytest.raises(BuildError, match=r"lists folders as sources: kernel_src; src takes files"):
         build_local.load_project(root)
+
+
+def test_the_interpreters_own_ninja_wins_over_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # An activated and a bare call of the same venv's python must run the same ninja: two
+    # ninja versions disagree on the build log and the second call would rebuild everything.
+    venv_bin, other_bin = tmp_path / "venv" / "bin", tmp_path / "usr" / "bin"
+    for folder in (venv_bin, other_bin):
+        folder.mkdir(parents=True)
+        (folder / "ninja").write_text("#!/bin/sh\n")
+        (folder / "ninja").chmod(0o755)
+    monkeypatch.setattr(build_local.sys, "executable", str(venv_bin / "python"))
+    monkeypatch.setenv("PATH", str(other_bin))
+    assert build_local._find_ninja() == str(venv_bin / "ninja")
+    (venv_bin / "ninja").unlink()
+    assert build_local._find_ninja() == str(other_bin / "ninja")

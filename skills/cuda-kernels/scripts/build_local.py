@@ -623,12 +623,15 @@ def _find_cuda_home() -> Path:
 
 
 def _find_ninja() -> str:
-    found = shutil.which("ninja")
-    if found:
-        return found
+    # The ninja of this interpreter's environment first, then PATH: which one runs must not
+    # depend on whether the venv is activated, as ninja versions disagree on the build log
+    # (1.13 reads 1.11's as too old and recompiles everything).
     beside_python = Path(sys.executable).parent / "ninja"
     if beside_python.is_file():
         return str(beside_python)
+    found = shutil.which("ninja")
+    if found:
+        return found
     try:
         import ninja  # type: ignore[import-not-found]
 
