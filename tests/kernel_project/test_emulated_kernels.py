@@ -9,7 +9,11 @@ the same tests must catch them, in both warp schedules:
   - an off-by-one in the tail: split_row leaves the last element of a row's tail out;
   - a missing barrier: row_sum loses its leading __syncthreads(), so LayerNorm's second
     reduction (the variance) overwrites the shared buffer while other warps still read the
-    first one (the mean).
+    first one (the mean);
+  - an off-by-one in the wide-row path (VPT == 0: rows too wide for the register cache,
+    over 16384 elements, re-read from memory): the store loop of rmsnorm.cu / layernorm.cu
+    skips each row's last pack. Only an emulated width past that limit reaches it, so this
+    case fails when the emulated widths stop covering every dispatch path.
 """
 
 from __future__ import annotations
@@ -24,16 +28,31 @@ from kernel_project_helpers import sync_scaffold
 
 pytestmark = pytest.mark.slow
 
+# name: (file in kernel_src/, the scaffold's text, the planted text, what the failure says)
 BUGS = {
     "tail_off_by_one": (
+        "common.cuh",
         "return {head, packs, static_cast<int>(n - head - packs * N)};",
         "return {head, packs, static_cast<int>(n - head - packs * N) - 1};",
         "non-finite values in the output",
     ),
     "missing_leading_barrier": (
+        "common.cuh",
         "  __syncthreads();  // the leading barrier: the last reduction's reads of scratch are done\n",
         "\n",
         "relative error",
+    ),
+    "rms_wide_row_off_by_one": (  # rmsnorm.cu's VPT == 0 store loop
+        "rmsnorm.cu",
+        "    for (int64_t j = t; j < sp.packs; j += lanes) {\n      const int64_t e",
+        "    for (int64_t j = t; j < sp.packs - 1; j += lanes) {\n      const int64_t e",
+        "non-finite values in the output",
+    ),
+    "ln_wide_row_off_by_one": (  # layernorm.cu's VPT == 0 store loop
+        "layernorm.cu",
+        "for (int64_t j = t; j < sp.packs; j += lanes) store(",
+        "for (int64_t j = t; j < sp.packs - 1; j += lanes) store(",
+        "non-finite values in the output",
     ),
 }
 
@@ -49,21 +68,22 @@ def run_emulated(project: Path, op: str) -> subprocess.CompletedProcess[str]:
 
 
 # rmsnorm reduces once per row, so only layernorm (two reductions) needs the leading barrier.
-CASES = [("rmsnorm", "tail_off_by_one"), ("layernorm", "tail_off_by_one"), ("layernorm", "missing_leading_barrier")]
+CASES = [("rmsnorm", "tail_off_by_one"), ("layernorm", "tail_off_by_one"), ("layernorm", "missing_leading_barrier"),
+         ("rmsnorm", "rms_wide_row_off_by_one"), ("layernorm", "ln_wide_row_off_by_one")]
 
 
 @pytest.mark.parametrize(("op", "bug"), CASES)
 def test_a_planted_bug_fails_the_emulated_cpu_tests(tmp_path: Path, op: str, bug: str) -> None:
     project = sync_scaffold(f"planted-{op}", op, tmp_path)
-    common = project / "kernel_src" / "common.cuh"
-    text = common.read_text()
-    good, bad, symptom = BUGS[bug]
-    assert text.count(good) == 1, f"the scaffold's common.cuh changed: update BUGS[{bug!r}]"
+    file, good, bad, symptom = BUGS[bug]
+    source = project / "kernel_src" / file
+    text = source.read_text()
+    assert text.count(good) == 1, f"the scaffold's {source.name} changed: update BUGS[{bug!r}]"
     clean = run_emulated(project, op)
     if " passed" not in clean.stdout and "skipped" in clean.stdout:
         pytest.skip("the emulated tests skip here (no g++ or CUDA headers): " + clean.stdout[-300:])
     assert clean.returncode == 0 and " passed" in clean.stdout, clean.stdout[-3000:] + clean.stderr[-2000:]
-    common.write_text(text.replace(good, bad))
+    source.write_text(text.replace(good, bad))
     planted = run_emulated(project, op)
     assert planted.returncode == 1, planted.stdout[-3000:] + planted.stderr[-2000:]
     assert "2 failed" in planted.stdout, planted.stdout[-3000:]  # forward and reverse schedules

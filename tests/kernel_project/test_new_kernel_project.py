@@ -41,6 +41,7 @@ EXPECTED_FILES = {
     "tests/test_triton_peer.py",
     "tests/test_{op}_emulated.py",
     "tests/emulation.py",
+    "tests/test_kernel_resources.py",
 }
 
 

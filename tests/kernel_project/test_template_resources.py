@@ -3,87 +3,84 @@
 A kernel launched with more threads x registers than the SM's 65536 registers fails with
 "too many resources requested for launch" (an H200 refused the old LayerNorm template's
 1024-thread blocks at 80 registers). ptxas decides registers per arch, so each op's
-kernel_src/<op>.cu is compiled here for sm_80 and sm_90 with -Xptxas -v, and the PTX
-(kept with --keep) gives each kernel's __launch_bounds__ (.maxntid). The launchers never
-launch more threads than that bound, so bound x registers <= 65536 is the launch check.
-Spills to local memory (spill stores/loads > 0) fail too: they turn a register cache into
-DRAM traffic. CPU only (nvcc), marked slow.
+kernel_src/*.cu is compiled here for sm_80 and sm_90 with -Xptxas -v, and the PTX (kept
+with --keep) gives each kernel's __launch_bounds__ (.maxntid). The launchers never launch
+more threads than that bound, so bound x registers <= 65536 is the launch check. Spills to
+local memory (spill stores/loads > 0) fail too: they turn a register cache into DRAM
+traffic. CPU only (nvcc), marked slow.
+
+The check is the generated project's own tests/test_kernel_resources.py (common/project.md),
+so an agent who edits a scaffold's kernel has it too; this file loads that module from a
+fresh scaffold and runs it for every op (test_generated_projects.py runs the project's copy
+through pytest for one op only).
 """
 
 from __future__ import annotations
 
-import re
-import shutil
-import subprocess
+import importlib.util
 from pathlib import Path
+from types import ModuleType
 
 import pytest
-from kernel_project_helpers import sync_scaffold
+from kernel_project_helpers import CI_ARCHS, sync_scaffold
 
 import new_kernel_project  # importable once kernel_project_helpers put scripts/ on sys.path
 
 OPS = sorted(new_kernel_project.OPS)
-ARCHS = ("80", "90")
-REGISTERS_PER_SM = 65536
-
-ENTRY_RE = re.compile(r"\.entry\s+(\w+)\s*\((.*?)\{", re.DOTALL)
-MAXNTID_RE = re.compile(r"\.maxntid\s+(\d+),\s*(\d+),\s*(\d+)")
-PTXAS_FUNC_RE = re.compile(
-    r"Compiling entry function '(\w+)' for 'sm_\d+'\s*\n.*?(\d+) bytes stack frame, (\d+) bytes spill stores, "
-    r"(\d+) bytes spill loads\s*\n.*?Used (\d+) registers", re.DOTALL)
 
 
-def ptxas_report(cu: Path, arch: str, keep: Path) -> tuple[dict[str, dict[str, int]], str]:
-    """{kernel: {registers, spill_stores, spill_loads}} from ptxas -v, and the PTX text."""
-    keep.mkdir(parents=True, exist_ok=True)
-    proc = subprocess.run(
-        ["nvcc", "-std=c++17", "-O3", f"-gencode=arch=compute_{arch},code=sm_{arch}", "-Xptxas", "-v", "--keep",
-         "--keep-dir", str(keep), "-c", str(cu), "-o", str(keep / "out.o")],
-        capture_output=True, text=True, timeout=900, check=False)
-    assert proc.returncode == 0, proc.stderr[-4000:]
-    kernels = {m.group(1): {"registers": int(m.group(5)), "spill_stores": int(m.group(3)),
-                            "spill_loads": int(m.group(4))} for m in PTXAS_FUNC_RE.finditer(proc.stderr)}
-    (ptx,) = keep.glob("*.ptx")
-    return kernels, ptx.read_text()
-
-
-def launch_bounds(ptx: str) -> dict[str, int]:
-    bounds = {}
-    for m in ENTRY_RE.finditer(ptx):
-        ntid = MAXNTID_RE.search(m.group(2))
-        bounds[m.group(1)] = int(ntid.group(1)) * int(ntid.group(2)) * int(ntid.group(3)) if ntid else 0
-    return bounds
+def resources_module(project: Path) -> ModuleType:
+    """The scaffold's tests/test_kernel_resources.py, imported."""
+    path = project / "tests" / "test_kernel_resources.py"
+    spec = importlib.util.spec_from_file_location(f"kernel_resources_{project.name}", path)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("arch", CI_ARCHS)
 @pytest.mark.parametrize("op", OPS)
 def test_every_kernel_fits_its_launch_without_spills(op: str, arch: str, tmp_path: Path) -> None:
-    if shutil.which("nvcc") is None:
-        pytest.skip("nvcc is not on PATH")
     project = sync_scaffold("res", op, tmp_path)
-    kernels, ptx = ptxas_report(project / "kernel_src" / f"{op}.cu", arch, tmp_path / "keep")
-    bounds = launch_bounds(ptx)
-    assert kernels and set(kernels) == set(bounds), (sorted(kernels), sorted(bounds))
-    problems = []
-    for name, r in sorted(kernels.items()):
-        if bounds[name] == 0:
-            problems.append(f"{name}: no __launch_bounds__")
-        elif bounds[name] * r["registers"] > REGISTERS_PER_SM:
-            problems.append(f"{name}: {bounds[name]} threads x {r['registers']} registers > {REGISTERS_PER_SM}")
-        if r["spill_stores"] or r["spill_loads"]:
-            problems.append(f"{name}: spills ({r['spill_stores']} B stored, {r['spill_loads']} B loaded)")
-    assert not problems, f"{op} sm_{arch}:\n" + "\n".join(problems)
+    res = resources_module(project)
+    nvcc = res.find_nvcc()
+    if nvcc is None:
+        pytest.skip("nvcc is not on PATH")
+    assert res.project_archs() == list(CI_ARCHS)  # a scaffold without --capabilities checks what CI builds
+    kernels, ptx = res.ptxas_report(nvcc, project / "kernel_src" / f"{op}.cu", arch, tmp_path / "keep")
+    assert kernels, f"ptxas reported no kernel for {op}.cu"
+    problems = res.resource_problems(kernels, res.launch_bounds(ptx))
+    assert not problems, f"{op} sm_{arch.replace('.', '')}:\n" + "\n".join(problems)
 
 
-def test_the_parsers_read_real_tool_output() -> None:
-    # The regexes above are what makes the slow test able to fail: pin them to real output.
-    stderr = ("ptxas info    : Compiling entry function '_Z1kv' for 'sm_90'\n"
+def test_the_parsers_read_real_tool_output(tmp_path: Path) -> None:
+    # The regexes are what makes the check able to fail: pin them to real output.
+    res = resources_module(sync_scaffold("parse", "rmsnorm", tmp_path))
+    stderr = ("ptxas info    : Compiling entry function '_Z1kv' for 'sm_90a'\n"
               "ptxas info    : Function properties for _Z1kv\n"
               "    16 bytes stack frame, 28 bytes spill stores, 16 bytes spill loads\n"
               "ptxas info    : Used 64 registers, used 1 barriers, 16 bytes cumulative stack size\n")
-    (m,) = PTXAS_FUNC_RE.finditer(stderr)
+    (m,) = res.PTXAS_FUNC_RE.finditer(stderr)
     assert (m.group(1), m.group(3), m.group(4), m.group(5)) == ("_Z1kv", "28", "16", "64")
     ptx = (".visible .entry _Z1kv(\n\t.param .u64 a\n)\n\t.maxntid 1024, 1, 1\n{\n ret;\n}\n"
            ".visible .entry _Z1jv(\n)\n{\n ret;\n}\n")
-    assert launch_bounds(ptx) == {"_Z1kv": 1024, "_Z1jv": 0}
+    bounds = res.launch_bounds(ptx)
+    assert bounds == {"_Z1kv": 1024, "_Z1jv": 0}
+    kernels = {"_Z1kv": {"registers": 72, "spill_stores": 28, "spill_loads": 16},
+               "_Z1jv": {"registers": 8, "spill_stores": 0, "spill_loads": 0}}
+    assert res.resource_problems(kernels, bounds) == [
+        "_Z1jv: no __launch_bounds__", "_Z1kv: 1024 threads x 72 registers > 65536",
+        "_Z1kv: spills (28 B stored, 16 B loaded)"]
+    assert res.resource_problems({}, bounds)[0].startswith("ptxas reported []")
+
+
+def test_the_checked_architectures_follow_build_toml(tmp_path: Path) -> None:
+    res = resources_module(sync_scaffold("archs", "rmsnorm", tmp_path))
+    toml = tmp_path / "build.toml"
+    toml.write_text('[kernel.a]\ncuda-capabilities = ["9.0a", "8.0",\n  "12.1+PTX"]\n[kernel.b]\n'
+                    'cuda-capabilities = ["10.0"]\n')
+    assert res.project_archs(toml) == ["8.0", "9.0a", "10.0", "12.1"]
+    toml.write_text("[kernel.a]\n# cuda-capabilities = [\"9.0a\"] for wgmma code.\n")
+    assert res.project_archs(toml) == list(CI_ARCHS)

@@ -20,6 +20,7 @@ writes DIR/NAME/ (DIR defaults to the current directory):
     tests/kernel_checks.py        the width x dtype x layout sweep, poisoning, compute-sanitizer
     tests/test_<op>_emulated.py   the kernels on the skill's CPU emulator vs float64 (no GPU, no nvcc;
                                   tests/emulation.py builds them with g++)
+    tests/test_kernel_resources.py  launch bounds x registers <= 65536, no spills (nvcc -Xptxas -v)
     benchmarks/benchmark_<op>.py  time, GB/s, % of copy bandwidth, vs eager, torch.compile and Triton
     benchmarks/triton_peer.py     the plain Triton kernel the benchmark measures against
     tests/test_triton_peer.py     that peer against float64 (CPU: Triton's interpreter)

@@ -17,7 +17,7 @@
 // - Lanes per row grow with the width (about 2 packs per lane, 8..1024 lanes); narrow
 //   rows share a 256-thread block. Rows wider than the register cache re-read x from L2.
 // - __launch_bounds__(1024): at most 64 registers per thread, so a 1024-thread block fits
-//   an SM's 65536 registers (a test compiles this file with -Xptxas -v and checks it).
+//   an SM's 65536 registers (tests/test_kernel_resources.py checks it with ptxas -v).
 #include "common.cuh"
 #include "launchers.h"
 

@@ -18,7 +18,7 @@
 // - Rows too wide for the register cache (more than 2 packs per lane at 1024 lanes, 4 for
 //   fp32: over 16384 elements) re-read the row in the second pass, from L2.
 // - __launch_bounds__(1024): at most 64 registers per thread, so a 1024-thread block fits
-//   an SM's 65536 registers (a test compiles this file with -Xptxas -v and checks it).
+//   an SM's 65536 registers (tests/test_kernel_resources.py checks it with ptxas -v).
 // - Indices are int64 (rows * hidden can pass 2^31).
 #include "common.cuh"
 #include "launchers.h"
