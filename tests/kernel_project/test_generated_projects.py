@@ -126,6 +126,11 @@ fn = {"ci_rmsnorm": lambda m: m.rms_norm(x, None), "ci_glu": lambda m: m.glu(x, 
       "ci_layernorm": lambda m: m.layer_norm(x), "ci_elementwise": lambda m: m.elementwise(x, "silu"),
       "ci_rope": lambda m: m.rope(x.view(1, 3, 16), x, x)}[sys.argv[1]]
 torch.testing.assert_close(fn(hub), fn(package))
+if sys.argv[1] == "ci_rmsnorm":  # the Hub layer kernelize looks up as <package>.layers.RMSNorm
+    layer = hub.layers.RMSNorm()
+    layer.weight, layer.variance_epsilon = torch.nn.Parameter(torch.rand(16) + 0.5), 1e-6
+    with torch.no_grad():
+        torch.testing.assert_close(layer(x), package.rms_norm(x, layer.weight, 1e-6))
 print(hub.__name__, hub.ops is package.ops or str(hub.ops) == str(package.ops))
 """
 
