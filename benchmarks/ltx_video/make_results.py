@@ -40,22 +40,12 @@ from typing import Any
 
 
 
-def _load_dumps_records() -> Any:
-    # The published bench.json is written in the example's own record-per-line form, by the
-    # same function its benchmark scripts use. Loaded by path under its own name: qwen3_8b's
-    # integration folder has a benchmark_e2e.py too, and whichever one a process imported
-    # first would otherwise answer both imports.
-    import importlib.util
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: example_modules
+from example_modules import load_example_module  # noqa: E402
 
-    path = Path(__file__).resolve().parents[2] / "skills/cuda-kernels/examples/ltx_video/integration/benchmark_e2e.py"
-    spec = importlib.util.spec_from_file_location("ltx_video_benchmark_e2e", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.dumps_records
-
-
-dumps_records = _load_dumps_records()
+# The published bench.json is written in the example's own record-per-line form, by the
+# same function its benchmark scripts use.
+dumps_records = load_example_module("ltx_video", "integration/benchmark_e2e.py").dumps_records
 
 MB = 1e6
 NO_PDL = "kernel, PDL off"  # bench_ops.py: the kernel row without programmatic dependent launch

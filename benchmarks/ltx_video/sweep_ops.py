@@ -32,23 +32,10 @@ BENCH = Path(__file__).resolve().parents[2] / "skills" / "cuda-kernels" / "examp
 sys.path.insert(0, str(BENCH))
 
 
-def _load_bench_ops() -> Any:
-    # The example's bench_ops.py (shapes, inputs, timers, the main table), loaded by path under
-    # its own name: qwen3_8b ships a bench_ops.py too, and in one process (pytest) whichever was
-    # imported first would answer a plain `import bench_ops` for both.
-    import importlib.util
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: example_modules
+from example_modules import load_example_module  # noqa: E402
 
-    spec = importlib.util.spec_from_file_location("ltx_video_bench_ops", BENCH / "bench_ops.py")
-    assert spec is not None and spec.loader is not None
-    module = sys.modules.get(spec.name)
-    if module is None:
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[spec.name] = module
-        spec.loader.exec_module(module)
-    return module
-
-
-bench_ops = _load_bench_ops()
+bench_ops = load_example_module("ltx_video", "benchmarks/bench_ops.py")
 import torch  # noqa: E402
 
 ISSUE_SHAPES = bench_ops.ISSUE_SHAPES

@@ -36,9 +36,11 @@ from typing import Any
 
 # A repository tool: it reuses the shipped example's benchmark (loading, peers, copy bandwidth).
 EXAMPLE_BENCHMARKS = Path(__file__).resolve().parents[2] / "skills" / "cuda-kernels" / "examples" / "qwen3_8b" / "benchmarks"
-sys.path.insert(0, str(EXAMPLE_BENCHMARKS))
+sys.path.insert(0, str(EXAMPLE_BENCHMARKS))  # bench_ops' own imports (triton_peers)
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: example_modules
+from example_modules import load_example_module  # noqa: E402
 
-import bench_ops  # noqa: E402
+bench_ops = load_example_module("qwen3_8b", "benchmarks/bench_ops.py")
 
 CALLS = 200  # per graph (each call, or each call and its gap)
 SPIN_CYCLES = 4000  # 2.9 us per spin in a graph on an H100 at 1980 MHz (spaced_gap_us)

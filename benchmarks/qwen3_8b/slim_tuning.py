@@ -22,21 +22,11 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[2]
 
 
-def _load_compact_json() -> Any:
-    # The example's writer of the compact form (the end-to-end JSON uses it too). Loaded by
-    # path under its own name: ltx_video's integration folder has a benchmark_e2e.py too, and
-    # whichever one a process imported first would otherwise answer both imports.
-    import importlib.util
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: example_modules
+from example_modules import load_example_module  # noqa: E402
 
-    path = REPO / "skills/cuda-kernels/examples/qwen3_8b/integration/benchmark_e2e.py"
-    spec = importlib.util.spec_from_file_location("qwen3_8b_benchmark_e2e", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.compact_json
-
-
-compact_json = _load_compact_json()
+# The example's writer of the compact form (its end-to-end JSON uses it too).
+compact_json = load_example_module("qwen3_8b", "integration/benchmark_e2e.py").compact_json
 SHIPPED = "examples/qwen3_8b/benchmarks/results.json"
 
 

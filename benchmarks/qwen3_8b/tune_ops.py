@@ -23,23 +23,10 @@ BENCH = REPO / "skills/cuda-kernels/examples/qwen3_8b/benchmarks"
 sys.path.insert(0, str(BENCH))
 
 
-def _load_bench_ops() -> Any:
-    # The example's bench_ops.py, loaded by path under its own name: ltx_video ships a
-    # bench_ops.py too, and in one process (pytest) whichever was imported first would answer a
-    # plain `import bench_ops` for both. Registered in sys.modules: its dataclasses need it.
-    import importlib.util
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: example_modules
+from example_modules import load_example_module  # noqa: E402
 
-    spec = importlib.util.spec_from_file_location("qwen3_8b_bench_ops", BENCH / "bench_ops.py")
-    assert spec is not None and spec.loader is not None
-    module = sys.modules.get(spec.name)
-    if module is None:
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[spec.name] = module
-        spec.loader.exec_module(module)
-    return module
-
-
-bench_ops = _load_bench_ops()
+bench_ops = load_example_module("qwen3_8b", "benchmarks/bench_ops.py")
 EPS, Case, n_sets_for, time_cuda = bench_ops.EPS, bench_ops.Case, bench_ops.n_sets_for, bench_ops.time_cuda
 
 
