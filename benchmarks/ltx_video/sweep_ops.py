@@ -24,7 +24,7 @@ from __future__ import annotations
 import argparse
 import math
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -391,51 +391,49 @@ def counts(args: argparse.Namespace, ops: set[str]) -> dict[str, int]:
     }
 
 
+def _stream(result: dict[str, Any], key: str, method: str, rows: Iterable[dict[str, Any]],
+            save: Callable[[], None]) -> None:
+    """A sweep's method text and its rows under result[key], saved after every row."""
+    result[f"{key}_method"] = method
+    result[key] = []
+    for row in rows:
+        result[key].append(row)
+        save()
+
+
 def run(args: argparse.Namespace, pkg, runner: Runner, ops: set[str], result: dict[str, Any],
         save: Callable[[], None]) -> None:
     """The sweeps asked for, after bench_ops' main table, into its result (saved row by row)."""
     if args.sweep and (not ops or "rms_norm" in ops):
         result["rms_norm_config_sweep"] = run_sweep(pkg, runner, ISSUE_SHAPES + LTX_SHAPES)
     if args.sweep_rope:
-        result["rope_sweep_method"] = (
+        _stream(result, "rope_sweep", (
             "bf16 x, fp32 cos/sin of x's shape (LTX's tables at the 2688-token shapes); per shape the default"
             " op and rope_interleaved_with_config at chunks_per_thread 0 (the per-row kernel) and 1/2/4 (the"
-            " flat kernel), same rotated graph timer and do_bench as the main table")
-        result["rope_sweep"] = []
-        for row in run_rope_sweep(pkg, runner):
-            result["rope_sweep"].append(row)
-            save()
+            " flat kernel), same rotated graph timer and do_bench as the main table"),
+                run_rope_sweep(pkg, runner), save)
     if args.sweep_gelu:
-        result["gelu_sweep_method"] = (
+        _stream(result, "gelu_sweep", (
             "bf16 x of the main table's GELU shapes; per shape the default op and gelu_tanh_with_config at"
             " every GELU_SWEEP_POINTS threads per block x 16-byte chunks per thread, same rotated graph timer"
-            " and do_bench as the main table")
-        result["gelu_sweep"] = []
-        for row in run_gelu_sweep(pkg, runner):
-            result["gelu_sweep"].append(row)
-            save()
+            " and do_bench as the main table"),
+                run_gelu_sweep(pkg, runner), save)
     if args.sweep_qk:
-        result["qk_sweep_method"] = (
+        _stream(result, "qk_sweep", (
             "bf16 q/k with weights, fp32 cos/sin of q's shape (LTX's tables at the 2688-token shapes); per"
             " shape the default op and rms_norm_rope_qk_with_config at every QK_SWEEP threads x chunks, same"
-            " rotated graph timer and do_bench as the main table")
-        result["qk_sweep"] = []
-        for row in run_qk_sweep(pkg, runner):
-            result["qk_sweep"].append(row)
-            save()
+            " rotated graph timer and do_bench as the main table"),
+                run_qk_sweep(pkg, runner), save)
     if args.sweep_adaln:
-        result["adaln_sweep_method"] = (
+        _stream(result, "adaln_sweep", (
             "bf16, scale/shift (and gate) [B,1,D] slices of a [B,1,6,D] table, no weight; per shape the"
             " default op and every threads x chunks / rows_per_block / flags point of the *_with_config op,"
             " same rotated graph timer and do_bench as the main table; rows_per_block 0 = the default rows"
             " kernel at that config, >= 1 = the column-stationary kernel; flags 1 = streaming cache hints,"
             " 2 = prefetch the next row (column-stationary), 4 = scale/shift read after the reduction (rows"
             " kernel), 8 / 16 = the pipelined kernel with 2 / 3 stages (rows_per_block 0), 64 = the lean rows"
-            " kernel (1-2 chunks)" + ("; the fused add without its gate (gate=None)" if args.adaln_ungated else ""))
-        result["adaln_sweep"] = []
-        for row in run_adaln_sweep(pkg, runner, ops, not args.adaln_rows_only, not args.adaln_ungated):
-            result["adaln_sweep"].append(row)
-            save()
+            " kernel (1-2 chunks)" + ("; the fused add without its gate (gate=None)" if args.adaln_ungated else "")),
+                run_adaln_sweep(pkg, runner, ops, not args.adaln_rows_only, not args.adaln_ungated), save)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -232,6 +232,25 @@ def test_the_gelu_sweep_is_opt_in_and_times_every_block_size_and_unroll_on_every
     assert plan["gelu_sweep_measurements"] == len(shapes) * 13
 
 
+def test_each_sweep_writes_its_method_then_its_rows_saving_after_every_row(sweep_ops, monkeypatch) -> None:
+    import argparse
+
+    rows = {name: [{"shape": f"{name}-{i}"} for i in range(n)]
+            for name, n in (("rope", 2), ("gelu", 1), ("qk", 3), ("adaln", 2))}
+    for name in rows:
+        monkeypatch.setattr(sweep_ops, f"run_{name}_sweep", lambda *a, _r=rows[name], **k: iter(_r))
+    result: dict = {"rows": []}
+    saved: list[list[str]] = []
+    args = argparse.Namespace(sweep=False, sweep_rope=True, sweep_gelu=True, sweep_qk=True, sweep_adaln=True,
+                              adaln_rows_only=False, adaln_ungated=True)
+    sweep_ops.run(args, None, None, set(), result, lambda: saved.append(list(result)))
+    keys = [k for name in ("rope", "gelu", "qk", "adaln") for k in (f"{name}_sweep_method", f"{name}_sweep")]
+    assert list(result) == ["rows", *keys]
+    assert all(result[f"{name}_sweep"] == r for name, r in rows.items())
+    assert len(saved) == sum(map(len, rows.values()))
+    assert result["adaln_sweep_method"].endswith("(gate=None)")
+
+
 def test_the_ncu_profile_driver_explains_itself_and_refuses_a_machine_without_gpu(tmp_path) -> None:
     import subprocess
     import sys
