@@ -191,6 +191,32 @@ def test_capabilities_are_left_to_kernel_builder_by_default(tmp_path: Path) -> N
     assert "7.5, 8.0, 8.6, 8.7, 8.9, 9.0, 10.0, 11.0, 12.0, 12.1+PTX" in text  # the comment names the list
 
 
+def test_hub_repo_is_left_commented_out_by_default(tmp_path: Path) -> None:
+    assert run_script(NEW_PROJECT, "no-hub", "--op", "rmsnorm", "--out", tmp_path).returncode == 0
+    text = (tmp_path / "no-hub" / "build.toml").read_text()
+    assert "hub" not in tomllib.loads(text)["general"]
+    assert '# repo-id = "your-org/no-hub"' in text
+    assert 'get_kernel("your-org/no-hub", version=1)' in (tmp_path / "no-hub" / "README.md").read_text()
+
+
+def test_hub_repo_names_the_upload_target_in_build_toml_and_readme(tmp_path: Path) -> None:
+    result = run_script(NEW_PROJECT, "to-hub", "--op", "glu", "--hub-repo", "my-org/fast_glu.v2", "--out", tmp_path)
+    assert result.returncode == 0, result.stderr
+    config = tomllib.loads((tmp_path / "to-hub" / "build.toml").read_text())
+    assert config["general"]["hub"] == {"repo-id": "my-org/fast_glu.v2"}
+    assert config["general"]["name"] == "to-hub"
+    assert 'get_kernel("my-org/fast_glu.v2", version=1)' in (tmp_path / "to-hub" / "README.md").read_text()
+
+
+@pytest.mark.parametrize("repo", ["no-slash", "a/b/c", "org/", "/name", "org/-lead", "org/trail.", "org/dou--ble",
+                                  "org/do..ts", "org/sp ace", "org/" + "x" * 93, 'org/quo"te'])
+def test_a_bad_hub_repo_is_a_usage_error_and_writes_nothing(tmp_path: Path, repo: str) -> None:
+    result = run_script(NEW_PROJECT, "ok-name", "--op", "rmsnorm", "--hub-repo", repo, "--out", tmp_path)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.startswith("new_kernel_project: error: invalid --hub-repo") and result.stderr.count("\n") == 1
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_scaffold_and_build_local_quote_the_same_kernel_builder_list() -> None:
     quoted = [c.removesuffix("+PTX") for c in new_kernel_project.DEFAULT_KERNEL_BUILDER_CAPABILITIES]
     assert tuple(quoted) == build_local.DEFAULT_CAPABILITIES_CUDA13

@@ -77,7 +77,7 @@ MIN_CAPABILITY = (7, 5)  # CUDA 13 dropped sm_50..sm_72; the skill's kernels ass
 
 NAME_RE = re.compile(r"^[a-z][a-z0-9]*(?:[-_][a-z0-9]+)*$")
 ARCH_RE = re.compile(r"^\d+\.\d+[af]?(?:\+PTX)?$")
-TOKEN_RE = re.compile(r"__(?:NAME|PKG|OP|CAPABILITIES|SKILL_SCRIPTS)__")
+TOKEN_RE = re.compile(r"__(?:NAME|PKG|OP|CAPABILITIES|SKILL_SCRIPTS|HUB|HUB_REPO)__")
 # common/ and each op's folder: files at their project paths, and the rest of the project in
 # BUNDLE, as `## PATH` headings over ~~~ blocks; the op's `## README.md` block fills the slots
 # of common/README.md.
@@ -147,6 +147,34 @@ def parse_capabilities(text: str) -> list[str]:
             exit_code=2,
         )
     return sorted(dict.fromkeys(caps), key=key)
+
+
+# A Hub repository id as huggingface_hub accepts it: [owner/]name of letters, digits, '-', '_'
+# and '.', neither starting nor ending with '-' or '.', no '--' or '..', at most 96 characters.
+HUB_REPO_RE = re.compile(r"[A-Za-z0-9_](?:[\w.-]*[A-Za-z0-9_])?/[A-Za-z0-9_](?:[\w.-]*[A-Za-z0-9_])?")
+
+
+def validate_hub_repo(repo: str) -> str:
+    """Return ``repo`` if it is a Hub repository id ORG/NAME, else raise ScaffoldError (usage)."""
+    if not HUB_REPO_RE.fullmatch(repo) or "--" in repo or ".." in repo or len(repo) > 96:
+        raise ScaffoldError(
+            f"invalid --hub-repo {repo!r}: give the Hub repository as ORG/NAME (letters, digits, '-', '_', "
+            "'.'; e.g. my-org/my-rmsnorm)",
+            exit_code=2,
+        )
+    return repo
+
+
+def hub_lines(hub_repo: str | None) -> str:
+    """The build.toml lines that name the Hub repository `kernel-builder build-and-upload` targets."""
+    if hub_repo is None:
+        return (
+            "# Uncomment to choose the Hub repository that `kernel-builder build-and-upload` targets\n"
+            "# (new_kernel_project.py --hub-repo ORG/NAME writes it).\n"
+            "# [general.hub]\n"
+            '# repo-id = "your-org/__NAME__"'
+        )
+    return f'# The Hub repository `kernel-builder build-and-upload` targets.\n[general.hub]\nrepo-id = "{hub_repo}"'
 
 
 def capabilities_lines(capabilities: list[str] | None) -> str:
@@ -239,14 +267,18 @@ def template_files(op: str) -> dict[str, str]:
     return files
 
 
-def render(op: str, name: str, capabilities: list[str] | None = None) -> dict[Path, str]:
+def render(op: str, name: str, capabilities: list[str] | None = None, hub_repo: str | None = None) -> dict[Path, str]:
     """All files of the project, relative path -> text, with the placeholders filled in.
 
-    ``capabilities`` None (the default) leaves ``cuda-capabilities`` out of build.toml.
+    ``capabilities`` None (the default) leaves ``cuda-capabilities`` out of build.toml;
+    ``hub_repo`` None leaves ``[general.hub]`` commented out.
     """
     raw = template_files(op)
     package = validate_name(name)
     values = {
+        # Before __NAME__: the commented-out default names the kernel.
+        "__HUB__": hub_lines(None if hub_repo is None else validate_hub_repo(hub_repo)),
+        "__HUB_REPO__": hub_repo or f"your-org/{name}",
         "__NAME__": name,
         "__PKG__": package,
         "__OP__": op,
@@ -267,7 +299,9 @@ def render(op: str, name: str, capabilities: list[str] | None = None) -> dict[Pa
     return files
 
 
-def plan_project(name: str, op: str, capabilities: list[str] | None, out: Path, force: bool) -> Plan:
+def plan_project(
+    name: str, op: str, capabilities: list[str] | None, out: Path, force: bool, hub_repo: str | None = None
+) -> Plan:
     if out.exists() and not out.is_dir():
         raise ScaffoldError(f"--out {out} is a file, not a directory; give the folder the project goes into", exit_code=2)
     target = out / name
@@ -275,7 +309,7 @@ def plan_project(name: str, op: str, capabilities: list[str] | None, out: Path, 
         raise ScaffoldError(f"{target} exists and is not a directory")
     if target.is_dir() and any(target.iterdir()) and not force:
         raise ScaffoldError(f"{target} already exists and is not empty; pass --force to overwrite the template's files")
-    files = render(op, name, capabilities)
+    files = render(op, name, capabilities, hub_repo)
     if target.is_dir():
         foreign = _other_ops_files(op, name, capabilities, target, files)
         if foreign:
@@ -350,6 +384,13 @@ def _parser() -> argparse.ArgumentParser:
         f"for its own list, {','.join(DEFAULT_KERNEL_BUILDER_CAPABILITIES)} with CUDA 13); set it only when "
         "a kernel needs specific architectures",
     )
+    parser.add_argument(
+        "--hub-repo",
+        default=None,
+        metavar="ORG/NAME",
+        help="the Hub repository `kernel-builder build-and-upload` publishes to ([general.hub] repo-id in "
+        "build.toml; default: left commented out)",
+    )
     parser.add_argument("--out", default=".", metavar="DIR", help="parent directory of the project (default: .)")
     parser.add_argument("--force", action="store_true", help="write into an existing non-empty directory")
     return parser
@@ -359,7 +400,9 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         capabilities = None if args.capabilities is None else parse_capabilities(args.capabilities)
-        plan = plan_project(args.name, args.op, capabilities, Path(args.out).expanduser().resolve(), args.force)
+        plan = plan_project(
+            args.name, args.op, capabilities, Path(args.out).expanduser().resolve(), args.force, args.hub_repo
+        )
         replaced = write_project(plan)
     except ScaffoldError as exc:
         print(f"new_kernel_project: error: {exc}", file=sys.stderr)
