@@ -8,6 +8,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <cstring>
 
 #include "dtype.h"
 
@@ -53,37 +54,55 @@ __host__ __device__ __forceinline__ int phase_of(const T* p) {
   return static_cast<int>(reinterpret_cast<uintptr_t>(p) % 16 / sizeof(T));
 }
 
-// Elements from the pack that starts S elements before p's pack boundary: the window
-// a[S..N) ++ b[0..S). Every index is a constant after unrolling, so the shift is register
-// moves, never local memory.
-template <typename T, int S>
-__device__ __forceinline__ Pack<T> funnel(const Pack<T>& a, const Pack<T>& b) {
-  constexpr int N = kPack<T>;
-  Pack<T> r;
-#pragma unroll
-  for (int i = 0; i < N; ++i) r.v[i] = i + S < N ? a.v[i + S] : b.v[i + S - N];
-  return r;
+// kPack<T> elements starting at p, for any element-aligned p, in two steps: load_raw issues
+// the loads (one 16-byte load when p is aligned, else the two aligned packs that hold the
+// window; both hold a requested element, so no byte outside the requested 16-byte blocks is
+// touched, and neighbours share packs through L1), window() picks the elements out with
+// selects and a 32-bit funnel shift. Issue every load of a thread before the first
+// window(): a use that waits for its load before the next load goes out (a branch per
+// alignment case did that, ending each call in a merge) leaves one load per thread in
+// flight, 40-72 % of the copy bandwidth on an H100 for every scaffold at >= 100 MB
+// (evidence/scaffolds/h100_branchy_load_any.json).
+struct RawPack {
+  uint4 a, b;
+};
+
+template <typename T>
+__device__ __forceinline__ RawPack load_raw(const T* p) {
+  const int s = phase_of(p);
+  const uint4* base = reinterpret_cast<const uint4*>(p - s);
+  // The second load reads base[0] again when p is aligned (an L1 hit): an address select
+  // instead of a branch, so nothing between this thread's loads waits for one of them.
+  return {base[0], base[s != 0 ? 1 : 0]};
 }
 
-// kPack<T> elements starting at p, for any element-aligned p: one 16-byte load when p is
-// aligned, else the two aligned 16-byte packs that hold the window and a register shift.
-// Both packs hold at least one requested element, so no byte outside the 16-byte blocks
-// of the requested range is touched; neighbouring threads share packs through L1.
+template <typename T>
+__device__ __forceinline__ Pack<T> window(const RawPack& r, const T* p) {
+  const int off = phase_of(p) * static_cast<int>(sizeof(T));  // bytes, 0..15
+  const int q = off >> 2;                                     // whole words to skip, 0..3
+  const int shift = (off & 3) * 8;                            // then bits: 0, or 16 for 2-byte types
+  const uint32_t w[8] = {r.a.x, r.a.y, r.a.z, r.a.w, r.b.x, r.b.y, r.b.z, r.b.w};
+  // w[i + q] by selects: a runtime index into a register array would go to local memory.
+  auto pick = [&](int i) -> uint64_t {
+    uint32_t v = w[i];
+    v = q == 1 ? w[i + 1] : v;
+    v = q == 2 ? w[i + 2] : v;
+    v = q == 3 ? w[i + 3] : v;
+    return v;
+  };
+  auto word = [&](int i) { return static_cast<uint32_t>(((pick(i + 1) << 32) | pick(i)) >> shift); };
+  const uint4 out = make_uint4(word(0), word(1), word(2), word(3));
+  Pack<T> v;
+  static_assert(sizeof(v) == sizeof(out), "a pack is 16 bytes");
+  memcpy(&v, &out, sizeof(v));
+  return v;
+}
+
+// Both steps at once: for a pack used right away (its loads still go out together with any
+// other load_any of the same straight-line code).
 template <typename T>
 __device__ __forceinline__ Pack<T> load_any(const T* p) {
-  const int s = phase_of(p);
-  if (s == 0) return load_pack(p);
-  const Pack<T> a = load_pack(p - s);
-  const Pack<T> b = load_pack(p - s + kPack<T>);
-  switch (s) {
-    case 1: return funnel<T, 1>(a, b);
-    case 2: return funnel<T, 2 % kPack<T>>(a, b);
-    case 3: return funnel<T, 3 % kPack<T>>(a, b);
-    case 4: return funnel<T, 4 % kPack<T>>(a, b);
-    case 5: return funnel<T, 5 % kPack<T>>(a, b);
-    case 6: return funnel<T, 6 % kPack<T>>(a, b);
-    default: return funnel<T, 7 % kPack<T>>(a, b);
-  }
+  return window(load_raw(p), p);
 }
 
 // Stores a pack at p: one 16-byte store when p is aligned (the body of an output row

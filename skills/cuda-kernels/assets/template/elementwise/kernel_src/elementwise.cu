@@ -52,19 +52,20 @@ __global__ void __launch_bounds__(kThreads) elementwise_rows(ElementwiseArgs a, 
   }
   const int nt = blockDim.x;
   const int64_t j0 = chunk * (kUnroll * nt) + t;
-  Pack<T> v[kUnroll];
+  RawPack raw[kUnroll];
 #pragma unroll
   for (int k = 0; k < kUnroll; ++k) {
     const int64_t j = j0 + k * nt;
-    if (j < sp.packs) v[k] = load_any(x + sp.head + j * N);
+    if (j < sp.packs) raw[k] = load_raw(x + sp.head + j * N);
   }
 #pragma unroll
   for (int k = 0; k < kUnroll; ++k) {
     const int64_t j = j0 + k * nt;
     if (j < sp.packs) {
+      const Pack<T> v = window(raw[k], x + sp.head + j * N);
       Pack<T> o;
 #pragma unroll
-      for (int i = 0; i < N; ++i) o.v[i] = from_float<T>(apply<ACT>(to_float(v[k].v[i])));
+      for (int i = 0; i < N; ++i) o.v[i] = from_float<T>(apply<ACT>(to_float(v.v[i])));
       store_pack(y + sp.head + j * N, o);
     }
   }

@@ -34,7 +34,9 @@ ks::DType ks_dtype(at::ScalarType t) {
 // [rows, hidden]: a view when the leading dimensions collapse to one row stride
 // (contiguous tensors, x[..., 1:], column slices), otherwise reshape copies.
 at::Tensor as_rows(const at::Tensor& t) {
-  at::Tensor rows = t.reshape({-1, t.size(-1)});
+  int64_t lead = 1;  // not reshape({-1, n}): ambiguous, so an error, when n is 0
+  for (int64_t d = 0; d + 1 < t.dim(); ++d) lead *= t.size(d);
+  at::Tensor rows = t.reshape({lead, t.size(-1)});
   if (rows.size(1) > 1 && rows.stride(1) != 1) rows = rows.contiguous();
   return rows;
 }
