@@ -52,6 +52,7 @@ def test_every_kernel_fits_its_launch_without_spills(op: str, arch: str, tmp_pat
     kernels, ptx = res.ptxas_report(nvcc, project / "kernel_src" / f"{op}.cu", arch, tmp_path / "keep")
     assert kernels, f"ptxas reported no kernel for {op}.cu"
     problems = res.resource_problems(kernels, res.launch_bounds(ptx))
+    problems += [f"{k}: no 16-byte store" for k in res.narrow_store_kernels(ptx)]
     assert not problems, f"{op} sm_{arch.replace('.', '')}:\n" + "\n".join(problems)
 
 
@@ -74,6 +75,11 @@ def test_the_parsers_read_real_tool_output(tmp_path: Path) -> None:
         "_Z1jv: no __launch_bounds__", "_Z1kv: 1024 threads x 72 registers > 65536",
         "_Z1kv: spills (28 B stored, 16 B loaded)"]
     assert res.resource_problems({}, bounds)[0].startswith("ptxas reported []")
+    # A 16-byte store in any cache form counts; 2- and 4-byte pieces do not.
+    pieces = (".visible .entry _Z1pv(\n)\n{\n st.global.v2.u16 [%rd1], {%rs1, %rs2};\n st.global.f32 [%rd2], %f1;\n}\n"
+              ".visible .entry _Z1wv(\n)\n{\n st.global.wb.v4.u32 [%rd1], {%r1, %r2, %r3, %r4};\n}\n"
+              ".visible .entry _Z1fv(\n)\n{\n st.global.v4.f32 [%rd1], {%f1, %f2, %f3, %f4};\n}\n")
+    assert res.narrow_store_kernels(pieces) == ["_Z1pv"]
 
 
 def test_the_checked_architectures_follow_build_toml(tmp_path: Path) -> None:

@@ -43,9 +43,27 @@ __device__ __forceinline__ Pack<T> load_pack(const T* p) {
   return *reinterpret_cast<const Pack<T>*>(p);
 }
 
+// One st.global.v4 through __stwb (a plain write-back store). Assigning the Pack struct, or
+// a uint4 through a cast pointer (even with __builtin_assume_aligned), compiled (nvcc 13) to
+// 2- or 4-byte stores: 0 st.global.v4 in the PTX of glu, elementwise, layernorm and rope.
+// tests/test_kernel_resources.py fails a kernel whose PTX has no 16-byte store.
+// The four words are assembled from the elements' bits, in registers.
+__device__ __forceinline__ uint32_t bits_of(float v) { return __float_as_uint(v); }
+__device__ __forceinline__ uint32_t bits_of(__half v) { return __half_as_ushort(v); }
+__device__ __forceinline__ uint32_t bits_of(__nv_bfloat16 v) { return __bfloat16_as_ushort(v); }
+
 template <typename T>
 __device__ __forceinline__ void store_pack(T* p, const Pack<T>& v) {
-  *reinterpret_cast<Pack<T>*>(p) = v;
+  uint32_t w[4];
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    if constexpr (sizeof(T) == 4) {
+      w[i] = bits_of(v.v[i]);
+    } else {
+      w[i] = bits_of(v.v[2 * i]) | bits_of(v.v[2 * i + 1]) << 16;
+    }
+  }
+  __stwb(reinterpret_cast<uint4*>(p), make_uint4(w[0], w[1], w[2], w[3]));
 }
 
 // Elements of T between the last 16-byte boundary and p (0 when p is 16-byte aligned).
@@ -54,15 +72,47 @@ __host__ __device__ __forceinline__ int phase_of(const T* p) {
   return static_cast<int>(reinterpret_cast<uintptr_t>(p) % 16 / sizeof(T));
 }
 
-// kPack<T> elements starting at p, for any element-aligned p, in two steps: load_raw issues
-// the loads (one 16-byte load when p is aligned, else the two aligned packs that hold the
-// window; both hold a requested element, so no byte outside the requested 16-byte blocks is
-// touched, and neighbours share packs through L1), window() picks the elements out with
-// selects and a 32-bit funnel shift. Issue every load of a thread before the first
-// window(): a use that waits for its load before the next load goes out (a branch per
-// alignment case did that, ending each call in a merge) leaves one load per thread in
-// flight, 40-72 % of the copy bandwidth on an H100 for every scaffold at >= 100 MB
-// (evidence/scaffolds/h100_branchy_load_any.json).
+// Elements from the pack that starts S elements before p's pack boundary: the window
+// a[S..N) ++ b[0..S). Every index is a constant after unrolling, so the shift is register
+// moves, never local memory.
+template <typename T, int S>
+__device__ __forceinline__ Pack<T> funnel(const Pack<T>& a, const Pack<T>& b) {
+  constexpr int N = kPack<T>;
+  Pack<T> r;
+#pragma unroll
+  for (int i = 0; i < N; ++i) r.v[i] = i + S < N ? a.v[i + S] : b.v[i + S - N];
+  return r;
+}
+
+// kPack<T> elements starting at p, for any element-aligned p: one 16-byte load when p is
+// aligned, else the two aligned 16-byte packs that hold the window and a register shift.
+// Both packs hold at least one requested element, so no byte outside the 16-byte blocks
+// of the requested range is touched; neighbouring threads share packs through L1.
+template <typename T>
+__device__ __forceinline__ Pack<T> load_any(const T* p) {
+  const int s = phase_of(p);
+  if (s == 0) return load_pack(p);
+  const Pack<T> a = load_pack(p - s);
+  const Pack<T> b = load_pack(p - s + kPack<T>);
+  switch (s) {
+    case 1: return funnel<T, 1>(a, b);
+    case 2: return funnel<T, 2 % kPack<T>>(a, b);
+    case 3: return funnel<T, 3 % kPack<T>>(a, b);
+    case 4: return funnel<T, 4 % kPack<T>>(a, b);
+    case 5: return funnel<T, 5 % kPack<T>>(a, b);
+    case 6: return funnel<T, 6 % kPack<T>>(a, b);
+    default: return funnel<T, 7 % kPack<T>>(a, b);
+  }
+}
+
+// load_any in two steps, for a loop of several packs per thread: load_raw issues the loads
+// (the aligned pack, and the next one only when p is not aligned), window() picks the
+// elements out with selects and a 32-bit funnel shift. Issue every pack's load_raw before
+// the first window(): load_any's switch ends each call in a merge that waits for its load,
+// so a loop of load_any calls has one load in flight at a time. In the elementwise kernel
+// this took an H100 from 71.8 % to 79.2 % of copy bandwidth at 134 MB (same run; the
+// kernel-skills repository's evidence/scaffolds/README.md). The row kernels keep load_any
+// until a GPU run times them with it (their variant ran slower, with 2-byte output stores).
 struct RawPack {
   uint4 a, b;
 };
@@ -74,8 +124,7 @@ __device__ __forceinline__ RawPack load_raw(const T* p) {
   RawPack r;
   r.a = base[0];
   r.b = make_uint4(0u, 0u, 0u, 0u);
-  // A predicated load (ptxas makes it one), not a second load of base[0]: that one doubled
-  // the row kernels' L2 reads (rmsnorm 0.36x the best peer on an H200, commit 44486d6).
+  // A predicated load (ptxas makes it one), never a branch whose merge would wait for r.a.
   if (s != 0) r.b = base[1];
   return r;
 }
@@ -100,13 +149,6 @@ __device__ __forceinline__ Pack<T> window(const RawPack& r, const T* p) {
   static_assert(sizeof(v) == sizeof(out), "a pack is 16 bytes");
   memcpy(&v, &out, sizeof(v));
   return v;
-}
-
-// Both steps at once: for a pack used right away (its loads still go out together with any
-// other load_any of the same straight-line code).
-template <typename T>
-__device__ __forceinline__ Pack<T> load_any(const T* p) {
-  return window(load_raw(p), p);
 }
 
 // Stores a pack at p: one 16-byte store when p is aligned (the body of an output row

@@ -54,23 +54,22 @@ __global__ void __launch_bounds__(kThreads) glu_rows(GluArgs a, int64_t blocks_p
   }
   const int nt = blockDim.x;
   const int64_t j0 = chunk * (kUnroll * nt) + t;
-  RawPack rg[kUnroll], ru[kUnroll];
+  Pack<T> g[kUnroll], u[kUnroll];
 #pragma unroll
   for (int k = 0; k < kUnroll; ++k) {
     const int64_t j = j0 + k * nt;
     if (j < sp.packs) {
-      rg[k] = load_raw(gate + sp.head + j * N);
-      ru[k] = load_raw(up + sp.head + j * N);
+      g[k] = load_any(gate + sp.head + j * N);
+      u[k] = load_any(up + sp.head + j * N);
     }
   }
 #pragma unroll
   for (int k = 0; k < kUnroll; ++k) {
     const int64_t j = j0 + k * nt;
     if (j < sp.packs) {
-      const Pack<T> g = window(rg[k], gate + sp.head + j * N), u = window(ru[k], up + sp.head + j * N);
       Pack<T> o;
 #pragma unroll
-      for (int i = 0; i < N; ++i) o.v[i] = from_float<T>(activate<ACT>(to_float(g.v[i])) * to_float(u.v[i]));
+      for (int i = 0; i < N; ++i) o.v[i] = from_float<T>(activate<ACT>(to_float(g[k].v[i])) * to_float(u[k].v[i]));
       store_pack(y + sp.head + j * N, o);
     }
   }

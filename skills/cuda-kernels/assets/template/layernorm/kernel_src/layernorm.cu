@@ -72,17 +72,11 @@ __global__ void __launch_bounds__(kMaxLanes) layer_norm_rows(LayerNormArgs a) {
     if (t < sp.tail) tail_v = to_float(x[tail0 + t]);
     sum = head_v + tail_v;
     if constexpr (VPT > 0) {
-      RawPack rx[VPT];  // every load of the lane out before the first is used (common.cuh)
-#pragma unroll
-      for (int k = 0; k < VPT; ++k) {
-        const int64_t j = t + static_cast<int64_t>(k) * lanes;
-        if (j < sp.packs) rx[k] = load_raw(x + sp.head + j * N);
-      }
 #pragma unroll
       for (int k = 0; k < VPT; ++k) {
         const int64_t j = t + static_cast<int64_t>(k) * lanes;
         if (j < sp.packs) {
-          cache[k] = window(rx[k], x + sp.head + j * N);
+          cache[k] = load_any(x + sp.head + j * N);
 #pragma unroll
           for (int i = 0; i < N; ++i) sum += to_float(cache[k].v[i]);
         }

@@ -15,8 +15,8 @@
 //   against an odd row) are read with two aligned 16-byte loads and a register shift.
 // - Lanes per row grow with the width (about 2 packs per lane, 8..1024 lanes). Narrow
 //   rows share a 256-thread block, one group of lanes per row.
-// - Rows too wide for the register cache (more than 2 packs per lane at 1024 lanes: over
-//   16384 elements, 8192 for fp32) re-read the row in the second pass, from L2.
+// - Rows too wide for the register cache (more than 2 packs per lane at 1024 lanes, 4 for
+//   fp32: over 16384 elements) re-read the row in the second pass, from L2.
 // - __launch_bounds__(1024): at most 64 registers per thread, so a 1024-thread block fits
 //   an SM's 65536 registers (tests/test_kernel_resources.py checks it with ptxas -v).
 // - Indices are int64 (rows * hidden can pass 2^31).
@@ -83,29 +83,10 @@ __global__ void __launch_bounds__(kMaxLanes) rms_norm_rows(RmsNormArgs a) {
       return p;
     };
     if constexpr (VPT > 0) {
-      // Every load of the lane goes out before the first is used (load_raw, common.cuh).
-      RawPack rx[VPT], rr[VPT];
 #pragma unroll
       for (int k = 0; k < VPT; ++k) {
-        const int64_t e = sp.head + (t + static_cast<int64_t>(k) * lanes) * N;
-        if (e < tail0) {
-          rx[k] = load_raw(x + e);
-          if (res != nullptr) rr[k] = load_raw(res + e);
-        }
-      }
-#pragma unroll
-      for (int k = 0; k < VPT; ++k) {
-        const int64_t e = sp.head + (t + static_cast<int64_t>(k) * lanes) * N;
-        if (e < tail0) {
-          Pack<T> p = window(rx[k], x + e);
-          if (res != nullptr) {
-            p = add_round(p, window(rr[k], res + e));
-            store_any(s + e, p);
-          }
-#pragma unroll
-          for (int i = 0; i < N; ++i) sum_sq += to_float(p.v[i]) * to_float(p.v[i]);
-          cache[k] = p;
-        }
+        const int64_t j = t + static_cast<int64_t>(k) * lanes;
+        if (j < sp.packs) cache[k] = load(j);
       }
     } else {
       for (int64_t j = t; j < sp.packs; j += lanes) load(j);
@@ -132,30 +113,10 @@ __global__ void __launch_bounds__(kMaxLanes) rms_norm_rows(RmsNormArgs a) {
     store_pack(y + e, o);
   };
   if constexpr (VPT > 0) {
-    if (w != nullptr) {  // the weight's loads, all out before the first multiply
-      RawPack rw[VPT];
 #pragma unroll
-      for (int k = 0; k < VPT; ++k) {
-        const int64_t e = sp.head + (t + static_cast<int64_t>(k) * lanes) * N;
-        if (e < tail0) rw[k] = load_raw(w + e);
-      }
-#pragma unroll
-      for (int k = 0; k < VPT; ++k) {
-        const int64_t e = sp.head + (t + static_cast<int64_t>(k) * lanes) * N;
-        if (e < tail0) {
-          const Pack<T> wv = window(rw[k], w + e);
-          Pack<T> o;
-#pragma unroll
-          for (int i = 0; i < N; ++i) o.v[i] = from_float<T>(to_float(cache[k].v[i]) * rstd * to_float(wv.v[i]));
-          store_pack(y + e, o);
-        }
-      }
-    } else {
-#pragma unroll
-      for (int k = 0; k < VPT; ++k) {
-        const int64_t j = t + static_cast<int64_t>(k) * lanes;
-        if (j < sp.packs) store(j, cache[k]);
-      }
+    for (int k = 0; k < VPT; ++k) {
+      const int64_t j = t + static_cast<int64_t>(k) * lanes;
+      if (j < sp.packs) store(j, cache[k]);
     }
   } else {
     for (int64_t j = t; j < sp.packs; j += lanes) {
@@ -185,8 +146,10 @@ cudaError_t rms_norm(const RmsNormArgs& a, cudaStream_t stream) {
     const int64_t per_lane = (packs + lanes - 1) / lanes;
     if (per_lane <= 1) return launch<T, 1>(a, lanes, stream);
     if (per_lane <= 2) return launch<T, 2>(a, lanes, stream);
-    // 4 cached packs do not fit 64 registers once x's and the residual's loads all go out
-    // together (ptxas -v: fp32 spilled 200+ bytes), so wider rows re-read from L2.
+    // 4 cached packs fit 64 registers for fp32 only (bf16/fp16 spill): measured by ptxas.
+    if constexpr (sizeof(T) == 4) {
+      if (per_lane <= 4) return launch<T, 4>(a, lanes, stream);
+    }
     return launch<T, 0>(a, lanes, stream);
   });
 }

@@ -50,7 +50,10 @@ __global__ void __launch_bounds__(kMaxLanes) rope_rows(RopeArgs a) {
     if (2 * t < sp.tail) pair(sp.head + sp.packs * N + 2 * t);
     for (int64_t j = t; j < sp.packs; j += lanes) {
       const int64_t e = sp.head + j * N;
-      const Pack<T> xv = load_any(x + e), cv = load_any(cs + e), sv = load_any(sn + e);
+      // load_raw/window, not three load_any: with their switches and the 16-byte store
+      // ptxas spilled 40 bytes for sm_80 in fp16/bf16 (tests/test_kernel_resources.py).
+      const RawPack rx = load_raw(x + e), rc = load_raw(cs + e), rs = load_raw(sn + e);
+      const Pack<T> xv = window(rx, x + e), cv = window(rc, cs + e), sv = window(rs, sn + e);
       Pack<T> o;
 #pragma unroll
       for (int i = 0; i < N; i += 2) {
@@ -72,13 +75,9 @@ __global__ void __launch_bounds__(kMaxLanes) rope_rows(RopeArgs a) {
     if (t < sp.tail) one(sp.head + sp.packs * N + t);
     for (int64_t j = t; j < sp.packs; j += lanes) {
       const int64_t i = sp.head + j * N;
-      // All six loads out before the first is used (load_raw, common.cuh).
-      const RawPack rx1 = load_raw(x + i), rx2 = load_raw(x + i + half);
-      const RawPack rc1 = load_raw(cs + i), rs1 = load_raw(sn + i);
-      const RawPack rc2 = load_raw(cs + i + half), rs2 = load_raw(sn + i + half);
-      const Pack<T> x1 = window(rx1, x + i), x2 = window(rx2, x + i + half);
-      const Pack<T> c1 = window(rc1, cs + i), s1 = window(rs1, sn + i);
-      const Pack<T> c2 = window(rc2, cs + i + half), s2 = window(rs2, sn + i + half);
+      const Pack<T> x1 = load_any(x + i), x2 = load_any(x + i + half);
+      const Pack<T> c1 = load_any(cs + i), s1 = load_any(sn + i);
+      const Pack<T> c2 = load_any(cs + i + half), s2 = load_any(sn + i + half);
       Pack<T> o1, o2;
 #pragma unroll
       for (int k = 0; k < N; ++k) {
