@@ -16,8 +16,11 @@ where PATH is the JSON relative to the document and KIND says how to read it:
   ltx-kernels        examples/ltx_video/benchmarks/bench.json (bench_ops.py): the LTX-Video
                      shapes (2688 tokens), graph timer and do_bench side by side
   both-timers        examples/qwen3_8b/benchmarks/both_timers.json (both_timers.py): the
-                     headline shapes, every provider under both timers
+                     headline shapes under both timers, our kernel and the fastest peer
+                     under each (every peer is in the JSON)
   both-timers-kernel the same, our kernel only
+  long-rows          examples/long_rows/benchmarks/results.json (bench_long_rows.py): the
+                     rows of >= 64 MB, logsumexp and cross-entropy against the best peer
 
 Every table names its timer and the copy bandwidth its percentages refer to. A JSON that
 does not exist yet (a run still to be made) leaves a one-line note saying which script
@@ -95,8 +98,13 @@ def _both_timers(data: dict[str, Any], kernel_only: bool) -> list[str]:
     out += [head + " graph µs | graph % | do_bench µs | do_bench % | do_bench / graph |",
             "|---|---|--:|" + ("" if kernel_only else "---|") + "--:|--:|--:|--:|--:|"]
     for r in data["results"]:
+        # Ours and the fastest peer under each timer (one or two rows); the JSON has every peer.
+        peers = {n: p for n, p in r["providers"].items() if n != "kernel"}
+        keep = {"kernel"}
+        if peers and not kernel_only:
+            keep |= {min(peers, key=lambda n: peers[n][t]) for t in ("graph_us", "do_bench_us")}
         for name, p in r["providers"].items():
-            if kernel_only and name != "kernel":
+            if name not in keep:
                 continue
             who = "" if kernel_only else f" {'ours' if name == 'kernel' else name} |"
             out.append(f"| {r['op']} | {r['shape']} | {_mb(r['bytes'])} |{who} {p['graph_us']:.2f} | "
@@ -105,11 +113,25 @@ def _both_timers(data: dict[str, Any], kernel_only: bool) -> list[str]:
     return out
 
 
+def long_rows(data: dict[str, Any]) -> list[str]:
+    out = [f"Timer: {data['timer']}. % = of the bandwidth of a `copy_` of the same tensor, measured in the same run ({data['device']}, "
+           f"{data['date'][:10]}); target {data['target']}. Rows of >= 64 MB; every shape is in RESULTS.md.", "",
+           "| dtype | rows x vocab | MB | logsumexp µs | % of copy | × best peer | cross-entropy µs | % of copy | × best peer |",
+           "|---|---|--:|--:|--:|--:|--:|--:|--:|"]
+    for r in data["results"]:
+        if r["mbytes"] >= 64:  # the benchmark's MB are 10^6 bytes, as its target
+            out.append(f"| {r['dtype']} | {r['rows']} x {r['vocab']} | {r['mbytes']:.1f} | {r['lse_ours_us']:.1f} | "
+                       f"{r['lse_pct_copy']:.1f} | {r['lse_vs_best_peer']:.2f} | {r['ce_ours_us']:.1f} | "
+                       f"{r['ce_pct_copy']:.1f} | {r['ce_vs_best_peer']:.2f} |")
+    return out
+
+
 KINDS: dict[str, tuple[Callable[[dict[str, Any]], list[str]], str]] = {
     "qwen3-kernels": (qwen3_kernels, "benchmarks/bench_ops.py"),
     "ltx-kernels": (ltx_kernels, "benchmarks/bench_ops.py"),
     "both-timers": (lambda d: _both_timers(d, False), "examples/qwen3_8b/benchmarks/both_timers.py"),
     "both-timers-kernel": (lambda d: _both_timers(d, True), "examples/qwen3_8b/benchmarks/both_timers.py"),
+    "long-rows": (long_rows, "examples/long_rows/benchmarks/bench_long_rows.py"),
 }
 
 

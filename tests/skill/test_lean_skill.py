@@ -47,7 +47,7 @@ def test_each_example_readme_has_a_generated_results_table() -> None:
         if not any((readme.parent / "benchmarks").glob("*.json")):
             continue
         kinds = {kind for doc, kind, _ in GENERATED if doc == readme}
-        assert kinds & {"qwen3-kernels", "ltx-kernels"}, f"{readme}: no generated measured table"
+        assert kinds & {"qwen3-kernels", "ltx-kernels", "long-rows"}, f"{readme}: no generated measured table"
 
 
 @pytest.mark.parametrize("doc,kind,path", GENERATED,
@@ -65,8 +65,8 @@ def test_every_generated_table_names_its_timer_and_copy_reference() -> None:
     for doc, kind, path in GENERATED:
         if path.is_file():
             text = tables.render(kind, path)
-            assert "CUDA graph" in text and "copy_" in text, (doc, kind)
-            if kind != "qwen3-kernels":
+            assert ("CUDA graph" in text or "do_bench" in text) and "copy_" in text, (doc, kind)
+            if kind != "qwen3-kernels":  # the one graph-only table; the others give do_bench
                 assert "do_bench" in text, (doc, kind)
 
 
@@ -173,6 +173,7 @@ def test_skill_md_is_at_most_180_lines() -> None:
 
 def test_lessons_are_one_line_each_with_a_number_and_a_source() -> None:
     text = (skilldocs.SKILL / "references" / "lessons.md").read_text(encoding="utf-8")
+    text = re.sub(r"<!-- generated:.*?<!-- end generated -->", "", text, flags=re.DOTALL)  # measured tables
     rows = [line for line in text.splitlines() if line.startswith("| ") and not line.startswith(("| Rule", "|---"))]
     rows = [r for r in rows if r.count(" | ") >= 2 and not r.startswith("| op ")]
     assert len(rows) >= 10
