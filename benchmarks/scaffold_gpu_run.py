@@ -125,6 +125,16 @@ def build(run: Run, op: str, arch: str) -> None:
         shutil.copytree(project / "kernel_src", run.logs / op / "kernel_src", dirs_exist_ok=True)
 
 
+def source_commit() -> str | None:
+    """$SOURCE_COMMIT when the caller names it, else this checkout's HEAD. The caller's word
+    wins: the device machine's copy of the tree carried git metadata of an older commit
+    (every run of 2026-12-06 recorded ad738e8 for trees three to seven commits later)."""
+    if os.environ.get("SOURCE_COMMIT"):
+        return os.environ["SOURCE_COMMIT"]
+    git = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True, check=False)
+    return git.stdout.strip() if git.returncode == 0 and git.stdout.strip() else None
+
+
 def pytest_summary(text: str) -> str:
     lines = [ln.strip("= ").strip() for ln in text.strip().splitlines() if ln.strip()]
     for ln in reversed(lines):
@@ -278,9 +288,7 @@ def main(argv: list[str] | None = None) -> int:
         run.save()
         print(f"scaffold_gpu_run: no usable GPU: {exc}", file=sys.stderr)
         return 1
-    git = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True, check=False)
-    # The device gets a copy of the working tree without .git: the caller names the commit.
-    run.results["commit"] = git.stdout.strip() if git.returncode == 0 else os.environ.get("SOURCE_COMMIT")
+    run.results["commit"] = source_commit()
     run.results["stages"] = args.stages
     arch = run.results["environment"]["capability"]
     os.environ.setdefault("MAX_JOBS", str(max(2, (os.cpu_count() or 4) // max(1, args.jobs))))

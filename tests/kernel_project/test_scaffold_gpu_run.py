@@ -43,3 +43,12 @@ def test_results_md_counts_and_names_misses() -> None:
     assert "| rmsnorm | ok | 81 passed | - | 1 of 2 |" in text
     assert "MISSED % copy" in text and "| met |" in text
     assert run.summary(results) == "rmsnorm: build=ok; tests=ok (81 passed); bench=ok\n"
+
+
+def test_the_callers_commit_wins_over_the_checkouts(monkeypatch) -> None:
+    # The device's copy of the tree carried an older commit's git metadata: trust the caller.
+    monkeypatch.setenv("SOURCE_COMMIT", "1692281f3667b6621d5f1aa3dff689c467ebb4ae")
+    assert run.source_commit() == "1692281f3667b6621d5f1aa3dff689c467ebb4ae"
+    monkeypatch.delenv("SOURCE_COMMIT")
+    head = run.source_commit()
+    assert head is None or (len(head) == 40 and int(head, 16) >= 0)
