@@ -165,16 +165,22 @@ def validate_hub_repo(repo: str) -> str:
     return repo
 
 
-def hub_lines(hub_repo: str | None) -> str:
+def hub_repo_or_placeholder(hub_repo: str | None, name: str) -> str:
+    """The Hub repository the project names: --hub-repo's, validated, or your-org/NAME."""
+    return f"your-org/{name}" if hub_repo is None else validate_hub_repo(hub_repo)
+
+
+def hub_lines(hub_repo: str | None, name: str) -> str:
     """The build.toml lines that name the Hub repository `kernel-builder build-and-upload` targets."""
+    repo = hub_repo_or_placeholder(hub_repo, name)
     if hub_repo is None:
         return (
             "# Uncomment to choose the Hub repository that `kernel-builder build-and-upload` targets\n"
             "# (new_kernel_project.py --hub-repo ORG/NAME writes it).\n"
             "# [general.hub]\n"
-            '# repo-id = "your-org/__NAME__"'
+            f'# repo-id = "{repo}"'
         )
-    return f'# The Hub repository `kernel-builder build-and-upload` targets.\n[general.hub]\nrepo-id = "{hub_repo}"'
+    return f'# The Hub repository `kernel-builder build-and-upload` targets.\n[general.hub]\nrepo-id = "{repo}"'
 
 
 def capabilities_lines(capabilities: list[str] | None) -> str:
@@ -276,9 +282,8 @@ def render(op: str, name: str, capabilities: list[str] | None = None, hub_repo: 
     raw = template_files(op)
     package = validate_name(name)
     values = {
-        # Before __NAME__: the commented-out default names the kernel.
-        "__HUB__": hub_lines(None if hub_repo is None else validate_hub_repo(hub_repo)),
-        "__HUB_REPO__": hub_repo or f"your-org/{name}",
+        "__HUB__": hub_lines(hub_repo, name),
+        "__HUB_REPO__": hub_repo_or_placeholder(hub_repo, name),
         "__NAME__": name,
         "__PKG__": package,
         "__OP__": op,
