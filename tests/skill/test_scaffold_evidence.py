@@ -35,9 +35,7 @@ def test_lessons_quote_the_h100_run_of_every_scaffold() -> None:
 
 
 def test_the_templates_page_quotes_the_same_machine_comparison() -> None:
-    page = (skilldocs.SKILL / "references" / "kernel-templates.md").read_text()
+    page = " ".join((skilldocs.SKILL / "references" / "kernel-templates.md").read_text().split())
     new = _row("h100_run3/head", "elementwise", 8192, 4096)
     old = _row("h100_run3/ad738e8", "elementwise", 8192, 4096)
-    assert f"from {old['pct_of_copy_bandwidth']:.1f} % to\n  {new['pct_of_copy_bandwidth']:.1f} % of copy bandwidth" in page
-    slow = _row("h100_run3/head", "rmsnorm", 8192, 4096)["kernel_us"] / _row("h100_run3/ad738e8", "rmsnorm", 8192, 4096)["kernel_us"]
-    assert f"which ran {slow:.1f}× slower on that H100" in page
+    assert f"from {old['pct_of_copy_bandwidth']:.1f} % to {new['pct_of_copy_bandwidth']:.1f} % of copy bandwidth" in page

@@ -72,47 +72,15 @@ __host__ __device__ __forceinline__ int phase_of(const T* p) {
   return static_cast<int>(reinterpret_cast<uintptr_t>(p) % 16 / sizeof(T));
 }
 
-// Elements from the pack that starts S elements before p's pack boundary: the window
-// a[S..N) ++ b[0..S). Every index is a constant after unrolling, so the shift is register
-// moves, never local memory.
-template <typename T, int S>
-__device__ __forceinline__ Pack<T> funnel(const Pack<T>& a, const Pack<T>& b) {
-  constexpr int N = kPack<T>;
-  Pack<T> r;
-#pragma unroll
-  for (int i = 0; i < N; ++i) r.v[i] = i + S < N ? a.v[i + S] : b.v[i + S - N];
-  return r;
-}
-
-// kPack<T> elements starting at p, for any element-aligned p: one 16-byte load when p is
-// aligned, else the two aligned 16-byte packs that hold the window and a register shift.
-// Both packs hold at least one requested element, so no byte outside the 16-byte blocks
-// of the requested range is touched; neighbouring threads share packs through L1.
-template <typename T>
-__device__ __forceinline__ Pack<T> load_any(const T* p) {
-  const int s = phase_of(p);
-  if (s == 0) return load_pack(p);
-  const Pack<T> a = load_pack(p - s);
-  const Pack<T> b = load_pack(p - s + kPack<T>);
-  switch (s) {
-    case 1: return funnel<T, 1>(a, b);
-    case 2: return funnel<T, 2 % kPack<T>>(a, b);
-    case 3: return funnel<T, 3 % kPack<T>>(a, b);
-    case 4: return funnel<T, 4 % kPack<T>>(a, b);
-    case 5: return funnel<T, 5 % kPack<T>>(a, b);
-    case 6: return funnel<T, 6 % kPack<T>>(a, b);
-    default: return funnel<T, 7 % kPack<T>>(a, b);
-  }
-}
-
-// load_any in two steps, for a loop of several packs per thread: load_raw issues the loads
-// (the aligned pack, and the next one only when p is not aligned), window() picks the
-// elements out with selects and a 32-bit funnel shift. Issue every pack's load_raw before
-// the first window(): load_any's switch ends each call in a merge that waits for its load,
-// so a loop of load_any calls has one load in flight at a time. In the elementwise kernel
-// this took an H100 from 71.8 % to 79.2 % of copy bandwidth at 134 MB (same run; the
-// kernel-skills repository's evidence/scaffolds/README.md). The row kernels keep load_any
-// until a GPU run times them with it (their variant ran slower, with 2-byte output stores).
+// Loads at any element alignment, in two steps: load_raw issues the loads (the aligned
+// 16-byte pack that holds p, and the next one only when p is not aligned: 16 bytes of
+// request never touch a 16-byte block outside the requested range), window() picks the
+// kPack<T> elements out with selects and a 32-bit funnel shift. A loop that needs several
+// packs issues every load_raw before the first window(), so all its loads are in flight
+// together. (The earlier load_any picked the elements with a switch on the phase; each
+// call ended in a branch merge that waited for its load, so a thread had one load in
+// flight: the elementwise kernel went from 71.8 % to 79.2 % of copy bandwidth at 134 MB on
+// one H100 when it moved to load_raw; the kernel-skills repository's evidence/scaffolds.)
 struct RawPack {
   uint4 a, b;
 };
@@ -149,6 +117,12 @@ __device__ __forceinline__ Pack<T> window(const RawPack& r, const T* p) {
   static_assert(sizeof(v) == sizeof(out), "a pack is 16 bytes");
   memcpy(&v, &out, sizeof(v));
   return v;
+}
+
+// One pack at any alignment, when there is a single load to issue.
+template <typename T>
+__device__ __forceinline__ Pack<T> load_any(const T* p) {
+  return window(load_raw(p), p);
 }
 
 // Stores a pack at p: one 16-byte store when p is aligned (the body of an output row

@@ -54,22 +54,24 @@ __global__ void __launch_bounds__(kThreads) glu_rows(GluArgs a, int64_t blocks_p
   }
   const int nt = blockDim.x;
   const int64_t j0 = chunk * (kUnroll * nt) + t;
-  Pack<T> g[kUnroll], u[kUnroll];
+  RawPack g[kUnroll], u[kUnroll];
 #pragma unroll
   for (int k = 0; k < kUnroll; ++k) {
     const int64_t j = j0 + k * nt;
     if (j < sp.packs) {
-      g[k] = load_any(gate + sp.head + j * N);
-      u[k] = load_any(up + sp.head + j * N);
+      g[k] = load_raw(gate + sp.head + j * N);
+      u[k] = load_raw(up + sp.head + j * N);
     }
   }
 #pragma unroll
   for (int k = 0; k < kUnroll; ++k) {
     const int64_t j = j0 + k * nt;
     if (j < sp.packs) {
+      const Pack<T> gv = window(g[k], gate + sp.head + j * N);
+      const Pack<T> uv = window(u[k], up + sp.head + j * N);
       Pack<T> o;
 #pragma unroll
-      for (int i = 0; i < N; ++i) o.v[i] = from_float<T>(activate<ACT>(to_float(g[k].v[i])) * to_float(u[k].v[i]));
+      for (int i = 0; i < N; ++i) o.v[i] = from_float<T>(activate<ACT>(to_float(gv.v[i])) * to_float(uv.v[i]));
       store_pack(y + sp.head + j * N, o);
     }
   }

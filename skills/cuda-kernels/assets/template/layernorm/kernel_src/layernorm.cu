@@ -72,11 +72,17 @@ __global__ void __launch_bounds__(kMaxLanes) layer_norm_rows(LayerNormArgs a) {
     if (t < sp.tail) tail_v = to_float(x[tail0 + t]);
     sum = head_v + tail_v;
     if constexpr (VPT > 0) {
+      RawPack raw[VPT];  // every load of the lane in flight before the first is used
+#pragma unroll
+      for (int k = 0; k < VPT; ++k) {
+        const int64_t j = t + static_cast<int64_t>(k) * lanes;
+        if (j < sp.packs) raw[k] = load_raw(x + sp.head + j * N);
+      }
 #pragma unroll
       for (int k = 0; k < VPT; ++k) {
         const int64_t j = t + static_cast<int64_t>(k) * lanes;
         if (j < sp.packs) {
-          cache[k] = load_any(x + sp.head + j * N);
+          cache[k] = window(raw[k], x + sp.head + j * N);
 #pragma unroll
           for (int i = 0; i < N; ++i) sum += to_float(cache[k].v[i]);
         }
@@ -125,23 +131,29 @@ __global__ void __launch_bounds__(kMaxLanes) layer_norm_rows(LayerNormArgs a) {
     float v[N];
 #pragma unroll
     for (int i = 0; i < N; ++i) v[i] = (to_float(p.v[i]) - mean) * rstd;
+    // The operand packs' loads go out two at a time (load_any would wait for each one;
+    // all four at once spilled at 64 registers: ptxas -v).
+    const RawPack rw = w != nullptr ? load_raw(w + e) : RawPack{};
+    const RawPack rb = b != nullptr ? load_raw(b + e) : RawPack{};
     if (w != nullptr) {
-      const Pack<T> q = load_any(w + e);
+      const Pack<T> q = window(rw, w + e);
 #pragma unroll
       for (int i = 0; i < N; ++i) v[i] *= to_float(q.v[i]);
     }
     if (b != nullptr) {
-      const Pack<T> q = load_any(b + e);
+      const Pack<T> q = window(rb, b + e);
 #pragma unroll
       for (int i = 0; i < N; ++i) v[i] += to_float(q.v[i]);
     }
+    const RawPack rsc = sc != nullptr ? load_raw(sc + e) : RawPack{};
+    const RawPack rsh = sh != nullptr ? load_raw(sh + e) : RawPack{};
     if (sc != nullptr) {
-      const Pack<T> q = load_any(sc + e);
+      const Pack<T> q = window(rsc, sc + e);
 #pragma unroll
       for (int i = 0; i < N; ++i) v[i] *= 1.f + to_float(q.v[i]);
     }
     if (sh != nullptr) {
-      const Pack<T> q = load_any(sh + e);
+      const Pack<T> q = window(rsh, sh + e);
 #pragma unroll
       for (int i = 0; i < N; ++i) v[i] += to_float(q.v[i]);
     }

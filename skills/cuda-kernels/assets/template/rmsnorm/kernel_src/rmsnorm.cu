@@ -15,8 +15,8 @@
 //   against an odd row) are read with two aligned 16-byte loads and a register shift.
 // - Lanes per row grow with the width (about 2 packs per lane, 8..1024 lanes). Narrow
 //   rows share a 256-thread block, one group of lanes per row.
-// - Rows too wide for the register cache (more than 2 packs per lane at 1024 lanes, 4 for
-//   fp32: over 16384 elements) re-read the row in the second pass, from L2.
+// - Rows too wide for the register cache (more than 2 packs per lane at 1024 lanes: over
+//   16384 bf16/fp16 or 8192 fp32 elements) re-read the row in the second pass, from L2.
 // - __launch_bounds__(1024): at most 64 registers per thread, so a 1024-thread block fits
 //   an SM's 65536 registers (tests/test_kernel_resources.py checks it with ptxas -v).
 // - Indices are int64 (rows * hidden can pass 2^31).
@@ -71,11 +71,12 @@ __global__ void __launch_bounds__(kMaxLanes) rms_norm_rows(RmsNormArgs a) {
       tail_v = to_float(v);
     }
     sum_sq = head_v * head_v + tail_v * tail_v;
-    auto load = [&](int64_t j) {
+    // Every load of the lane is issued before the first is used (load_raw, then window).
+    auto use = [&](int64_t j, const RawPack& rx, const RawPack& rr) {
       const int64_t e = sp.head + j * N;
-      Pack<T> p = load_any(x + e);
+      Pack<T> p = window(rx, x + e);
       if (res != nullptr) {
-        p = add_round(p, load_any(res + e));
+        p = add_round(p, window(rr, res + e));
         store_any(s + e, p);
       }
 #pragma unroll
@@ -83,13 +84,25 @@ __global__ void __launch_bounds__(kMaxLanes) rms_norm_rows(RmsNormArgs a) {
       return p;
     };
     if constexpr (VPT > 0) {
+      RawPack rx[VPT], rr[VPT];
 #pragma unroll
       for (int k = 0; k < VPT; ++k) {
         const int64_t j = t + static_cast<int64_t>(k) * lanes;
-        if (j < sp.packs) cache[k] = load(j);
+        if (j < sp.packs) {
+          rx[k] = load_raw(x + sp.head + j * N);
+          if (res != nullptr) rr[k] = load_raw(res + sp.head + j * N);
+        }
+      }
+#pragma unroll
+      for (int k = 0; k < VPT; ++k) {
+        const int64_t j = t + static_cast<int64_t>(k) * lanes;
+        if (j < sp.packs) cache[k] = use(j, rx[k], rr[k]);
       }
     } else {
-      for (int64_t j = t; j < sp.packs; j += lanes) load(j);
+      for (int64_t j = t; j < sp.packs; j += lanes) {
+        const int64_t e = sp.head + j * N;
+        use(j, load_raw(x + e), res != nullptr ? load_raw(res + e) : RawPack{});
+      }
     }
   }
   sum_sq = row_sum(sum_sq, lanes, scratch);
@@ -99,11 +112,11 @@ __global__ void __launch_bounds__(kMaxLanes) rms_norm_rows(RmsNormArgs a) {
   // Pass 2: scale and store; the output's packs are 16-byte aligned by construction.
   if (t < sp.head) y[t] = from_float<T>(head_v * rstd * (w != nullptr ? to_float(w[t]) : 1.f));
   if (t < sp.tail) y[tail0 + t] = from_float<T>(tail_v * rstd * (w != nullptr ? to_float(w[tail0 + t]) : 1.f));
-  auto store = [&](int64_t j, const Pack<T>& p) {
+  auto store = [&](int64_t j, const Pack<T>& p, const RawPack& rw) {
     const int64_t e = sp.head + j * N;
     Pack<T> o;
     if (w != nullptr) {
-      const Pack<T> wv = load_any(w + e);
+      const Pack<T> wv = window(rw, w + e);
 #pragma unroll
       for (int i = 0; i < N; ++i) o.v[i] = from_float<T>(to_float(p.v[i]) * rstd * to_float(wv.v[i]));
     } else {
@@ -113,15 +126,24 @@ __global__ void __launch_bounds__(kMaxLanes) rms_norm_rows(RmsNormArgs a) {
     store_pack(y + e, o);
   };
   if constexpr (VPT > 0) {
+    RawPack rw[VPT];  // the lane's weight packs, all in flight together
 #pragma unroll
     for (int k = 0; k < VPT; ++k) {
       const int64_t j = t + static_cast<int64_t>(k) * lanes;
-      if (j < sp.packs) store(j, cache[k]);
+      if (w != nullptr && j < sp.packs) rw[k] = load_raw(w + sp.head + j * N);
+    }
+#pragma unroll
+    for (int k = 0; k < VPT; ++k) {
+      const int64_t j = t + static_cast<int64_t>(k) * lanes;
+      if (j < sp.packs) store(j, cache[k], rw[k]);
     }
   } else {
     for (int64_t j = t; j < sp.packs; j += lanes) {
       const int64_t e = sp.head + j * N;
-      store(j, res != nullptr ? load_any<T>(s + e) : load_any(x + e));
+      const T* src = res != nullptr ? s : x;
+      const RawPack rv = load_raw(src + e);
+      const RawPack rw = w != nullptr ? load_raw(w + e) : RawPack{};
+      store(j, window(rv, src + e), rw);
     }
   }
 }
@@ -146,10 +168,8 @@ cudaError_t rms_norm(const RmsNormArgs& a, cudaStream_t stream) {
     const int64_t per_lane = (packs + lanes - 1) / lanes;
     if (per_lane <= 1) return launch<T, 1>(a, lanes, stream);
     if (per_lane <= 2) return launch<T, 2>(a, lanes, stream);
-    // 4 cached packs fit 64 registers for fp32 only (bf16/fp16 spill): measured by ptxas.
-    if constexpr (sizeof(T) == 4) {
-      if (per_lane <= 4) return launch<T, 4>(a, lanes, stream);
-    }
+    // No VPT = 4: with every load in flight (a raw x and residual pack per cached pack) it
+    // spills at 64 registers in every dtype (ptxas -v; fp32 spilled 172 bytes on sm_90).
     return launch<T, 0>(a, lanes, stream);
   });
 }

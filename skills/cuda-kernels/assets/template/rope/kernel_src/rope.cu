@@ -75,9 +75,14 @@ __global__ void __launch_bounds__(kMaxLanes) rope_rows(RopeArgs a) {
     if (t < sp.tail) one(sp.head + sp.packs * N + t);
     for (int64_t j = t; j < sp.packs; j += lanes) {
       const int64_t i = sp.head + j * N;
-      const Pack<T> x1 = load_any(x + i), x2 = load_any(x + i + half);
-      const Pack<T> c1 = load_any(cs + i), s1 = load_any(sn + i);
-      const Pack<T> c2 = load_any(cs + i + half), s2 = load_any(sn + i + half);
+      // All six loads in flight before the first is used (six load_any calls would each
+      // wait for their own load).
+      const RawPack rx1 = load_raw(x + i), rx2 = load_raw(x + i + half);
+      const RawPack rc1 = load_raw(cs + i), rs1 = load_raw(sn + i);
+      const RawPack rc2 = load_raw(cs + i + half), rs2 = load_raw(sn + i + half);
+      const Pack<T> x1 = window(rx1, x + i), x2 = window(rx2, x + i + half);
+      const Pack<T> c1 = window(rc1, cs + i), s1 = window(rs1, sn + i);
+      const Pack<T> c2 = window(rc2, cs + i + half), s2 = window(rs2, sn + i + half);
       Pack<T> o1, o2;
 #pragma unroll
       for (int k = 0; k < N; ++k) {
