@@ -82,8 +82,8 @@ cudaError_t launch(const GluArgs& a, cudaStream_t stream) {
   const int64_t packs = a.d / kPack<T>;
   // Narrow rows get smaller blocks, so no thread idles and each keeps up to kUnroll packs in
   // flight (at d = 1024 in bf16 a 256-thread block would leave half its threads without work).
-  int threads = kMinThreads;
-  while (threads < kThreads && static_cast<int64_t>(threads) * kUnroll < packs) threads <<= 1;
+  int threads = lanes_for_row(packs, kUnroll, kThreads);
+  if (threads < kMinThreads) threads = kMinThreads;
   const int64_t per_block = static_cast<int64_t>(kUnroll) * threads;
   const int64_t blocks_per_row = packs > per_block ? (packs + per_block - 1) / per_block : 1;
   const int64_t blocks = a.rows * blocks_per_row;
