@@ -1,0 +1,105 @@
+// Elementwise activations, for the sg-elementwise kernel project: out = f(x), f one formula in
+// apply<>() (GELU-tanh and SiLU here). To make another elementwise op, add an Activation
+// value, its formula below, and its name in torch-ext/torch_binding.cpp and reference.py.
+//
+// Why it is shaped like this
+// - One read and one write per element and a few FLOPs: memory-bound, so the floor is
+//   2 * numel * element size / copy bandwidth.
+// - Every width and alignment takes one path (split_row in common.cuh): the output row's
+//   16-byte packs with a scalar head and tail; an input at another 16-byte phase (a
+//   x[..., 1:] view) is read with two aligned 16-byte loads and a register shift.
+// - A block of 64-256 threads (fewer for narrow rows) covers kUnroll packs per thread of
+//   one row; each thread issues its kUnroll loads (64 bytes in flight) before any math. A
+//   contiguous tensor is one row.
+// - __launch_bounds__(kThreads); int64 indices (numel passes 2^31).
+// - Fast-math note: SiLU with __expf is exact enough (2 ulp) but for x below about -88.7
+//   __expf(-x) is infinity and SiLU returns -0 (the limit), never NaN.
+#include "common.cuh"
+#include "launchers.h"
+
+namespace ks {
+namespace {
+
+constexpr int kThreads = 256;    // the most threads per block (the launch bound)
+constexpr int kMinThreads = 64;  // the fewest: more than any head or tail (< 8 elements)
+constexpr int kUnroll = 4;
+
+// The formula: edit here (fp32 in, fp32 out; the result is rounded once to the dtype).
+template <Activation ACT>
+__device__ __forceinline__ float apply(float v) {
+  if constexpr (ACT == Activation::kGeluTanh) {
+    const float inner = 0.79788456080286536f * (v + 0.044715f * v * v * v);  // sqrt(2/pi) (v + 0.044715 v^3)
+    return 0.5f * v * (1.f + tanhf(inner));
+  } else {
+    return v / (1.f + __expf(-v));  // SiLU
+  }
+}
+
+template <typename T, Activation ACT>
+__global__ void __launch_bounds__(kThreads) elementwise_rows(ElementwiseArgs a, int64_t blocks_per_row) {
+  constexpr int N = kPack<T>;
+  const int t = threadIdx.x;
+  const int64_t row = blockIdx.x / blocks_per_row;
+  const int64_t chunk = blockIdx.x % blocks_per_row;
+  const T* x = static_cast<const T*>(a.x) + row * a.x_stride;
+  T* y = static_cast<T*>(a.out) + row * a.n;
+  const RowSplit sp = split_row(y, a.n);
+
+  if (chunk == 0) {  // the scalar head and tail: fewer than N elements each
+    if (t < sp.head) y[t] = from_float<T>(apply<ACT>(to_float(x[t])));
+    const int64_t e = sp.head + sp.packs * N + t;
+    if (t < sp.tail) y[e] = from_float<T>(apply<ACT>(to_float(x[e])));
+  }
+  const int nt = blockDim.x;
+  const int64_t j0 = chunk * (kUnroll * nt) + t;
+  RawPack raw[kUnroll];
+#pragma unroll
+  for (int k = 0; k < kUnroll; ++k) {
+    const int64_t j = j0 + k * nt;
+    if (j < sp.packs) raw[k] = load_raw(x + sp.head + j * N);
+  }
+#pragma unroll
+  for (int k = 0; k < kUnroll; ++k) {
+    const int64_t j = j0 + k * nt;
+    if (j < sp.packs) {
+      const Pack<T> v = window(raw[k], x + sp.head + j * N);
+      Pack<T> o;
+#pragma unroll
+      for (int i = 0; i < N; ++i) o.v[i] = from_float<T>(apply<ACT>(to_float(v.v[i])));
+      store_pack(y + sp.head + j * N, o);
+    }
+  }
+}
+
+template <typename T, Activation ACT>
+cudaError_t launch(const ElementwiseArgs& a, cudaStream_t stream) {
+  const int64_t packs = a.n / kPack<T>;
+  // Narrow rows get smaller blocks, so no thread idles and each keeps up to kUnroll packs in
+  // flight (at d = 1024 in bf16 a 256-thread block would leave half its threads without work).
+  int threads = kMinThreads;
+  while (threads < kThreads && static_cast<int64_t>(threads) * kUnroll < packs) threads <<= 1;
+  const int64_t per_block = static_cast<int64_t>(kUnroll) * threads;
+  const int64_t blocks_per_row = packs > per_block ? (packs + per_block - 1) / per_block : 1;
+  const int64_t blocks = a.rows * blocks_per_row;
+  if (blocks > INT32_MAX) return cudaErrorInvalidValue;
+  elementwise_rows<T, ACT><<<static_cast<unsigned>(blocks), threads, 0, stream>>>(a, blocks_per_row);
+  return cudaGetLastError();
+}
+
+}  // namespace
+
+cudaError_t elementwise(const ElementwiseArgs& a, cudaStream_t stream) {
+  if (a.rows == 0 || a.n == 0) return cudaSuccess;
+  return dispatch_dtype(a.dtype, [&](auto tag) -> cudaError_t {
+    using T = decltype(tag);
+    switch (a.act) {
+      case Activation::kGeluTanh:
+        return launch<T, Activation::kGeluTanh>(a, stream);
+      case Activation::kSilu:
+        return launch<T, Activation::kSilu>(a, stream);
+    }
+    return cudaErrorInvalidValue;
+  });
+}
+
+}  // namespace ks

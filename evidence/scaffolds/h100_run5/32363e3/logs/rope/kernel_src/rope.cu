@@ -1,0 +1,122 @@
+// Rotary position embedding, rotate-half (LLMs) and interleaved (LTX-Video 3D), for the
+// sg-rope kernel project. Math in fp32, each output rounded once.
+//
+// Why it is shaped like this
+// - Memory-bound: x and out once each plus the cos/sin tables (which L2 serves after the
+//   first head reads them): the floor is about 2 * numel * element size / copy bandwidth.
+// - One row = one (batch, head, position) vector of `dim` elements. Every width and
+//   alignment takes one path (split_row in common.cuh): the output row's 16-byte packs
+//   with a scalar head and tail; x, cos and sin at another 16-byte phase (a strided q/k
+//   view, an odd dim) are read with two aligned 16-byte loads and a register shift.
+// - Rotate-half: a lane owns a pack of the first half and the matching pack of the second
+//   half, so each x element is loaded once. Interleaved: pairs sit inside one pack (the
+//   output row starts at an even element, so the head, packs and tail all hold whole pairs).
+// - Lanes per row: about one pack each, 8..512 (wider rows loop); narrow rows (dim
+//   64-256) share a 256-thread block. __launch_bounds__(512): the rotate-half body needs
+//   more than the 64 registers that 1024 threads would leave. int64 indices.
+#include "common.cuh"
+#include "launchers.h"
+
+namespace ks {
+namespace {
+
+constexpr int kMaxLanes = 512;  // 1024 would cap registers at 64: rotate-half spills there
+constexpr int kBlockThreads = 256;
+
+template <typename T, bool kInterleaved>
+__global__ void __launch_bounds__(kMaxLanes) rope_rows(RopeArgs a) {
+  constexpr int N = kPack<T>;
+  const int lanes = blockDim.x;
+  const int t = threadIdx.x;
+  const int64_t rows = a.batch * a.heads * a.seq;
+  const int64_t row = static_cast<int64_t>(blockIdx.x) * blockDim.y + threadIdx.y;
+  if (row >= rows) return;  // no barrier in this kernel
+  const int64_t s = row % a.seq;
+  const int64_t bh = row / a.seq;
+  const int64_t b = bh / a.heads;
+  const T* x = static_cast<const T*>(a.x) + b * a.x_sb + (bh % a.heads) * a.x_sh + s * a.x_ss;
+  const T* cs = static_cast<const T*>(a.cos) + b * a.cs_sb + s * a.cs_ss;
+  const T* sn = static_cast<const T*>(a.sin) + b * a.cs_sb + s * a.cs_ss;
+  T* y = static_cast<T*>(a.out) + row * a.dim;
+
+  if constexpr (kInterleaved) {
+    const RowSplit sp = split_row(y, a.dim);  // head, packs and tail hold whole pairs
+    auto pair = [&](int64_t e) {
+      const float x0 = to_float(x[e]), x1 = to_float(x[e + 1]);
+      y[e] = from_float<T>(x0 * to_float(cs[e]) - x1 * to_float(sn[e]));
+      y[e + 1] = from_float<T>(x1 * to_float(cs[e + 1]) + x0 * to_float(sn[e + 1]));
+    };
+    if (2 * t < sp.head) pair(2 * t);
+    if (2 * t < sp.tail) pair(sp.head + sp.packs * N + 2 * t);
+    for (int64_t j = t; j < sp.packs; j += lanes) {
+      const int64_t e = sp.head + j * N;
+      // load_raw/window, not three load_any: with their switches and the 16-byte store
+      // ptxas spilled 40 bytes for sm_80 in fp16/bf16 (tests/test_kernel_resources.py).
+      const RawPack rx = load_raw(x + e), rc = load_raw(cs + e), rs = load_raw(sn + e);
+      const Pack<T> xv = window(rx, x + e), cv = window(rc, cs + e), sv = window(rs, sn + e);
+      Pack<T> o;
+#pragma unroll
+      for (int i = 0; i < N; i += 2) {
+        const float x0 = to_float(xv.v[i]), x1 = to_float(xv.v[i + 1]);
+        o.v[i] = from_float<T>(x0 * to_float(cv.v[i]) - x1 * to_float(sv.v[i]));
+        o.v[i + 1] = from_float<T>(x1 * to_float(cv.v[i + 1]) + x0 * to_float(sv.v[i + 1]));
+      }
+      store_pack(y + e, o);
+    }
+  } else {
+    const int64_t half = a.dim / 2;
+    const RowSplit sp = split_row(y, half);  // cut by the first half's output
+    auto one = [&](int64_t i) {
+      const float x1 = to_float(x[i]), x2 = to_float(x[i + half]);
+      y[i] = from_float<T>(x1 * to_float(cs[i]) - x2 * to_float(sn[i]));
+      y[i + half] = from_float<T>(x2 * to_float(cs[i + half]) + x1 * to_float(sn[i + half]));
+    };
+    if (t < sp.head) one(t);
+    if (t < sp.tail) one(sp.head + sp.packs * N + t);
+    for (int64_t j = t; j < sp.packs; j += lanes) {
+      const int64_t i = sp.head + j * N;
+      // All six loads in flight before the first is used (six load_any calls would each
+      // wait for their own load).
+      const RawPack rx1 = load_raw(x + i), rx2 = load_raw(x + i + half);
+      const RawPack rc1 = load_raw(cs + i), rs1 = load_raw(sn + i);
+      const RawPack rc2 = load_raw(cs + i + half), rs2 = load_raw(sn + i + half);
+      const Pack<T> x1 = window(rx1, x + i), x2 = window(rx2, x + i + half);
+      const Pack<T> c1 = window(rc1, cs + i), s1 = window(rs1, sn + i);
+      const Pack<T> c2 = window(rc2, cs + i + half), s2 = window(rs2, sn + i + half);
+      Pack<T> o1, o2;
+#pragma unroll
+      for (int k = 0; k < N; ++k) {
+        const float a1 = to_float(x1.v[k]), a2 = to_float(x2.v[k]);
+        o1.v[k] = from_float<T>(a1 * to_float(c1.v[k]) - a2 * to_float(s1.v[k]));
+        o2.v[k] = from_float<T>(a2 * to_float(c2.v[k]) + a1 * to_float(s2.v[k]));
+      }
+      store_pack(y + i, o1);
+      store_any(y + i + half, o2);  // aligned too when half is a multiple of the pack
+    }
+  }
+}
+
+template <typename T, bool kInterleaved>
+cudaError_t launch(const RopeArgs& a, cudaStream_t stream) {
+  const int64_t rows = a.batch * a.heads * a.seq;
+  const int64_t packs = (kInterleaved ? a.dim : a.dim / 2) / kPack<T>;
+  const int lanes = lanes_for_row(packs, 1, kMaxLanes);
+  const int rows_per_block = lanes >= kBlockThreads ? 1 : kBlockThreads / lanes;
+  const int64_t blocks = (rows + rows_per_block - 1) / rows_per_block;
+  if (blocks > INT32_MAX) return cudaErrorInvalidValue;
+  rope_rows<T, kInterleaved><<<static_cast<unsigned>(blocks), dim3(lanes, rows_per_block), 0, stream>>>(a);
+  return cudaGetLastError();
+}
+
+}  // namespace
+
+cudaError_t rope(const RopeArgs& a, cudaStream_t stream) {
+  if (a.batch == 0 || a.heads == 0 || a.seq == 0 || a.dim == 0) return cudaSuccess;
+  if (a.dim % 2 != 0) return cudaErrorInvalidValue;
+  return dispatch_dtype(a.dtype, [&](auto tag) -> cudaError_t {
+    using T = decltype(tag);
+    return a.interleaved ? launch<T, true>(a, stream) : launch<T, false>(a, stream);
+  });
+}
+
+}  // namespace ks

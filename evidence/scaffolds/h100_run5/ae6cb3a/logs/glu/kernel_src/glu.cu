@@ -1,0 +1,111 @@
+// Gated activation over the two halves of the last dimension, for the sg-glu kernel
+// project: y = act(gate) * up (SwiGLU: act = silu, gate first; diffusers' GEGLU: act =
+// gelu (erf), gate second). Math in fp32, y rounded once.
+//
+// Why it is shaped like this
+// - Two reads and one write per output element and a few FLOPs: memory-bound, so the
+//   floor is 3 * rows * d * element size / copy bandwidth.
+// - Every width and alignment takes one path (split_row in common.cuh): the output row's
+//   16-byte packs, with a scalar head and tail. The gate and up halves usually sit at
+//   another 16-byte phase than the output (d = 4100 in bf16 puts up 8 bytes off); they
+//   are read with two aligned 16-byte loads and a register shift, so no access is scalar
+//   except the head and tail.
+// - A block of 64-256 threads (fewer for narrow rows) covers kUnroll packs per thread of
+//   one row; each thread issues all its loads (kUnroll packs of gate and of up: 128 bytes
+//   in flight) before any math.
+// - __launch_bounds__(kThreads) on every kernel; int64 indices (rows * d passes 2^31).
+#include "common.cuh"
+#include "launchers.h"
+
+namespace ks {
+namespace {
+
+constexpr int kThreads = 256;    // the most threads per block (the launch bound)
+constexpr int kMinThreads = 64;  // the fewest: more than any head or tail (< 8 elements)
+constexpr int kUnroll = 4;
+
+template <GluActivation ACT>
+__device__ __forceinline__ float activate(float v) {
+  if constexpr (ACT == GluActivation::kSilu) {
+    return v / (1.f + expf(-v));
+  } else if constexpr (ACT == GluActivation::kGelu) {
+    return 0.5f * v * (1.f + erff(v * 0.70710678118654752f));
+  } else {
+    const float inner = 0.79788456080286536f * (v + 0.044715f * v * v * v);  // sqrt(2/pi) (v + 0.044715 v^3)
+    return 0.5f * v * (1.f + tanhf(inner));
+  }
+}
+
+template <typename T, GluActivation ACT>
+__global__ void __launch_bounds__(kThreads) glu_rows(GluArgs a, int64_t blocks_per_row) {
+  constexpr int N = kPack<T>;
+  const int t = threadIdx.x;
+  const int64_t row = blockIdx.x / blocks_per_row;
+  const int64_t chunk = blockIdx.x % blocks_per_row;
+  const T* gate = static_cast<const T*>(a.gate) + row * a.x_stride;
+  const T* up = static_cast<const T*>(a.up) + row * a.x_stride;
+  T* y = static_cast<T*>(a.out) + row * a.d;
+  const RowSplit sp = split_row(y, a.d);
+
+  if (chunk == 0) {  // the scalar head and tail: fewer than N elements each
+    if (t < sp.head) y[t] = from_float<T>(activate<ACT>(to_float(gate[t])) * to_float(up[t]));
+    const int64_t e = sp.head + sp.packs * N + t;
+    if (t < sp.tail) y[e] = from_float<T>(activate<ACT>(to_float(gate[e])) * to_float(up[e]));
+  }
+  const int nt = blockDim.x;
+  const int64_t j0 = chunk * (kUnroll * nt) + t;
+  Pack<T> g[kUnroll], u[kUnroll];
+#pragma unroll
+  for (int k = 0; k < kUnroll; ++k) {
+    const int64_t j = j0 + k * nt;
+    if (j < sp.packs) {
+      g[k] = load_any(gate + sp.head + j * N);
+      u[k] = load_any(up + sp.head + j * N);
+    }
+  }
+#pragma unroll
+  for (int k = 0; k < kUnroll; ++k) {
+    const int64_t j = j0 + k * nt;
+    if (j < sp.packs) {
+      Pack<T> o;
+#pragma unroll
+      for (int i = 0; i < N; ++i) o.v[i] = from_float<T>(activate<ACT>(to_float(g[k].v[i])) * to_float(u[k].v[i]));
+      store_pack(y + sp.head + j * N, o);
+    }
+  }
+}
+
+template <typename T, GluActivation ACT>
+cudaError_t launch(const GluArgs& a, cudaStream_t stream) {
+  const int64_t packs = a.d / kPack<T>;
+  // Narrow rows get smaller blocks, so no thread idles and each keeps up to kUnroll packs in
+  // flight (at d = 1024 in bf16 a 256-thread block would leave half its threads without work).
+  int threads = kMinThreads;
+  while (threads < kThreads && static_cast<int64_t>(threads) * kUnroll < packs) threads <<= 1;
+  const int64_t per_block = static_cast<int64_t>(kUnroll) * threads;
+  const int64_t blocks_per_row = packs > per_block ? (packs + per_block - 1) / per_block : 1;
+  const int64_t blocks = a.rows * blocks_per_row;
+  if (blocks > INT32_MAX) return cudaErrorInvalidValue;
+  glu_rows<T, ACT><<<static_cast<unsigned>(blocks), threads, 0, stream>>>(a, blocks_per_row);
+  return cudaGetLastError();
+}
+
+}  // namespace
+
+cudaError_t glu(const GluArgs& a, cudaStream_t stream) {
+  if (a.rows == 0 || a.d == 0) return cudaSuccess;
+  return dispatch_dtype(a.dtype, [&](auto tag) -> cudaError_t {
+    using T = decltype(tag);
+    switch (a.act) {
+      case GluActivation::kSilu:
+        return launch<T, GluActivation::kSilu>(a, stream);
+      case GluActivation::kGelu:
+        return launch<T, GluActivation::kGelu>(a, stream);
+      case GluActivation::kGeluTanh:
+        return launch<T, GluActivation::kGeluTanh>(a, stream);
+    }
+    return cudaErrorInvalidValue;
+  });
+}
+
+}  // namespace ks

@@ -1,0 +1,192 @@
+// LayerNorm with AdaLN scale/shift modulation over the last dimension, for the sg-layernorm
+// kernel project (DiT blocks: LTX-Video, PixArt, Flux normalize and then modulate with
+// per-sample vectors computed from the timestep).
+//
+//   n = (x - mean) * rsqrt(var + eps);  y = (n * weight + bias) * (1 + scale) + shift
+//
+// Why it is shaped like this
+// - Memory-bound: the floor is (x + y + the [hidden] operands) / copy bandwidth. Each
+//   element of x is read from DRAM once: a lane caches its share of the row in registers.
+// - Two reductions over one shared buffer: the mean, then the variance as the mean of
+//   (x - mean)^2 over the cached values. Two-pass, not E[x^2] - mean^2, which cancels
+//   catastrophically when |mean| >> std. The second row_sum reuses the first one's
+//   buffer; its leading barrier (common.cuh) is what makes that safe.
+// - Every width and alignment takes one path (split_row in common.cuh): a scalar head up
+//   to the output row's first 16-byte boundary, 16-byte packs, a scalar tail; inputs of
+//   another phase are read with two aligned 16-byte loads and a register shift.
+// - Lanes per row grow with the width (about 2 packs per lane, 8..1024 lanes); narrow
+//   rows share a 256-thread block. Rows wider than the register cache re-read x from L2.
+// - __launch_bounds__(1024): at most 64 registers per thread, so a 1024-thread block fits
+//   an SM's 65536 registers (tests/test_kernel_resources.py checks it with ptxas -v).
+#include "common.cuh"
+#include "launchers.h"
+
+namespace ks {
+namespace {
+
+constexpr int kMaxLanes = 1024;
+constexpr int kBlockThreads = 256;
+
+struct Affine {
+  const void* weight;
+  const void* bias;
+  const void* scale;  // this row's modulation row, or nullptr
+  const void* shift;
+};
+
+template <typename T>
+__device__ __forceinline__ float affine(float n, const T* w, const T* b, const T* sc, const T* sh, int64_t i) {
+  if (w != nullptr) n *= to_float(w[i]);
+  if (b != nullptr) n += to_float(b[i]);
+  if (sc != nullptr) n *= 1.f + to_float(sc[i]);
+  if (sh != nullptr) n += to_float(sh[i]);
+  return n;
+}
+
+template <typename T, int VPT>
+__global__ void __launch_bounds__(kMaxLanes) layer_norm_rows(LayerNormArgs a) {
+  constexpr int N = kPack<T>;
+  __shared__ float scratch[kMaxLanes / 32];
+  const int lanes = blockDim.x;
+  const int t = threadIdx.x;
+  const int64_t row = static_cast<int64_t>(blockIdx.x) * blockDim.y + threadIdx.y;
+  const bool active = row < a.rows;  // the last block may hang past the end; it still joins the reductions
+  const int64_t r = active ? row : 0;
+  const T* x = static_cast<const T*>(a.x) + r * a.x_stride;
+  T* y = static_cast<T*>(a.out) + r * a.out_stride;
+  const int64_t mod_row = (r / a.rows_per_mod) * a.mod_stride;
+  const T* w = static_cast<const T*>(a.weight);
+  const T* b = static_cast<const T*>(a.bias);
+  const T* sc = a.scale != nullptr ? static_cast<const T*>(a.scale) + mod_row : nullptr;
+  const T* sh = a.shift != nullptr ? static_cast<const T*>(a.shift) + mod_row : nullptr;
+  const RowSplit sp = split_row(y, a.hidden);
+  const int64_t tail0 = sp.head + sp.packs * N;
+  const float inv_n = 1.f / static_cast<float>(a.hidden);
+
+  // Pass 1: load and sum.
+  float head_v = 0.f, tail_v = 0.f;
+  Pack<T> cache[VPT > 0 ? VPT : 1];
+  float sum = 0.f;
+  if (active) {
+    if (t < sp.head) head_v = to_float(x[t]);
+    if (t < sp.tail) tail_v = to_float(x[tail0 + t]);
+    sum = head_v + tail_v;
+    if constexpr (VPT > 0) {
+#pragma unroll
+      for (int k = 0; k < VPT; ++k) {
+        const int64_t j = t + static_cast<int64_t>(k) * lanes;
+        if (j < sp.packs) {
+          cache[k] = load_any(x + sp.head + j * N);
+#pragma unroll
+          for (int i = 0; i < N; ++i) sum += to_float(cache[k].v[i]);
+        }
+      }
+    } else {
+      for (int64_t j = t; j < sp.packs; j += lanes) {
+        const Pack<T> p = load_any(x + sp.head + j * N);
+#pragma unroll
+        for (int i = 0; i < N; ++i) sum += to_float(p.v[i]);
+      }
+    }
+  }
+  const float mean = row_sum(sum, lanes, scratch) * inv_n;
+
+  // Pass 2: the variance around the mean, from the same values.
+  float sq = 0.f;
+  if (active) {
+    if (t < sp.head) sq += (head_v - mean) * (head_v - mean);
+    if (t < sp.tail) sq += (tail_v - mean) * (tail_v - mean);
+    auto add = [&](const Pack<T>& p) {
+#pragma unroll
+      for (int i = 0; i < N; ++i) {
+        const float d = to_float(p.v[i]) - mean;
+        sq += d * d;
+      }
+    };
+    if constexpr (VPT > 0) {
+#pragma unroll
+      for (int k = 0; k < VPT; ++k) {
+        if (t + static_cast<int64_t>(k) * lanes < sp.packs) add(cache[k]);
+      }
+    } else {
+      for (int64_t j = t; j < sp.packs; j += lanes) add(load_any(x + sp.head + j * N));
+    }
+  }
+  // The second reduction reuses `scratch`: safe because row_sum starts with a barrier.
+  const float var = row_sum(sq, lanes, scratch) * inv_n;
+  if (!active) return;  // after the barriers
+  const float rstd = rsqrtf(var + a.eps);
+
+  // Pass 3: normalize, apply the affine and the modulation, store.
+  if (t < sp.head) y[t] = from_float<T>(affine((head_v - mean) * rstd, w, b, sc, sh, t));
+  if (t < sp.tail) y[tail0 + t] = from_float<T>(affine((tail_v - mean) * rstd, w, b, sc, sh, tail0 + t));
+  auto store = [&](int64_t j, const Pack<T>& p) {
+    const int64_t e = sp.head + j * N;
+    float v[N];
+#pragma unroll
+    for (int i = 0; i < N; ++i) v[i] = (to_float(p.v[i]) - mean) * rstd;
+    if (w != nullptr) {
+      const Pack<T> q = load_any(w + e);
+#pragma unroll
+      for (int i = 0; i < N; ++i) v[i] *= to_float(q.v[i]);
+    }
+    if (b != nullptr) {
+      const Pack<T> q = load_any(b + e);
+#pragma unroll
+      for (int i = 0; i < N; ++i) v[i] += to_float(q.v[i]);
+    }
+    if (sc != nullptr) {
+      const Pack<T> q = load_any(sc + e);
+#pragma unroll
+      for (int i = 0; i < N; ++i) v[i] *= 1.f + to_float(q.v[i]);
+    }
+    if (sh != nullptr) {
+      const Pack<T> q = load_any(sh + e);
+#pragma unroll
+      for (int i = 0; i < N; ++i) v[i] += to_float(q.v[i]);
+    }
+    Pack<T> o;
+#pragma unroll
+    for (int i = 0; i < N; ++i) o.v[i] = from_float<T>(v[i]);
+    store_pack(y + e, o);
+  };
+  if constexpr (VPT > 0) {
+#pragma unroll
+    for (int k = 0; k < VPT; ++k) {
+      const int64_t j = t + static_cast<int64_t>(k) * lanes;
+      if (j < sp.packs) store(j, cache[k]);
+    }
+  } else {
+    for (int64_t j = t; j < sp.packs; j += lanes) store(j, load_any(x + sp.head + j * N));
+  }
+}
+
+template <typename T, int VPT>
+cudaError_t launch(const LayerNormArgs& a, int lanes, cudaStream_t stream) {
+  const int rows_per_block = lanes >= kBlockThreads ? 1 : kBlockThreads / lanes;
+  const int64_t blocks = (a.rows + rows_per_block - 1) / rows_per_block;
+  if (blocks > INT32_MAX) return cudaErrorInvalidValue;
+  layer_norm_rows<T, VPT><<<static_cast<unsigned>(blocks), dim3(lanes, rows_per_block), 0, stream>>>(a);
+  return cudaGetLastError();
+}
+
+}  // namespace
+
+cudaError_t layer_norm(const LayerNormArgs& a, cudaStream_t stream) {
+  if (a.rows == 0 || a.hidden == 0) return cudaSuccess;
+  if (a.rows_per_mod < 1) return cudaErrorInvalidValue;
+  return dispatch_dtype(a.dtype, [&](auto tag) -> cudaError_t {
+    using T = decltype(tag);
+    const int64_t packs = a.hidden / kPack<T>;
+    const int lanes = lanes_for_row(packs, 2);
+    const int64_t per_lane = (packs + lanes - 1) / lanes;
+    if (per_lane <= 1) return launch<T, 1>(a, lanes, stream);
+    if (per_lane <= 2) return launch<T, 2>(a, lanes, stream);
+    if constexpr (sizeof(T) == 4) {
+      if (per_lane <= 4) return launch<T, 4>(a, lanes, stream);
+    }
+    return launch<T, 0>(a, lanes, stream);
+  });
+}
+
+}  // namespace ks
