@@ -131,8 +131,8 @@ __global__ void __launch_bounds__(kMaxLanes) layer_norm_rows(LayerNormArgs a) {
     float v[N];
 #pragma unroll
     for (int i = 0; i < N; ++i) v[i] = (to_float(p.v[i]) - mean) * rstd;
-    // The operand packs' loads go out two at a time (load_any would wait for each one;
-    // all four at once spilled at 64 registers: ptxas -v).
+    // The operand packs' loads go out two at a time, before their first use (all four at
+    // once spilled at 64 registers: ptxas -v).
     const RawPack rw = w != nullptr ? load_raw(w + e) : RawPack{};
     const RawPack rb = b != nullptr ? load_raw(b + e) : RawPack{};
     if (w != nullptr) {

@@ -50,8 +50,7 @@ __global__ void __launch_bounds__(kMaxLanes) rope_rows(RopeArgs a) {
     if (2 * t < sp.tail) pair(sp.head + sp.packs * N + 2 * t);
     for (int64_t j = t; j < sp.packs; j += lanes) {
       const int64_t e = sp.head + j * N;
-      // load_raw/window, not three load_any: with their switches and the 16-byte store
-      // ptxas spilled 40 bytes for sm_80 in fp16/bf16 (tests/test_kernel_resources.py).
+      // All three loads in flight before the first is used.
       const RawPack rx = load_raw(x + e), rc = load_raw(cs + e), rs = load_raw(sn + e);
       const Pack<T> xv = window(rx, x + e), cv = window(rc, cs + e), sv = window(rs, sn + e);
       Pack<T> o;
@@ -75,8 +74,7 @@ __global__ void __launch_bounds__(kMaxLanes) rope_rows(RopeArgs a) {
     if (t < sp.tail) one(sp.head + sp.packs * N + t);
     for (int64_t j = t; j < sp.packs; j += lanes) {
       const int64_t i = sp.head + j * N;
-      // All six loads in flight before the first is used (six load_any calls would each
-      // wait for their own load).
+      // All six loads in flight before the first is used.
       const RawPack rx1 = load_raw(x + i), rx2 = load_raw(x + i + half);
       const RawPack rc1 = load_raw(cs + i), rs1 = load_raw(sn + i);
       const RawPack rc2 = load_raw(cs + i + half), rs2 = load_raw(sn + i + half);
