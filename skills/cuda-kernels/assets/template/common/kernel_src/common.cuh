@@ -38,11 +38,6 @@ struct alignas(16) Pack {
   T v[kPack<T>];
 };
 
-template <typename T>
-__device__ __forceinline__ Pack<T> load_pack(const T* p) {
-  return *reinterpret_cast<const Pack<T>*>(p);
-}
-
 // One st.global.v4 through __stwb (a plain write-back store). Assigning the Pack struct, or
 // a uint4 through a cast pointer (even with __builtin_assume_aligned), compiled (nvcc 13) to
 // 2- or 4-byte stores: 0 st.global.v4 in the PTX of glu, elementwise, layernorm and rope.
