@@ -85,24 +85,24 @@ __device__ __forceinline__ MS reduce_range(const T* p, int64_t n, int t, int nt)
   }
   const T* q = p + head;
   const int64_t packs = (n - head) / N;
-  int64_t i = t;
-  for (; i + static_cast<int64_t>(kUnroll - 1) * nt < packs; i += static_cast<int64_t>(kUnroll) * nt) {
+  // Every round loads kUnroll packs at once, the last one too: a pack past the end re-reads
+  // the row's last pack (an L1 hit, never out of bounds) and counts as -inf. A one-pack loop
+  // for the last round would leave one load in flight (at 32,000 bf16 wide, 96 of 512 threads
+  // load 3 packs one after another); predicated loads cost 74-86 registers (ptxas -v).
+  for (int64_t i = t; i < packs; i += static_cast<int64_t>(kUnroll) * nt) {
     Pack<T> v[kUnroll];
 #pragma unroll
-    for (int u = 0; u < kUnroll; ++u) v[u] = load_pack(q + (i + static_cast<int64_t>(u) * nt) * N);
+    for (int u = 0; u < kUnroll; ++u) {
+      const int64_t j = i + static_cast<int64_t>(u) * nt;
+      v[u] = load_pack(q + (j < packs ? j : packs - 1) * N);
+    }
     float f[kUnroll * N];
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
+      const bool in = i + static_cast<int64_t>(u) * nt < packs;
 #pragma unroll
-      for (int j = 0; j < N; ++j) f[u * N + j] = to_float(v[u].v[j]) * kLog2e;
+      for (int j = 0; j < N; ++j) f[u * N + j] = in ? to_float(v[u].v[j]) * kLog2e : -INFINITY;
     }
-    fold(acc, f);
-  }
-  for (; i < packs; i += nt) {
-    const Pack<T> v = load_pack(q + i * N);
-    float f[N];
-#pragma unroll
-    for (int j = 0; j < N; ++j) f[j] = to_float(v.v[j]) * kLog2e;
     fold(acc, f);
   }
   for (int64_t e = head + packs * N + t; e < n; e += nt) {  // tail
@@ -164,7 +164,7 @@ __device__ __forceinline__ void finish_row(const LseArgs& a, int64_t row, MS v) 
 }
 
 template <typename T>
-__global__ void __launch_bounds__(kThreads) lse_rows_kernel(const LseArgs a) {
+__global__ void __launch_bounds__(kThreads, 2) lse_rows_kernel(const LseArgs a) {
   __shared__ MS scratch[32];
   for (int64_t row = blockIdx.x; row < a.rows; row += gridDim.x) {
     const T* p = static_cast<const T*>(a.logits) + row * a.row_stride;
