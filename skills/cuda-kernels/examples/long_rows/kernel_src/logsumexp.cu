@@ -164,7 +164,7 @@ __device__ __forceinline__ void finish_row(const LseArgs& a, int64_t row, MS v) 
 }
 
 template <typename T>
-__global__ void __launch_bounds__(kThreads, sizeof(T) == 4 ? 3 : 2) lse_rows_kernel(const LseArgs a) {
+__global__ void __launch_bounds__(kThreads, 2) lse_rows_kernel(const LseArgs a) {
   __shared__ MS scratch[32];
   for (int64_t row = blockIdx.x; row < a.rows; row += gridDim.x) {
     const T* p = static_cast<const T*>(a.logits) + row * a.row_stride;
