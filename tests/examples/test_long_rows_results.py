@@ -9,7 +9,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "skills" / "cuda-kernels" / "examples" / "long_rows"
-RUN = REPO / "evidence" / "long_rows" / "benchmarks" / "h100_run1" / "bench.json"
+RUN = REPO / "evidence" / "long_rows" / "benchmarks" / "h100_run2" / "bench.json"
 
 _spec = importlib.util.spec_from_file_location("long_rows_make_results", REPO / "benchmarks" / "long_rows" / "make_results.py")
 assert _spec and _spec.loader
