@@ -13,7 +13,10 @@ the same tests must catch them, in both warp schedules:
   - an off-by-one in the wide-row path (VPT == 0: rows too wide for the register cache,
     over 16384 elements, re-read from memory): the store loop of rmsnorm.cu / layernorm.cu
     skips each row's last pack. Only an emulated width past that limit reaches it, so this
-    case fails when the emulated widths stop covering every dispatch path.
+    case fails when the emulated widths stop covering every dispatch path;
+  - a wrong address in the aligned instances (every operand on the 16-byte grid: one load
+    per pack, no shift): load_raw<true> reads the next pack. Only rows that launch an aligned
+    instance reach it.
 """
 
 from __future__ import annotations
@@ -54,6 +57,12 @@ BUGS = {
         "for (int64_t j = t; j < sp.packs - 1; j += lanes) store(",
         "non-finite values in the output",
     ),
+    "aligned_load_reads_next_pack": (
+        "common.cuh",
+        "if constexpr (kAligned) return {*reinterpret_cast<const uint4*>(p), make_uint4(0u, 0u, 0u, 0u)};",
+        "if constexpr (kAligned) return {reinterpret_cast<const uint4*>(p)[1], make_uint4(0u, 0u, 0u, 0u)};",
+        "non-finite values in the output",
+    ),
 }
 
 
@@ -69,7 +78,8 @@ def run_emulated(project: Path, op: str) -> subprocess.CompletedProcess[str]:
 
 # rmsnorm reduces once per row, so only layernorm (two reductions) needs the leading barrier.
 CASES = [("rmsnorm", "tail_off_by_one"), ("layernorm", "tail_off_by_one"), ("layernorm", "missing_leading_barrier"),
-         ("rmsnorm", "rms_wide_row_off_by_one"), ("layernorm", "ln_wide_row_off_by_one")]
+         ("rmsnorm", "rms_wide_row_off_by_one"), ("layernorm", "ln_wide_row_off_by_one"),
+         *[(op, "aligned_load_reads_next_pack") for op in ("rmsnorm", "layernorm", "glu", "elementwise")]]
 
 
 @pytest.mark.parametrize(("op", "bug"), CASES)

@@ -169,7 +169,8 @@ def test_generated_kernel_follows_the_hard_rules(tmp_path: Path, op: str) -> Non
         ret = cu.find("return", at)
         assert check != -1 and (ret == -1 or check <= ret + len("return ")), f"unchecked launch at offset {at}"
         assert cu[at : cu.find(">>>", at)].rstrip().endswith("stream"), "launch not on the caller's stream"
-    kernels = re.findall(r"__global__\s+void\s+(__launch_bounds__\([^)]*\)\s+)?(\w+)", cu)
+    # the bounds may be calls (max_threads<VPT, kAligned>()): one level of nested parentheses
+    kernels = re.findall(r"__global__\s+void\s+(__launch_bounds__\((?:[^()]|\([^()]*\))*\)\s+)?(\w+)", cu)
     assert kernels and all(bounds for bounds, _ in kernels), f"kernels without __launch_bounds__: {kernels}"
     assert "int64_t" in cu and "split_row(" in cu and "dispatch_dtype(" in cu
     common = kernel_files["common.cuh"]

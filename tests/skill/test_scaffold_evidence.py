@@ -19,10 +19,11 @@ def _row(run: str, op: str, rows: int, width: int, layout: str = "aligned") -> d
     return next(r for r in _rows(run, op) if r["rows"] == rows and r["width"] == width and r["layout"] == layout)
 
 
-# The newest run of the shipped kernels: elementwise and glu from the full run, the row ops and
-# rope from the benchmark-only call on the same warm machine (the full run's budget cut them).
-NEWEST = {"elementwise": "h100_run6/c304545", "glu": "h100_run6/c304545", "rmsnorm": "h100_run6/c304545_bench",
-          "layernorm": "h100_run6/c304545_bench", "rope": "h100_run6/c304545_bench"}
+# The newest run of each shipped kernel: elementwise and glu from run 7's branch (3a03d2e; their
+# kernels did not change before the merge), rmsnorm and layernorm from run 8 (1e4633e, the
+# merged dispatch), rope from run 6 (unchanged since).
+NEWEST = {"elementwise": "h100_run7/3a03d2e", "glu": "h100_run7/3a03d2e", "rmsnorm": "h100_run8/1e4633e",
+          "layernorm": "h100_run8/1e4633e", "rope": "h100_run6/c304545_bench"}
 
 
 def _lessons() -> str:
@@ -56,6 +57,11 @@ def test_lessons_quote_the_same_call_comparisons() -> None:
     assert f"rmsnorm {_pct('h100_run5/ae6cb3a', 'rmsnorm', 8192, 4096)} → {_pct('h100_run5/32363e3', 'rmsnorm', 8192, 4096)} %" in text
     assert f"rmsnorm {_pct('h100_run6/32363e3', 'rmsnorm', 6554, 5120)} → {_pct('h100_run6/c304545', 'rmsnorm', 6554, 5120)} %" in text
     assert f"glu {_pct('h100_run6/32363e3', 'glu', 3277, 5120)} → {_pct('h100_run6/c304545', 'glu', 3277, 5120)} %" in text
+    # the aligned instances (run 7), and the one-pack-per-lane dispatch it dropped for rows not aligned
+    for op, rows, width in (("rmsnorm", 8192, 4096), ("layernorm", 8192, 4096), ("elementwise", 8192, 4096)):
+        assert f"{op} {_pct('h100_run7/a54e8d7', op, rows, width)} → {_pct('h100_run7/3a03d2e', op, rows, width)} %" in text
+    old, new = (_row(run, "rmsnorm", 8192, 4096, "misaligned") for run in ("h100_run7/a54e8d7", "h100_run7/3a03d2e"))
+    assert f"{old['pct_of_copy_bandwidth']:.1f} → {new['pct_of_copy_bandwidth']:.1f} %" in text
 
 
 def test_the_templates_page_quotes_the_same_machine_comparison() -> None:
@@ -65,3 +71,6 @@ def test_the_templates_page_quotes_the_same_machine_comparison() -> None:
     assert f"from {old['pct_of_copy_bandwidth']:.1f} % to {new['pct_of_copy_bandwidth']:.1f} % of copy bandwidth" in page
     assert f"glu from {_pct('h100_run5/ae6cb3a', 'glu', 4096, 4096)} % to {_pct('h100_run5/32363e3', 'glu', 4096, 4096)} %" in page
     assert f"moved glu from {_pct('h100_run4/ad738e8', 'glu', 4096, 4096)} % to {_pct('h100_run4/ae6cb3a', 'glu', 4096, 4096)} %" in page
+    rms, ln = (f"from {_pct('h100_run7/a54e8d7', op, 8192, 4096)} to {_pct('h100_run7/3a03d2e', op, 8192, 4096)} %"
+               for op in ("rmsnorm", "layernorm"))
+    assert f"RMSNorm {rms} of copy bandwidth at 8192x4096 and LayerNorm + AdaLN {ln}" in page

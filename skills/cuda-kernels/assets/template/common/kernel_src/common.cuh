@@ -80,8 +80,11 @@ struct RawPack {
   uint4 a, b;
 };
 
-template <typename T>
+// kAligned: the launcher checked that every pack this kernel reads is 16-byte aligned (base
+// pointers and row strides): one load, and no registers for a second pack or the shift.
+template <bool kAligned = false, typename T>
 __device__ __forceinline__ RawPack load_raw(const T* p) {
+  if constexpr (kAligned) return {*reinterpret_cast<const uint4*>(p), make_uint4(0u, 0u, 0u, 0u)};
   const int s = phase_of(p);
   const uint4* base = reinterpret_cast<const uint4*>(p - s);
   RawPack r;
@@ -92,8 +95,13 @@ __device__ __forceinline__ RawPack load_raw(const T* p) {
   return r;
 }
 
-template <typename T>
+template <bool kAligned = false, typename T>
 __device__ __forceinline__ Pack<T> window(const RawPack& r, const T* p) {
+  if constexpr (kAligned) {
+    Pack<T> v;
+    memcpy(&v, &r.a, sizeof(v));
+    return v;
+  }
   const int off = phase_of(p) * static_cast<int>(sizeof(T));  // bytes, 0..15
   const int q = off >> 2;                                     // whole words to skip, 0..3
   const int shift = (off & 3) * 8;                            // then bits: 0, or 16 for 2-byte types

@@ -7,7 +7,8 @@
 //   2 * numel * element size / copy bandwidth.
 // - Every width and alignment takes one path (split_row in common.cuh): the output row's
 //   16-byte packs with a scalar head and tail; an input at another 16-byte phase (a
-//   x[..., 1:] view) is read with two aligned 16-byte loads and a register shift.
+//   x[..., 1:] view) is read with two aligned 16-byte loads and a register shift; when
+//   every pack is aligned (the launcher checks), an aligned instance loads each pack once.
 // - A block of 64-256 threads (fewer for narrow rows) covers kUnroll packs per thread of
 //   one row; each thread issues its kUnroll loads (64 bytes in flight) before any math. A
 //   contiguous tensor is one row.
@@ -35,7 +36,8 @@ __device__ __forceinline__ float apply(float v) {
   }
 }
 
-template <typename T, Activation ACT>
+// kAligned: the launcher checked that every pack is on the 16-byte grid (one load per pack).
+template <typename T, Activation ACT, bool kAligned>
 __global__ void __launch_bounds__(kThreads) elementwise_rows(ElementwiseArgs a, int64_t blocks_per_row) {
   constexpr int N = kPack<T>;
   const int t = threadIdx.x;
@@ -56,13 +58,13 @@ __global__ void __launch_bounds__(kThreads) elementwise_rows(ElementwiseArgs a, 
 #pragma unroll
   for (int k = 0; k < kUnroll; ++k) {
     const int64_t j = j0 + k * nt;
-    if (j < sp.packs) raw[k] = load_raw(x + sp.head + j * N);
+    if (j < sp.packs) raw[k] = load_raw<kAligned>(x + sp.head + j * N);
   }
 #pragma unroll
   for (int k = 0; k < kUnroll; ++k) {
     const int64_t j = j0 + k * nt;
     if (j < sp.packs) {
-      const Pack<T> v = window(raw[k], x + sp.head + j * N);
+      const Pack<T> v = window<kAligned>(raw[k], x + sp.head + j * N);
       Pack<T> o;
 #pragma unroll
       for (int i = 0; i < N; ++i) o.v[i] = from_float<T>(apply<ACT>(to_float(v.v[i])));
@@ -82,7 +84,14 @@ cudaError_t launch(const ElementwiseArgs& a, cudaStream_t stream) {
   const int64_t blocks_per_row = packs > per_block ? (packs + per_block - 1) / per_block : 1;
   const int64_t blocks = a.rows * blocks_per_row;
   if (blocks > INT32_MAX) return cudaErrorInvalidValue;
-  elementwise_rows<T, ACT><<<static_cast<unsigned>(blocks), threads, 0, stream>>>(a, blocks_per_row);
+  // Every pack on the 16-byte grid: both base pointers, and (several rows) whole packs per row.
+  auto al = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
+  const bool aligned = al(a.x) && al(a.out) && (a.rows == 1 || (a.n % kPack<T> == 0 && a.x_stride % kPack<T> == 0));
+  if (aligned) {
+    elementwise_rows<T, ACT, true><<<static_cast<unsigned>(blocks), threads, 0, stream>>>(a, blocks_per_row);
+  } else {
+    elementwise_rows<T, ACT, false><<<static_cast<unsigned>(blocks), threads, 0, stream>>>(a, blocks_per_row);
+  }
   return cudaGetLastError();
 }
 

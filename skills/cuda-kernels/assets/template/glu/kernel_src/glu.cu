@@ -9,7 +9,9 @@
 //   16-byte packs, with a scalar head and tail. The gate and up halves usually sit at
 //   another 16-byte phase than the output (d = 4100 in bf16 puts up 8 bytes off); they
 //   are read with two aligned 16-byte loads and a register shift, so no access is scalar
-//   except the head and tail.
+//   except the head and tail. When every pack is aligned (the launcher checks the pointers
+//   and strides), an aligned instance loads each pack once, with no shift (ptxas: 59-71
+//   registers against 94-96 in bf16, three 256-thread blocks per SM instead of two).
 // - A block of 64-256 threads (fewer for narrow rows) covers kUnroll packs per thread of
 //   one row; each thread issues all its loads (kUnroll packs of gate and of up: 128 bytes
 //   in flight) before any math.
@@ -36,7 +38,8 @@ __device__ __forceinline__ float activate(float v) {
   }
 }
 
-template <typename T, GluActivation ACT>
+// kAligned: the launcher checked that every pack is on the 16-byte grid (one load per pack).
+template <typename T, GluActivation ACT, bool kAligned>
 __global__ void __launch_bounds__(kThreads) glu_rows(GluArgs a, int64_t blocks_per_row) {
   constexpr int N = kPack<T>;
   const int t = threadIdx.x;
@@ -59,16 +62,16 @@ __global__ void __launch_bounds__(kThreads) glu_rows(GluArgs a, int64_t blocks_p
   for (int k = 0; k < kUnroll; ++k) {
     const int64_t j = j0 + k * nt;
     if (j < sp.packs) {
-      g[k] = load_raw(gate + sp.head + j * N);
-      u[k] = load_raw(up + sp.head + j * N);
+      g[k] = load_raw<kAligned>(gate + sp.head + j * N);
+      u[k] = load_raw<kAligned>(up + sp.head + j * N);
     }
   }
 #pragma unroll
   for (int k = 0; k < kUnroll; ++k) {
     const int64_t j = j0 + k * nt;
     if (j < sp.packs) {
-      const Pack<T> gv = window(g[k], gate + sp.head + j * N);
-      const Pack<T> uv = window(u[k], up + sp.head + j * N);
+      const Pack<T> gv = window<kAligned>(g[k], gate + sp.head + j * N);
+      const Pack<T> uv = window<kAligned>(u[k], up + sp.head + j * N);
       Pack<T> o;
 #pragma unroll
       for (int i = 0; i < N; ++i) o.v[i] = from_float<T>(activate<ACT>(to_float(gv.v[i])) * to_float(uv.v[i]));
@@ -88,7 +91,14 @@ cudaError_t launch(const GluArgs& a, cudaStream_t stream) {
   const int64_t blocks_per_row = packs > per_block ? (packs + per_block - 1) / per_block : 1;
   const int64_t blocks = a.rows * blocks_per_row;
   if (blocks > INT32_MAX) return cudaErrorInvalidValue;
-  glu_rows<T, ACT><<<static_cast<unsigned>(blocks), threads, 0, stream>>>(a, blocks_per_row);
+  // Every pack on the 16-byte grid: the base pointers, and whole packs per row.
+  auto al = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
+  const bool aligned = al(a.gate) && al(a.up) && al(a.out) && a.d % kPack<T> == 0 && a.x_stride % kPack<T> == 0;
+  if (aligned) {
+    glu_rows<T, ACT, true><<<static_cast<unsigned>(blocks), threads, 0, stream>>>(a, blocks_per_row);
+  } else {
+    glu_rows<T, ACT, false><<<static_cast<unsigned>(blocks), threads, 0, stream>>>(a, blocks_per_row);
+  }
   return cudaGetLastError();
 }
 

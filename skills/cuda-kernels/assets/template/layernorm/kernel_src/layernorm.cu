@@ -14,10 +14,14 @@
 // - Every width and alignment takes one path (split_row in common.cuh): a scalar head up
 //   to the output row's first 16-byte boundary, 16-byte packs, a scalar tail; inputs of
 //   another phase are read with two aligned 16-byte loads and a register shift.
-// - Lanes per row grow with the width (about 2 packs per lane, 8..1024 lanes); narrow
-//   rows share a 256-thread block. Rows wider than the register cache re-read x from L2.
-// - __launch_bounds__(1024): at most 64 registers per thread, so a 1024-thread block fits
-//   an SM's 65536 registers (tests/test_kernel_resources.py checks it with ptxas -v).
+// - Aligned instances (kAligned): when every pointer is 16-byte aligned and every row
+//   stride a whole number of packs, each pack is one load and no shift, so the four
+//   operand loads of a pack go out together under tighter launch bounds.
+// - Lanes per row grow with the width (8..32 lanes, then whole warps up to the instance's
+//   bound); narrow rows share a 256-thread block. Rows wider than the register cache
+//   re-read x from L2.
+// - __launch_bounds__(threads, blocks) per instance (max_threads/min_blocks below): threads
+//   x registers fit an SM's 65536 registers (tests/test_kernel_resources.py checks it).
 #include "common.cuh"
 #include "launchers.h"
 
@@ -43,8 +47,25 @@ __device__ __forceinline__ float affine(float n, const T* w, const T* b, const T
   return n;
 }
 
-template <typename T, int VPT>
-__global__ void __launch_bounds__(kMaxLanes) layer_norm_rows(LayerNormArgs a) {
+// Launch bounds per instance, as in rmsnorm.cu: (most threads per block, blocks that must stay
+// resident) caps registers at 65536 / (threads x blocks). Aligned instances load one 16-byte
+// word per pack, so they fit tighter caps and issue all four operand loads of a pack at once.
+//   aligned: VPT 2: 512 x 2 (64 regs), VPT 4: 512 x 1 (128); bf16 used 64 and 72 (ptxas -v,
+//   sm_90); VPT 4 at 512 x 2 spilled 12 bytes. Any alignment: 1024 x 1 (64).
+template <int VPT, bool kAligned>
+constexpr int max_threads() {
+  if constexpr (!kAligned || VPT == 0) return 1024;
+  return 512;
+}
+template <int VPT, bool kAligned>
+constexpr int min_blocks() {
+  if constexpr (!kAligned || VPT == 0) return 1;
+  return VPT == 4 ? 1 : 2;
+}
+
+template <typename T, int VPT, bool kAligned>
+__global__ void __launch_bounds__(max_threads<VPT, kAligned>(), min_blocks<VPT, kAligned>())
+    layer_norm_rows(LayerNormArgs a) {
   constexpr int N = kPack<T>;
   __shared__ float scratch[kMaxLanes / 32];
   const int lanes = blockDim.x;
@@ -76,13 +97,13 @@ __global__ void __launch_bounds__(kMaxLanes) layer_norm_rows(LayerNormArgs a) {
 #pragma unroll
       for (int k = 0; k < VPT; ++k) {
         const int64_t j = t + static_cast<int64_t>(k) * lanes;
-        if (j < sp.packs) raw[k] = load_raw(x + sp.head + j * N);
+        if (j < sp.packs) raw[k] = load_raw<kAligned>(x + sp.head + j * N);
       }
 #pragma unroll
       for (int k = 0; k < VPT; ++k) {
         const int64_t j = t + static_cast<int64_t>(k) * lanes;
         if (j < sp.packs) {
-          cache[k] = window(raw[k], x + sp.head + j * N);
+          cache[k] = window<kAligned>(raw[k], x + sp.head + j * N);
 #pragma unroll
           for (int i = 0; i < N; ++i) sum += to_float(cache[k].v[i]);
         }
@@ -131,29 +152,36 @@ __global__ void __launch_bounds__(kMaxLanes) layer_norm_rows(LayerNormArgs a) {
     float v[N];
 #pragma unroll
     for (int i = 0; i < N; ++i) v[i] = (to_float(p.v[i]) - mean) * rstd;
-    // The operand packs' loads go out two at a time, before their first use (all four at
-    // once spilled at 64 registers: ptxas -v).
-    const RawPack rw = w != nullptr ? load_raw(w + e) : RawPack{};
-    const RawPack rb = b != nullptr ? load_raw(b + e) : RawPack{};
+    // The operand packs' loads go out before their first use: all four when aligned (one word
+    // each), two at a time otherwise (all four spilled at 64 registers: ptxas -v).
+    const RawPack rw = w != nullptr ? load_raw<kAligned>(w + e) : RawPack{};
+    const RawPack rb = b != nullptr ? load_raw<kAligned>(b + e) : RawPack{};
+    RawPack rsc{}, rsh{};
+    if constexpr (kAligned) {
+      if (sc != nullptr) rsc = load_raw<true>(sc + e);
+      if (sh != nullptr) rsh = load_raw<true>(sh + e);
+    }
     if (w != nullptr) {
-      const Pack<T> q = window(rw, w + e);
+      const Pack<T> q = window<kAligned>(rw, w + e);
 #pragma unroll
       for (int i = 0; i < N; ++i) v[i] *= to_float(q.v[i]);
     }
     if (b != nullptr) {
-      const Pack<T> q = window(rb, b + e);
+      const Pack<T> q = window<kAligned>(rb, b + e);
 #pragma unroll
       for (int i = 0; i < N; ++i) v[i] += to_float(q.v[i]);
     }
-    const RawPack rsc = sc != nullptr ? load_raw(sc + e) : RawPack{};
-    const RawPack rsh = sh != nullptr ? load_raw(sh + e) : RawPack{};
+    if constexpr (!kAligned) {
+      if (sc != nullptr) rsc = load_raw(sc + e);
+      if (sh != nullptr) rsh = load_raw(sh + e);
+    }
     if (sc != nullptr) {
-      const Pack<T> q = window(rsc, sc + e);
+      const Pack<T> q = window<kAligned>(rsc, sc + e);
 #pragma unroll
       for (int i = 0; i < N; ++i) v[i] *= 1.f + to_float(q.v[i]);
     }
     if (sh != nullptr) {
-      const Pack<T> q = window(rsh, sh + e);
+      const Pack<T> q = window<kAligned>(rsh, sh + e);
 #pragma unroll
       for (int i = 0; i < N; ++i) v[i] += to_float(q.v[i]);
     }
@@ -173,13 +201,41 @@ __global__ void __launch_bounds__(kMaxLanes) layer_norm_rows(LayerNormArgs a) {
   }
 }
 
-template <typename T, int VPT>
+template <typename T, int VPT, bool kAligned>
 cudaError_t launch(const LayerNormArgs& a, int lanes, cudaStream_t stream) {
   const int rows_per_block = lanes >= kBlockThreads ? 1 : kBlockThreads / lanes;
   const int64_t blocks = (a.rows + rows_per_block - 1) / rows_per_block;
   if (blocks > INT32_MAX) return cudaErrorInvalidValue;
-  layer_norm_rows<T, VPT><<<static_cast<unsigned>(blocks), dim3(lanes, rows_per_block), 0, stream>>>(a);
+  layer_norm_rows<T, VPT, kAligned><<<static_cast<unsigned>(blocks), dim3(lanes, rows_per_block), 0, stream>>>(a);
   return cudaGetLastError();
+}
+
+// Any alignment: about 2 packs per lane (lanes_for_row(packs, 2)), then the VPT that covers the
+// row; one pack per lane on more lanes ran slower (8192x4096 bf16: 35 against 51 % of copy).
+template <typename T>
+cudaError_t launch_any(const LayerNormArgs& a, int64_t packs, cudaStream_t stream) {
+  const int lanes = lanes_for_row(packs, 2);
+  const int64_t per_lane = (packs + lanes - 1) / lanes;
+  if (per_lane <= 1) return launch<T, 1, false>(a, lanes, stream);
+  if (per_lane <= 2) return launch<T, 2, false>(a, lanes, stream);
+  if constexpr (sizeof(T) == 4) {
+    if (per_lane <= 4) return launch<T, 4, false>(a, lanes, stream);
+  }
+  return launch<T, 0, false>(a, lanes, stream);
+}
+
+// Aligned: VPT 2 (from `first`), else 4, when the lanes fit the instance's thread bound; rows
+// that fit neither take the any-alignment instances.
+template <typename T>
+cudaError_t launch_aligned(const LayerNormArgs& a, int64_t packs, int first, cudaStream_t stream) {
+  int lanes = 0;
+  auto fits = [&](int vpt, int max_lanes) {
+    lanes = lanes_for_row(packs, vpt, max_lanes);
+    return static_cast<int64_t>(lanes) * vpt >= packs;
+  };
+  if (first <= 2 && fits(2, max_threads<2, true>())) return launch<T, 2, true>(a, lanes, stream);
+  if (fits(4, max_threads<4, true>())) return launch<T, 4, true>(a, lanes, stream);
+  return launch_any<T>(a, packs, stream);
 }
 
 }  // namespace
@@ -189,15 +245,16 @@ cudaError_t layer_norm(const LayerNormArgs& a, cudaStream_t stream) {
   if (a.rows_per_mod < 1) return cudaErrorInvalidValue;
   return dispatch_dtype(a.dtype, [&](auto tag) -> cudaError_t {
     using T = decltype(tag);
-    const int64_t packs = a.hidden / kPack<T>;
-    const int lanes = lanes_for_row(packs, 2);
-    const int64_t per_lane = (packs + lanes - 1) / lanes;
-    if (per_lane <= 1) return launch<T, 1>(a, lanes, stream);
-    if (per_lane <= 2) return launch<T, 2>(a, lanes, stream);
-    if constexpr (sizeof(T) == 4) {
-      if (per_lane <= 4) return launch<T, 4>(a, lanes, stream);
-    }
-    return launch<T, 0>(a, lanes, stream);
+    constexpr int N = kPack<T>;
+    const int64_t packs = a.hidden / N;
+    // Every pack of every row 16-byte aligned: the base pointers, and row strides in whole packs.
+    auto al = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
+    const bool aligned = al(a.x) && al(a.out) && al(a.weight) && al(a.bias) && al(a.scale) && al(a.shift) &&
+                         a.x_stride % N == 0 && a.out_stride % N == 0 && a.mod_stride % N == 0;
+    if (!aligned) return launch_any<T>(a, packs, stream);
+    // Many rows: few threads with 4 packs each (as rmsnorm.cu); otherwise 2 per lane (at 32768
+    // rows of 1024 bf16 one pack per lane read 47 % of copy, two 52 %).
+    return launch_aligned<T>(a, packs, a.rows > 1024 && packs >= 256 ? 4 : 2, stream);
   });
 }
 

@@ -13,12 +13,16 @@
 //   to the output row's first 16-byte boundary, 16-byte packs, a scalar tail. Inputs
 //   whose phase differs from the output's (x[..., 1:] views, odd widths, the weight
 //   against an odd row) are read with two aligned 16-byte loads and a register shift.
-// - Lanes per row grow with the width (about 2 packs per lane, 8..1024 lanes). Narrow
-//   rows share a 256-thread block, one group of lanes per row.
+// - Aligned instances (kAligned): when every pointer is 16-byte aligned and every row
+//   stride a whole number of packs, each pack is one load and no shift, so they fit
+//   tighter launch bounds (more blocks per SM); many rows take 4 packs per lane.
+// - Lanes per row grow with the width (8..32 lanes, then whole warps up to the instance's
+//   bound). Narrow rows share a 256-thread block, one group of lanes per row.
 // - Rows too wide for the register cache (more than 2 packs per lane at 1024 lanes: over
-//   16384 bf16/fp16 or 8192 fp32 elements) re-read the row in the second pass, from L2.
-// - __launch_bounds__(1024): at most 64 registers per thread, so a 1024-thread block fits
-//   an SM's 65536 registers (tests/test_kernel_resources.py checks it with ptxas -v).
+//   16384 bf16/fp16 or 8192 fp32 elements, unless aligned) re-read the row in the second
+//   pass, from L2.
+// - __launch_bounds__(threads, blocks) per instance (max_threads/min_blocks below): threads
+//   x registers fit an SM's 65536 registers (tests/test_kernel_resources.py checks it).
 // - Indices are int64 (rows * hidden can pass 2^31).
 #include "common.cuh"
 #include "launchers.h"
@@ -37,10 +41,29 @@ __device__ __forceinline__ Pack<T> add_round(const Pack<T>& a, const Pack<T>& b)
   return s;
 }
 
+// Launch bounds per instance: the most threads a block of it may have, and the blocks that
+// must stay resident, which caps registers at 65536 / (threads x blocks). Without a minimum
+// ptxas fills the 64 registers that 1024 threads leave (62 for bf16 at VPT 2: 4 blocks of
+// 256 per SM). Aligned instances load one pack per pack, so they fit tighter caps:
+//   aligned: VPT 1: 512 x 3 (40 regs)  VPT 4: 256 x 3 (80)  VPT 8: 512 x 1 (128); 32 registers
+//   at VPT 1 spilled 4-28 bytes (ptxas -v, sm_80/90).
+//   any alignment: 1024 x 1 (64), VPT 1 and 2; VPT 0 (the re-read row) 1024 x 1.
+template <int VPT, bool kAligned>
+constexpr int max_threads() {
+  if constexpr (!kAligned || VPT == 0) return 1024;
+  return VPT == 1 || VPT == 8 ? 512 : 256;
+}
+template <int VPT, bool kAligned>
+constexpr int min_blocks() {
+  if constexpr (!kAligned || VPT == 0) return 1;
+  return VPT == 1 ? 3 : VPT == 4 ? 3 : 1;
+}
+
 // VPT > 0: each lane caches VPT packs in registers. VPT == 0: rows too wide for that; the
 // second pass reads the row again (from sum_out when fused: the lane's own writes).
-template <typename T, int VPT>
-__global__ void __launch_bounds__(kMaxLanes) rms_norm_rows(RmsNormArgs a) {
+template <typename T, int VPT, bool kAligned>
+__global__ void __launch_bounds__(max_threads<VPT, kAligned>(), min_blocks<VPT, kAligned>())
+    rms_norm_rows(RmsNormArgs a) {
   constexpr int N = kPack<T>;
   __shared__ float scratch[kMaxLanes / 32];
   const int lanes = blockDim.x;
@@ -74,9 +97,9 @@ __global__ void __launch_bounds__(kMaxLanes) rms_norm_rows(RmsNormArgs a) {
     // Every load of the lane is issued before the first is used (load_raw, then window).
     auto use = [&](int64_t j, const RawPack& rx, const RawPack& rr) {
       const int64_t e = sp.head + j * N;
-      Pack<T> p = window(rx, x + e);
+      Pack<T> p = window<kAligned>(rx, x + e);
       if (res != nullptr) {
-        p = add_round(p, window(rr, res + e));
+        p = add_round(p, window<kAligned>(rr, res + e));
         store_any(s + e, p);
       }
 #pragma unroll
@@ -89,8 +112,8 @@ __global__ void __launch_bounds__(kMaxLanes) rms_norm_rows(RmsNormArgs a) {
       for (int k = 0; k < VPT; ++k) {
         const int64_t j = t + static_cast<int64_t>(k) * lanes;
         if (j < sp.packs) {
-          rx[k] = load_raw(x + sp.head + j * N);
-          if (res != nullptr) rr[k] = load_raw(res + sp.head + j * N);
+          rx[k] = load_raw<kAligned>(x + sp.head + j * N);
+          if (res != nullptr) rr[k] = load_raw<kAligned>(res + sp.head + j * N);
         }
       }
 #pragma unroll
@@ -116,7 +139,7 @@ __global__ void __launch_bounds__(kMaxLanes) rms_norm_rows(RmsNormArgs a) {
     const int64_t e = sp.head + j * N;
     Pack<T> o;
     if (w != nullptr) {
-      const Pack<T> wv = window(rw, w + e);
+      const Pack<T> wv = window<kAligned>(rw, w + e);
 #pragma unroll
       for (int i = 0; i < N; ++i) o.v[i] = from_float<T>(to_float(p.v[i]) * rstd * to_float(wv.v[i]));
     } else {
@@ -130,7 +153,7 @@ __global__ void __launch_bounds__(kMaxLanes) rms_norm_rows(RmsNormArgs a) {
 #pragma unroll
     for (int k = 0; k < VPT; ++k) {
       const int64_t j = t + static_cast<int64_t>(k) * lanes;
-      if (w != nullptr && j < sp.packs) rw[k] = load_raw(w + sp.head + j * N);
+      if (w != nullptr && j < sp.packs) rw[k] = load_raw<kAligned>(w + sp.head + j * N);
     }
 #pragma unroll
     for (int k = 0; k < VPT; ++k) {
@@ -148,13 +171,41 @@ __global__ void __launch_bounds__(kMaxLanes) rms_norm_rows(RmsNormArgs a) {
   }
 }
 
-template <typename T, int VPT>
+template <typename T, int VPT, bool kAligned>
 cudaError_t launch(const RmsNormArgs& a, int lanes, cudaStream_t stream) {
   const int rows_per_block = lanes >= kBlockThreads ? 1 : kBlockThreads / lanes;
   const int64_t blocks = (a.rows + rows_per_block - 1) / rows_per_block;
   if (blocks > INT32_MAX) return cudaErrorInvalidValue;
-  rms_norm_rows<T, VPT><<<static_cast<unsigned>(blocks), dim3(lanes, rows_per_block), 0, stream>>>(a);
+  rms_norm_rows<T, VPT, kAligned><<<static_cast<unsigned>(blocks), dim3(lanes, rows_per_block), 0, stream>>>(a);
   return cudaGetLastError();
+}
+
+// Any alignment: about 2 packs per lane (lanes_for_row(packs, 2)), then the VPT that covers the
+// row; one pack per lane on more lanes ran slower (8192x4096 bf16: 48 against 72 % of copy).
+template <typename T>
+cudaError_t launch_any(const RmsNormArgs& a, int64_t packs, cudaStream_t stream) {
+  const int lanes = lanes_for_row(packs, 2);
+  const int64_t per_lane = (packs + lanes - 1) / lanes;
+  if (per_lane <= 1) return launch<T, 1, false>(a, lanes, stream);
+  if (per_lane <= 2) return launch<T, 2, false>(a, lanes, stream);
+  // No VPT = 4: with every load in flight (a raw x and residual pack per cached pack) it
+  // spills at 64 registers in every dtype (ptxas -v; fp32 spilled 172 bytes on sm_90).
+  return launch<T, 0, false>(a, lanes, stream);
+}
+
+// Aligned: the smallest cached VPT (from `first`) whose lanes fit the instance's thread bound.
+template <typename T>
+cudaError_t launch_aligned(const RmsNormArgs& a, int64_t packs, int first, cudaStream_t stream) {
+  int lanes = 0;
+  auto fits = [&](int vpt, int max_lanes) {
+    lanes = lanes_for_row(packs, vpt, max_lanes);
+    return static_cast<int64_t>(lanes) * vpt >= packs;
+  };
+  // No aligned VPT 2: VPT 1 at 512 lanes already covers every row it could take.
+  if (first <= 1 && fits(1, max_threads<1, true>())) return launch<T, 1, true>(a, lanes, stream);
+  if (fits(4, max_threads<4, true>())) return launch<T, 4, true>(a, lanes, stream);
+  if (fits(8, max_threads<8, true>())) return launch<T, 8, true>(a, lanes, stream);
+  return launch_any<T>(a, packs, stream);
 }
 
 }  // namespace
@@ -163,14 +214,18 @@ cudaError_t rms_norm(const RmsNormArgs& a, cudaStream_t stream) {
   if (a.rows == 0 || a.hidden == 0) return cudaSuccess;
   return dispatch_dtype(a.dtype, [&](auto tag) -> cudaError_t {
     using T = decltype(tag);
-    const int64_t packs = a.hidden / kPack<T>;
-    const int lanes = lanes_for_row(packs, 2);
-    const int64_t per_lane = (packs + lanes - 1) / lanes;
-    if (per_lane <= 1) return launch<T, 1>(a, lanes, stream);
-    if (per_lane <= 2) return launch<T, 2>(a, lanes, stream);
-    // No VPT = 4: with every load in flight (a raw x and residual pack per cached pack) it
-    // spills at 64 registers in every dtype (ptxas -v; fp32 spilled 172 bytes on sm_90).
-    return launch<T, 0>(a, lanes, stream);
+    constexpr int N = kPack<T>;
+    const int64_t packs = a.hidden / N;
+    // Every pack of every row 16-byte aligned: the base pointers, and row strides in whole packs
+    // (the output's rows then start on the grid, so no row has a head).
+    auto al = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
+    const bool aligned = al(a.x) && al(a.out) && al(a.weight) && al(a.residual) && al(a.sum_out) &&
+                         a.x_stride % N == 0 && a.out_stride % N == 0 && a.residual_stride % N == 0 &&
+                         a.sum_stride % N == 0;
+    if (!aligned) return launch_any<T>(a, packs, stream);
+    // Many rows: few threads with several packs each (the qwen3_8b example's H200 sweep: 4096
+    // bf16 wide as 128 x 4); a few rows: more threads per row, to fill the SMs.
+    return launch_aligned<T>(a, packs, a.rows > 1024 && packs >= 256 ? 4 : 1, stream);
   });
 }
 
