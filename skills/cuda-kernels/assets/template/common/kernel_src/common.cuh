@@ -214,4 +214,14 @@ inline int lanes_for_row(int64_t packs, int64_t per_thread, int max_lanes = 1024
   return lanes;
 }
 
+// lanes_for_row(packs, vpt, max_lanes) into *lanes; true when those lanes hold the whole row
+// (an instance whose launch bound caps its threads below the row's packs / vpt cannot).
+inline bool lanes_cover(int64_t packs, int vpt, int max_lanes, int* lanes) {
+  *lanes = lanes_for_row(packs, vpt, max_lanes);
+  return static_cast<int64_t>(*lanes) * vpt >= packs;
+}
+
+// A launcher's alignment check for the kAligned instances: p on the 16-byte grid (nullptr is).
+inline bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
+
 }  // namespace ks

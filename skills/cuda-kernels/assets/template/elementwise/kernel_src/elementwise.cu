@@ -85,8 +85,8 @@ cudaError_t launch(const ElementwiseArgs& a, cudaStream_t stream) {
   const int64_t blocks = a.rows * blocks_per_row;
   if (blocks > INT32_MAX) return cudaErrorInvalidValue;
   // Every pack on the 16-byte grid: both base pointers, and (several rows) whole packs per row.
-  auto al = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
-  const bool aligned = al(a.x) && al(a.out) && (a.rows == 1 || (a.n % kPack<T> == 0 && a.x_stride % kPack<T> == 0));
+  const bool aligned = aligned16(a.x) && aligned16(a.out) &&
+                       (a.rows == 1 || (a.n % kPack<T> == 0 && a.x_stride % kPack<T> == 0));
   if (aligned) {
     elementwise_rows<T, ACT, true><<<static_cast<unsigned>(blocks), threads, 0, stream>>>(a, blocks_per_row);
   } else {

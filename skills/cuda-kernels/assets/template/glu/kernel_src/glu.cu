@@ -92,8 +92,8 @@ cudaError_t launch(const GluArgs& a, cudaStream_t stream) {
   const int64_t blocks = a.rows * blocks_per_row;
   if (blocks > INT32_MAX) return cudaErrorInvalidValue;
   // Every pack on the 16-byte grid: the base pointers, and whole packs per row.
-  auto al = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
-  const bool aligned = al(a.gate) && al(a.up) && al(a.out) && a.d % kPack<T> == 0 && a.x_stride % kPack<T> == 0;
+  const bool aligned = aligned16(a.gate) && aligned16(a.up) && aligned16(a.out) && a.d % kPack<T> == 0 &&
+                       a.x_stride % kPack<T> == 0;
   if (aligned) {
     glu_rows<T, ACT, true><<<static_cast<unsigned>(blocks), threads, 0, stream>>>(a, blocks_per_row);
   } else {

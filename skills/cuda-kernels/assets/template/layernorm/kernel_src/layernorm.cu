@@ -229,12 +229,8 @@ cudaError_t launch_any(const LayerNormArgs& a, int64_t packs, cudaStream_t strea
 template <typename T>
 cudaError_t launch_aligned(const LayerNormArgs& a, int64_t packs, int first, cudaStream_t stream) {
   int lanes = 0;
-  auto fits = [&](int vpt, int max_lanes) {
-    lanes = lanes_for_row(packs, vpt, max_lanes);
-    return static_cast<int64_t>(lanes) * vpt >= packs;
-  };
-  if (first <= 2 && fits(2, max_threads<2, true>())) return launch<T, 2, true>(a, lanes, stream);
-  if (fits(4, max_threads<4, true>())) return launch<T, 4, true>(a, lanes, stream);
+  if (first <= 2 && lanes_cover(packs, 2, max_threads<2, true>(), &lanes)) return launch<T, 2, true>(a, lanes, stream);
+  if (lanes_cover(packs, 4, max_threads<4, true>(), &lanes)) return launch<T, 4, true>(a, lanes, stream);
   return launch_any<T>(a, packs, stream);
 }
 
@@ -248,9 +244,9 @@ cudaError_t layer_norm(const LayerNormArgs& a, cudaStream_t stream) {
     constexpr int N = kPack<T>;
     const int64_t packs = a.hidden / N;
     // Every pack of every row 16-byte aligned: the base pointers, and row strides in whole packs.
-    auto al = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
-    const bool aligned = al(a.x) && al(a.out) && al(a.weight) && al(a.bias) && al(a.scale) && al(a.shift) &&
-                         a.x_stride % N == 0 && a.out_stride % N == 0 && a.mod_stride % N == 0;
+    const bool aligned = aligned16(a.x) && aligned16(a.out) && aligned16(a.weight) && aligned16(a.bias) &&
+                         aligned16(a.scale) && aligned16(a.shift) && a.x_stride % N == 0 && a.out_stride % N == 0 &&
+                         a.mod_stride % N == 0;
     if (!aligned) return launch_any<T>(a, packs, stream);
     // Many rows: few threads with 4 packs each (as rmsnorm.cu); otherwise 2 per lane (at 32768
     // rows of 1024 bf16 one pack per lane read 47 % of copy, two 52 %).

@@ -197,14 +197,10 @@ cudaError_t launch_any(const RmsNormArgs& a, int64_t packs, cudaStream_t stream)
 template <typename T>
 cudaError_t launch_aligned(const RmsNormArgs& a, int64_t packs, int first, cudaStream_t stream) {
   int lanes = 0;
-  auto fits = [&](int vpt, int max_lanes) {
-    lanes = lanes_for_row(packs, vpt, max_lanes);
-    return static_cast<int64_t>(lanes) * vpt >= packs;
-  };
   // No aligned VPT 2: VPT 1 at 512 lanes already covers every row it could take.
-  if (first <= 1 && fits(1, max_threads<1, true>())) return launch<T, 1, true>(a, lanes, stream);
-  if (fits(4, max_threads<4, true>())) return launch<T, 4, true>(a, lanes, stream);
-  if (fits(8, max_threads<8, true>())) return launch<T, 8, true>(a, lanes, stream);
+  if (first <= 1 && lanes_cover(packs, 1, max_threads<1, true>(), &lanes)) return launch<T, 1, true>(a, lanes, stream);
+  if (lanes_cover(packs, 4, max_threads<4, true>(), &lanes)) return launch<T, 4, true>(a, lanes, stream);
+  if (lanes_cover(packs, 8, max_threads<8, true>(), &lanes)) return launch<T, 8, true>(a, lanes, stream);
   return launch_any<T>(a, packs, stream);
 }
 
@@ -218,10 +214,9 @@ cudaError_t rms_norm(const RmsNormArgs& a, cudaStream_t stream) {
     const int64_t packs = a.hidden / N;
     // Every pack of every row 16-byte aligned: the base pointers, and row strides in whole packs
     // (the output's rows then start on the grid, so no row has a head).
-    auto al = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
-    const bool aligned = al(a.x) && al(a.out) && al(a.weight) && al(a.residual) && al(a.sum_out) &&
-                         a.x_stride % N == 0 && a.out_stride % N == 0 && a.residual_stride % N == 0 &&
-                         a.sum_stride % N == 0;
+    const bool aligned = aligned16(a.x) && aligned16(a.out) && aligned16(a.weight) && aligned16(a.residual) &&
+                         aligned16(a.sum_out) && a.x_stride % N == 0 && a.out_stride % N == 0 &&
+                         a.residual_stride % N == 0 && a.sum_stride % N == 0;
     if (!aligned) return launch_any<T>(a, packs, stream);
     // Many rows: few threads with several packs each (the qwen3_8b example's H200 sweep: 4096
     // bf16 wide as 128 x 4); a few rows: more threads per row, to fill the SMs.
