@@ -64,9 +64,13 @@ template <typename T, int W>
 __device__ __forceinline__ Pack<T, W> load_pack_stream(const T* p) {
   if constexpr (sizeof(T) * W == 16) {
     uint4 raw;
+#if defined(__CUDA_ARCH__)
     asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
         : "=r"(raw.x), "=r"(raw.y), "=r"(raw.z), "=r"(raw.w)
         : "l"(p));
+#else  // the CPU emulator (tests/test_rms_norm_emulated.py): no PTX there
+    raw = *reinterpret_cast<const uint4*>(p);
+#endif
     Pack<T, W> r;
     memcpy(&r, &raw, 16);
     return r;
@@ -92,12 +96,88 @@ __device__ __forceinline__ void store_pack(T* p, const Pack<T, W>& v) {
   if constexpr (sizeof(T) * W == 16) {
     uint4 raw;
     memcpy(&raw, &v, 16);
+#if defined(__CUDA_ARCH__)
     asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(raw.x), "r"(raw.y), "r"(raw.z),
                  "r"(raw.w)
                  : "memory");
+#else
+    *reinterpret_cast<uint4*>(p) = raw;
+#endif
   } else {
     *reinterpret_cast<Pack<T, W>*>(p) = v;
   }
+}
+
+// ------------------------------------------------- rows at any width, alignment and stride
+// A row is cut at its output's 16-byte boundaries: a scalar head (< W elements), whole
+// packs, a scalar tail. An input whose phase (offset from the 16-byte grid) equals the
+// output's reads each pack with one aligned load; one whose phase differs reads the two
+// aligned packs that overlap it and shifts the elements into place in registers (the
+// rmsnorm scaffold's load_raw / window: assets/template/common/kernel_src/common.cuh).
+template <typename T>
+__host__ __device__ __forceinline__ int phase_of(const T* p) {
+  return static_cast<int>(reinterpret_cast<uintptr_t>(p) % 16 / sizeof(T));
+}
+
+struct RowSplit {
+  int head;
+  int64_t packs;
+  int tail;
+};
+
+template <typename T>
+__device__ __forceinline__ RowSplit split_row(const T* out, int64_t n) {
+  constexpr int W = kVecElems<T>;
+  const int phase = phase_of(out);
+  int head = phase == 0 ? 0 : W - phase;
+  if (head > n) head = static_cast<int>(n);
+  const int64_t packs = (n - head) / W;
+  return {head, packs, static_cast<int>(n - head - packs * W)};
+}
+
+struct RawPack {
+  uint4 a, b;
+};
+
+// kOnGrid: the caller knows p is 16-byte aligned (one load; b stays unused).
+template <bool kOnGrid, typename T>
+__device__ __forceinline__ RawPack load_raw(const T* p) {
+  RawPack r;
+  r.b = make_uint4(0u, 0u, 0u, 0u);
+  if constexpr (kOnGrid) {
+    r.a = *reinterpret_cast<const uint4*>(p);
+  } else {
+    const int s = phase_of(p);
+    const uint4* base = reinterpret_cast<const uint4*>(p - s);
+    r.a = base[0];
+    if (s != 0) r.b = base[1];  // predicated, not a branch that waits for r.a
+  }
+  return r;
+}
+
+template <bool kOnGrid, typename T>
+__device__ __forceinline__ Pack<T, kVecElems<T>> window(const RawPack& r, const T* p) {
+  Pack<T, kVecElems<T>> v;
+  if constexpr (kOnGrid) {
+    memcpy(&v, &r.a, 16);
+  } else {
+    const int off = phase_of(p) * static_cast<int>(sizeof(T));  // bytes, 0..15
+    const int q = off >> 2;
+    const int shift = (off & 3) * 8;
+    const uint32_t w[8] = {r.a.x, r.a.y, r.a.z, r.a.w, r.b.x, r.b.y, r.b.z, r.b.w};
+    // w[i + q] by selects: a runtime index into a register array would go to local memory.
+    auto pick = [&](int i) -> uint64_t {
+      uint32_t x = w[i];
+      x = q == 1 ? w[i + 1] : x;
+      x = q == 2 ? w[i + 2] : x;
+      x = q == 3 ? w[i + 3] : x;
+      return x;
+    };
+    auto word = [&](int i) { return static_cast<uint32_t>(((pick(i + 1) << 32) | pick(i)) >> shift); };
+    const uint4 out = make_uint4(word(0), word(1), word(2), word(3));
+    memcpy(&v, &out, 16);
+  }
+  return v;
 }
 
 // Pack <-> float conversion, 16-bit types two at a time (cvt.rn.bf16x2.f32 and friends):

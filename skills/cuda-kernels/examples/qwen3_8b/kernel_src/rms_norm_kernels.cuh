@@ -13,8 +13,8 @@
 //  * packed kernel (hidden <= 32 packs, e.g. q/k norm over head_dim 128): LPR lanes share a
 //    row, one pack each, reduced with __shfl_xor_sync in the lane group. One 32-thread block
 //    per 256-byte row reached about 19% of copy bandwidth on an H200.
-//  * scalar kernel: any hidden size, alignment or row stride. Two passes; the second re-reads
-//    from L1/L2.
+//  * split kernel: any hidden size, alignment or row stride (hidden 4100, x[..., 1:] views,
+//    rows longer than the row kernel holds): a scalar head and tail around 16-byte packs.
 #pragma once
 
 #include "common.cuh"
@@ -327,33 +327,151 @@ __global__ void __launch_bounds__(1024) rms_norm_packed_pipe_kernel(const NormAr
   }
 }
 
-template <typename T, bool HAS_W, bool ADD>
-__global__ void __launch_bounds__(1024) rms_norm_scalar_kernel(const NormArgs<T> a) {
+// Split kernel: any width, alignment and row stride (a 1-element-offset view, hidden 4100).
+// One block per row; the row is cut at the output's 16-byte boundaries (split_row): a
+// scalar head and tail, 16-byte packs between. kSamePhase: x (and the residual and sum_out)
+// sit at the output's phase in every row, so each of their packs is one aligned load and
+// store; otherwise two aligned loads and a shift per pack. The weight is always shifted
+// (its phase follows the row's head). VPT packs per thread are held in registers; VPT 0
+// (rows too wide for that) re-reads the row in the second pass, from L2.
+// Launch bounds: 1024 threads (64 registers), 512 (128) for the same phase's 4 packs per
+// thread. Tighter caps spilled with the weight's shifted loads (ptxas -v, sm_90: 28 bytes at
+// 1 pack and 32 registers, at 4 packs and 80).
+template <int VPT, bool kSamePhase, bool ADD>
+__host__ __device__ constexpr int split_max_threads() {
+  return kSamePhase && !ADD && VPT == 4 ? 512 : 1024;
+}
+
+template <typename T>
+__device__ __forceinline__ float sum_squares(const Pack<T, kVecElems<T>>& p, float ss) {
+  float f[kVecElems<T>];
+  unpack<T, kVecElems<T>>(p, f);
+#pragma unroll
+  for (int e = 0; e < kVecElems<T>; ++e) ss = fmaf(f[e], f[e], ss);
+  return ss;
+}
+
+template <typename T, int VPT, bool HAS_W, bool ADD, bool kSamePhase>
+__global__ void __launch_bounds__(split_max_threads<VPT, kSamePhase, ADD>())
+    rms_norm_split_kernel(const NormArgs<T> a) {
+  constexpr int W = kVecElems<T>;
+  using P = Pack<T, W>;
   __shared__ float red[2][32];
   int buf = 0;
-  const float inv_hidden = a.inv_hidden;
+  const int t = static_cast<int>(threadIdx.x);
+  const int lanes = static_cast<int>(blockDim.x);
   for (int64_t row = blockIdx.x; row < a.rows; row += gridDim.x) {
     const T* xr = a.x + row * a.x_rs;
-    float ss = 0.0f;
-    for (int64_t i = threadIdx.x; i < a.hidden; i += blockDim.x) {
+    const T* rr = ADD ? a.res + row * a.res_rs : nullptr;
+    T* sr = ADD ? a.sum_out + row * a.sum_rs : nullptr;
+    T* orow = a.out + row * a.out_rs;
+    const RowSplit sp = split_row(orow, a.hidden);
+    const int64_t tail0 = sp.head + sp.packs * W;
+    // Pass 1: the scalar ends, then every pack load in flight before the first is used.
+    float head_v = 0.0f, tail_v = 0.0f;
+    auto scalar_in = [&](int64_t i) {
       float v = to_float(xr[i]);
       if constexpr (ADD) {
-        const T s = from_float<T>(v + to_float(a.res[row * a.res_rs + i]));
-        a.sum_out[row * a.sum_rs + i] = s;
+        const T s = from_float<T>(v + to_float(rr[i]));
+        sr[i] = s;
         v = to_float(s);
       }
-      ss = fmaf(v, v, ss);
+      return v;
+    };
+    if (t < sp.head) head_v = scalar_in(t);
+    if (t < sp.tail) tail_v = scalar_in(tail0 + t);
+    float ss = head_v * head_v + tail_v * tail_v;
+    auto combine = [&](int64_t e, const RawPack& rx, const RawPack& rres) {
+      P p = window<kSamePhase>(rx, xr + e);
+      if constexpr (ADD) {
+        float xf[W], rf[W];
+        unpack<T, W>(p, xf);
+        unpack<T, W>(window<kSamePhase>(rres, rr + e), rf);
+#pragma unroll
+        for (int i = 0; i < W; ++i) xf[i] += rf[i];
+        p = pack_floats<T, W>(xf);  // rounded to T: the residual stream transformers keeps
+        if (kSamePhase || phase_of(sr + e) == 0) {
+          store_pack<T, W>(sr + e, p);
+        } else {
+#pragma unroll
+          for (int i = 0; i < W; ++i) sr[e + i] = p.v[i];
+        }
+      }
+      return p;
+    };
+    P xv[VPT > 0 ? VPT : 1];
+    if constexpr (VPT > 0) {
+      RawPack rx[VPT], rres[VPT];
+#pragma unroll
+      for (int k = 0; k < VPT; ++k) {
+        const int64_t e = sp.head + (t + static_cast<int64_t>(k) * lanes) * W;
+        if (e < tail0) {
+          rx[k] = load_raw<kSamePhase>(xr + e);
+          if constexpr (ADD) rres[k] = load_raw<kSamePhase>(rr + e);
+        }
+      }
+#pragma unroll
+      for (int k = 0; k < VPT; ++k) {
+        const int64_t e = sp.head + (t + static_cast<int64_t>(k) * lanes) * W;
+        if (e < tail0) {
+          xv[k] = combine(e, rx[k], rres[k]);
+          ss = sum_squares<T>(xv[k], ss);
+        }
+      }
+    } else {
+      for (int64_t e = sp.head + static_cast<int64_t>(t) * W; e < tail0; e += static_cast<int64_t>(lanes) * W) {
+        RawPack rres{};
+        const RawPack rx = load_raw<kSamePhase>(xr + e);
+        if constexpr (ADD) rres = load_raw<kSamePhase>(rr + e);
+        ss = sum_squares<T>(combine(e, rx, rres), ss);
+      }
     }
     ss = block_sum(ss, red[buf]);
     buf ^= 1;
-    const float inv = rsqrtf(ss * inv_hidden + a.eps);
-    // Each thread re-reads only what it wrote: no barrier needed.
-    const T* src = ADD ? a.sum_out + row * a.sum_rs : xr;
-    T* orow = a.out + row * a.out_rs;
-    for (int64_t i = threadIdx.x; i < a.hidden; i += blockDim.x) {
-      float y = to_float(src[i]) * inv;
+    const float inv = rsqrtf(ss * a.inv_hidden + a.eps);
+    // Pass 2: scale and store; the output's packs are on the 16-byte grid by construction.
+    auto scalar_out = [&](int64_t i, float v) {
+      float y = v * inv;
       if constexpr (HAS_W) y *= to_float(a.w[i]);
       orow[i] = from_float<T>(y);
+    };
+    if (t < sp.head) scalar_out(t, head_v);
+    if (t < sp.tail) scalar_out(tail0 + t, tail_v);
+    auto store = [&](int64_t e, const P& p, const RawPack& rw) {
+      float y[W];
+      unpack<T, W>(p, y);
+      if constexpr (HAS_W) {
+        float wf[W];
+        unpack<T, W>(window<false>(rw, a.w + e), wf);
+#pragma unroll
+        for (int i = 0; i < W; ++i) y[i] = y[i] * inv * wf[i];
+      } else {
+#pragma unroll
+        for (int i = 0; i < W; ++i) y[i] *= inv;
+      }
+      store_pack<T, W>(orow + e, pack_floats<T, W>(y));
+    };
+    if constexpr (VPT > 0) {
+      RawPack rw[VPT];
+#pragma unroll
+      for (int k = 0; k < VPT; ++k) {
+        const int64_t e = sp.head + (t + static_cast<int64_t>(k) * lanes) * W;
+        if (HAS_W && e < tail0) rw[k] = load_raw<false>(a.w + e);
+      }
+#pragma unroll
+      for (int k = 0; k < VPT; ++k) {
+        const int64_t e = sp.head + (t + static_cast<int64_t>(k) * lanes) * W;
+        if (e < tail0) store(e, xv[k], rw[k]);
+      }
+    } else {
+      // Each thread re-reads only what it wrote (sum_out when ADD): no barrier needed.
+      const T* src = ADD ? sr : xr;
+      for (int64_t e = sp.head + static_cast<int64_t>(t) * W; e < tail0; e += static_cast<int64_t>(lanes) * W) {
+        const RawPack rv = load_raw<kSamePhase>(src + e);
+        RawPack rw{};
+        if constexpr (HAS_W) rw = load_raw<false>(a.w + e);
+        store(e, window<kSamePhase>(rv, src + e), rw);
+      }
     }
   }
 }
@@ -528,15 +646,6 @@ void launch_packed_lpr(NormArgs<T> a, int lpr, int threads, bool pipe, cudaStrea
   }
 }
 
-template <typename T, bool HAS_W, bool ADD>
-void launch_scalar(NormArgs<T> a, cudaStream_t stream) {
-  int threads = round_up32(a.hidden < 256 ? a.hidden : 256);
-  const int64_t cap = static_cast<int64_t>(sm_count()) * 8;
-  const int64_t grid = a.rows < cap ? a.rows : cap;
-  rms_norm_scalar_kernel<T, HAS_W, ADD><<<static_cast<unsigned>(grid), threads, 0, stream>>>(a);
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
-}
-
 template <bool ADD>
 int row_max_threads(int vpt) {
   switch (vpt) {
@@ -563,6 +672,67 @@ int default_row_vpt(int64_t rows, int64_t nvec, int sms) {
   int vpt = rows > 1024 ? (ADD ? 2 : 4) : rows > one_pack_rows ? 2 : 1;
   while (vpt < kRowMaxVpt<ADD> && ceil_div(nvec, vpt) > row_max_threads<ADD>(vpt)) vpt *= 2;
   return vpt;
+}
+
+template <typename T, int VPT, bool HAS_W, bool ADD, bool kSamePhase>
+void launch_split_vpt(const NormArgs<T>& a, int threads, cudaStream_t stream) {
+  const int64_t grid = a.rows < 0x7fffffff ? a.rows : 0x7fffffff;
+  rms_norm_split_kernel<T, VPT, HAS_W, ADD, kSamePhase><<<static_cast<unsigned>(grid), threads, 0, stream>>>(a);
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
+// Every row of p (row stride p_rs elements) starts at the phase of q's row.
+inline bool same_phase(const void* p, int64_t p_rs, const void* q, int64_t q_rs, int elem_bytes) {
+  return reinterpret_cast<uintptr_t>(p) % 16 == reinterpret_cast<uintptr_t>(q) % 16 &&
+         (p_rs - q_rs) % (16 / elem_bytes) == 0;
+}
+
+// Packs per thread. The same phase, plain norm: the row kernel's table (default_row_vpt), at
+// most 4. Otherwise 2 (1 when a row needs one warp only; always 1 for a residual at another
+// phase). VPT 0 for rows that do not fit the instance's thread bound.
+template <typename T, bool HAS_W, bool ADD, bool kSamePhase>
+void launch_split_packs(const NormArgs<T>& a, int64_t packs, cudaStream_t stream) {
+  auto threads_for = [&](int vpt) { return round_up32(ceil_div(packs > 0 ? packs : 1, vpt)); };
+  int vpt = 2;
+  if constexpr (kSamePhase && !ADD) {
+    vpt = default_row_vpt<false>(a.rows, packs, sm_count());
+  } else if (ADD && !kSamePhase) {
+    vpt = 1;  // at 2 packs, x and residual windows spilled at 64 registers (ptxas -v, sm_90)
+  } else {
+    if (threads_for(1) <= 32) vpt = 1;
+  }
+  auto fits = [&](int v) {
+    switch (v) {
+      case 1:
+        return threads_for(1) <= split_max_threads<1, kSamePhase, ADD>();
+      case 2:
+        return !(ADD && !kSamePhase) && threads_for(2) <= split_max_threads<2, kSamePhase, ADD>();
+      default:
+        return kSamePhase && !ADD && threads_for(4) <= split_max_threads<4, kSamePhase, ADD>();
+    }
+  };
+  while (vpt <= 4 && !fits(vpt)) vpt *= 2;
+  if (vpt == 1) return launch_split_vpt<T, 1, HAS_W, ADD, kSamePhase>(a, threads_for(1), stream);
+  if constexpr (!ADD || kSamePhase) {
+    if (vpt == 2) return launch_split_vpt<T, 2, HAS_W, ADD, kSamePhase>(a, threads_for(2), stream);
+  }
+  if constexpr (kSamePhase && !ADD) {
+    if (vpt == 4) return launch_split_vpt<T, 4, HAS_W, ADD, kSamePhase>(a, threads_for(4), stream);
+  }
+  launch_split_vpt<T, 0, HAS_W, ADD, kSamePhase>(a, 1024, stream);
+}
+
+template <typename T, bool HAS_W, bool ADD>
+void launch_split(const NormArgs<T>& a, const RmsNormParams& p, cudaStream_t stream) {
+  constexpr int es = static_cast<int>(sizeof(T));
+  bool same = same_phase(p.x, p.x_row_stride, p.out, p.out_row_stride, es);
+  if (ADD) {
+    same = same && same_phase(p.residual, p.residual_row_stride, p.out, p.out_row_stride, es) &&
+           same_phase(p.sum_out, p.sum_row_stride, p.out, p.out_row_stride, es);
+  }
+  const int64_t packs = p.hidden / kVecElems<T>;
+  if (same) return launch_split_packs<T, HAS_W, ADD, true>(a, packs, stream);
+  launch_split_packs<T, HAS_W, ADD, false>(a, packs, stream);
 }
 
 template <typename T, bool HAS_W, bool ADD>
@@ -615,7 +785,7 @@ void launch_norm_typed(const RmsNormParams& p, const RmsNormTuning& t, cudaStrea
       return launch_row_vpt<T, HAS_W, ADD>(a, vpt, mode, threads, persistent, stream);
     }
   }
-  launch_scalar<T, HAS_W, ADD>(a, stream);
+  launch_split<T, HAS_W, ADD>(a, p, stream);
 }
 
 template <bool ADD>

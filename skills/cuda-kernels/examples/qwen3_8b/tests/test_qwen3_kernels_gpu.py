@@ -119,6 +119,35 @@ def test_rms_norm_views(kernels: ModuleType, dtype: torch.dtype) -> None:
     assert_close_rel(kernels.rms_norm(x, w_off, 1e-6), ref_rms_norm(x, w_off, 1e-6), dtype)
 
 
+# The split kernel (widths not a multiple of the pack, misaligned rows): each of its
+# instances. x's rows are `hidden + 8` apart, so at offset 0 every row of x sits at its
+# output row's phase (one load per pack) and at offset 1 none does (two loads and a shift).
+SPLIT = [  # rows, hidden, offset: bf16/fp16 packs per thread (fp32: 4, 2, 2, 2, 0, 0)
+    (1100, 4100, 0),  # 4 (many rows, the same phase)
+    (600, 4100, 0),  # 2
+    (3, 4100, 0),  # 1
+    (3, 4100, 1),  # 2, shifted
+    (2, 40001, 0),  # 0: re-read
+    (2, 40001, 1),  # 0, shifted
+]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize(("rows", "hidden", "offset"), SPLIT)
+def test_rms_norm_split_kernel(kernels: ModuleType, dtype: torch.dtype, rows: int, hidden: int, offset: int) -> None:
+    base = _randn(rows, hidden + 8, dtype=dtype, seed=rows + hidden + offset, scale=3.0)
+    x = base[:, offset : offset + hidden]
+    w = _randn(hidden, dtype=dtype, seed=hidden)
+    _poison(_nbytes(x.shape, dtype))
+    assert_close_rel(kernels.rms_norm(x, w, 1e-6), ref_rms_norm(x, w, 1e-6), dtype)
+    assert_close_rel(kernels.rms_norm(x, None, 1e-6), ref_rms_norm(x, None, 1e-6), dtype)
+    r = _randn(rows, hidden + 8, dtype=dtype, seed=5 * hidden + offset, scale=2.0)[:, offset : offset + hidden]
+    _poison(_nbytes(x.shape, dtype), _nbytes(x.shape, dtype))
+    out, s = kernels.fused_add_rms_norm(x, r, w, 1e-6)
+    assert torch.equal(s, x + r)
+    assert_close_rel(out, ref_rms_norm(x + r, w, 1e-6), dtype)
+
+
 def test_rms_norm_qk_norm_shape(kernels: ModuleType) -> None:
     # q_norm in Qwen3: [B, S, 32, 128] normalized over head_dim, from a projection view.
     qkv = _randn(2, 33, 48 * 128, seed=5)
