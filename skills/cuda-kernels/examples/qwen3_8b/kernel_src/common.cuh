@@ -68,7 +68,7 @@ __device__ __forceinline__ Pack<T, W> load_pack_stream(const T* p) {
     asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
         : "=r"(raw.x), "=r"(raw.y), "=r"(raw.z), "=r"(raw.w)
         : "l"(p));
-#else  // the CPU emulator (tests/test_rms_norm_emulated.py): no PTX there
+#else  // the CPU emulator (tests/test_kernels_emulated.py): no PTX there
     raw = *reinterpret_cast<const uint4*>(p);
 #endif
     Pack<T, W> r;

@@ -29,16 +29,24 @@ struct SwiGluArgs {
 };
 
 __device__ __forceinline__ float rcp_approx(float v) {
+#if defined(__CUDA_ARCH__)
   float r;
   asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(v));
   return r;
+#else  // the CPU emulator (tests/test_kernels_emulated.py): no PTX there
+  return 1.0f / v;
+#endif
 }
 
 __device__ __forceinline__ float exp_neg_approx(float g) {
   // e^-g = 2^(-g * log2 e): one FMUL and one MUFU.EX2, what Triton's tl.exp emits.
+#if defined(__CUDA_ARCH__)
   float r;
   asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(g * -1.4426950408889634f));
   return r;
+#else
+  return exp2f(g * -1.4426950408889634f);
+#endif
 }
 
 // FAST_EXP (16-bit outputs): expf's accurate range reduction is ~9 instructions against 2;

@@ -1,5 +1,5 @@
 // Stand-in for c10's CUDA error macros when kernel_src/ runs on the CPU emulator
-// (test_rms_norm_emulated.py puts this folder first on the include path): a failed check
+// (test_kernels_emulated.py puts this folder first on the include path): a failed check
 // throws, and emu_entry.cpp turns the exception into an error code.
 #pragma once
 
