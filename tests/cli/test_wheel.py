@@ -116,12 +116,13 @@ def test_installed_wheel_adds_skills_outside_the_checkout_offline(venv, wheel, s
 # 11 MB installed, an 82 KB receipt).
 # Issue 31's targets, and guards against regrowth at today's tree with a few % headroom.
 # Today (the scaffold ops with their aligned instances, the CPU emulator, the prototype route
-# and the long_rows example of issues 32 and 34 included): 145 files, 1.77 MB installed, a
-# 10 KB receipt, a 754 KB wheel. The file and receipt targets are met; the size targets are
-# not (strict xfail below).
+# and the long_rows example of issues 32 and 34 included, and the qwen3 example's split
+# RMSNorm kernel and emulated kernel tests): 147 files, 1.80 MB installed, a 10 KB receipt, a
+# 764 KB wheel. The file and receipt targets are met; the size targets are not (strict xfail
+# below).
 MAX_FILES, TARGET_FILES = 150, 200
 MAX_RECEIPT_BYTES, TARGET_RECEIPT_BYTES = 11_500, 20_000
-MAX_INSTALLED_BYTES, TARGET_INSTALLED_BYTES = 1_800_000, 1_500_000
+MAX_INSTALLED_BYTES, TARGET_INSTALLED_BYTES = 1_840_000, 1_500_000
 MAX_WHEEL_BYTES, TARGET_WHEEL_BYTES = 780_000, 600_000
 
 
@@ -172,8 +173,8 @@ def test_installed_tree_meets_the_issue_file_and_receipt_targets(installed_skill
     assert receipt <= TARGET_RECEIPT_BYTES, f"receipt {receipt} bytes (issue 31: <= {TARGET_RECEIPT_BYTES})"
 
 
-@pytest.mark.xfail(strict=True, reason="issue 31 targets 1.5 MB installed and a 600 KB wheel; today 1.77 MB and "
-                                       "754 KB: remove this mark when it passes")
+@pytest.mark.xfail(strict=True, reason="issue 31 targets 1.5 MB installed and a 600 KB wheel; today 1.80 MB and "
+                                       "764 KB: remove this mark when it passes")
 def test_installed_tree_and_wheel_meet_the_issue_size_targets(installed_skill, wheel):
     _, size = _tree(installed_skill)
     assert size <= TARGET_INSTALLED_BYTES and wheel.stat().st_size <= TARGET_WHEEL_BYTES
