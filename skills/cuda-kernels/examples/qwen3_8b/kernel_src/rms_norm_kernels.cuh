@@ -667,9 +667,15 @@ int row_max_threads(int vpt) {
 // against 4.57 us at 256 x 2. Longer rows and the fused kernel switch at 264 rows (fused, 512
 // rows: 2 packs 6.14 against 6.20 us).
 template <bool ADD>
-int default_row_vpt(int64_t rows, int64_t nvec, int sms) {
+int base_row_vpt(int64_t rows, int64_t nvec, int sms) {
   const int64_t one_pack_rows = (!ADD && nvec <= 512) ? int64_t{4} * sms : 264;
-  int vpt = rows > 1024 ? (ADD ? 2 : 4) : rows > one_pack_rows ? 2 : 1;
+  return rows > 1024 ? (ADD ? 2 : 4) : rows > one_pack_rows ? 2 : 1;
+}
+
+// base_row_vpt, grown until the row fits the row kernel's thread bound.
+template <bool ADD>
+int default_row_vpt(int64_t rows, int64_t nvec, int sms) {
+  int vpt = base_row_vpt<ADD>(rows, nvec, sms);
   while (vpt < kRowMaxVpt<ADD> && ceil_div(nvec, vpt) > row_max_threads<ADD>(vpt)) vpt *= 2;
   return vpt;
 }
@@ -687,15 +693,20 @@ inline bool same_phase(const void* p, int64_t p_rs, const void* q, int64_t q_rs,
          (p_rs - q_rs) % (16 / elem_bytes) == 0;
 }
 
-// Packs per thread. The same phase, plain norm: the row kernel's table (default_row_vpt), at
+// Packs per thread. The same phase, plain norm: the row kernel's table (base_row_vpt), at
 // most 4. Otherwise 2 (1 when a row needs one warp only; always 1 for a residual at another
 // phase). VPT 0 for rows that do not fit the instance's thread bound.
 template <typename T, bool HAS_W, bool ADD, bool kSamePhase>
 void launch_split_packs(const NormArgs<T>& a, int64_t packs, cudaStream_t stream) {
+  // Rows past 4 x 1024 packs fit no cached instance (and keep threads_for's int in range).
+  if (packs > int64_t{4} * 1024) return launch_split_vpt<T, 0, HAS_W, ADD, kSamePhase>(a, 1024, stream);
   auto threads_for = [&](int vpt) { return round_up32(ceil_div(packs > 0 ? packs : 1, vpt)); };
   int vpt = 2;
   if constexpr (kSamePhase && !ADD) {
-    vpt = default_row_vpt<false>(a.rows, packs, sm_count());
+    // The row kernel's table before its growth to the row kernel's bounds: the loop below
+    // grows it to this kernel's (512 threads at 4 packs where the row kernel has 256;
+    // default_row_vpt answered 8 for 1536-pack rows, and this kernel has no 8).
+    vpt = base_row_vpt<false>(a.rows, packs, sm_count());
   } else if (ADD && !kSamePhase) {
     vpt = 1;  // at 2 packs, x and residual windows spilled at 64 registers (ptxas -v, sm_90)
   } else {

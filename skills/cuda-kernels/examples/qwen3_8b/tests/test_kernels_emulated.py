@@ -79,11 +79,13 @@ def lib(tmp_path_factory: pytest.TempPathFactory) -> ctypes.CDLL:
     return lib
 
 
-def guarded_out(rows: int, hidden: int, dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
-    """(buffer with SENTINEL guards, the [rows, hidden] view of its middle, poisoned with NaN)."""
-    buf = torch.full((rows * hidden + 2 * GUARD,), SENTINEL, dtype=dtype)
-    buf[GUARD : GUARD + rows * hidden] = float("nan")
-    return buf, buf[GUARD : GUARD + rows * hidden].view(rows, hidden)
+def guarded_out(rows: int, hidden: int, dtype: torch.dtype, shift: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
+    """(buffer with SENTINEL guards, the [rows, hidden] view of its middle, poisoned with NaN),
+    the view `shift` elements past the guard (another 16-byte phase than an unshifted one)."""
+    buf = torch.full((rows * hidden + 2 * GUARD + shift,), SENTINEL, dtype=dtype)
+    start = GUARD + shift
+    buf[start : start + rows * hidden] = float("nan")
+    return buf, buf[start : start + rows * hidden].view(rows, hidden)
 
 
 def ref_rms_norm(x: torch.Tensor, w: torch.Tensor | None, eps: float) -> torch.Tensor:
@@ -107,7 +109,9 @@ def test_rms_norm_kernels_match_float64(lib: ctypes.CDLL, dtype: torch.dtype, ro
         for weight in (w, None):
             schedule = int(fused)  # both warp orders over the cases: a missing barrier shows in one
             out_buf, out = guarded_out(rows, hidden, dtype)
-            sum_buf, s = guarded_out(rows, hidden, dtype)
+            # At offset 1 the stored residual also sits at another phase than the output: its
+            # packs are stored element by element.
+            sum_buf, s = guarded_out(rows, hidden, dtype, shift=offset)
             rc = lib.q3_rms_norm(CODE[dtype], out.data_ptr(), hidden, s.data_ptr() if fused else None, hidden,
                                  x.data_ptr(), x.stride(0), r.data_ptr() if fused else None, r.stride(0),
                                  weight.data_ptr() if weight is not None else None, rows, hidden, 1e-6, schedule)
@@ -115,6 +119,7 @@ def test_rms_norm_kernels_match_float64(lib: ctypes.CDLL, dtype: torch.dtype, ro
             assert rc == 0, f"{what}: {lib.q3_failure().decode()}"
             for buf in (out_buf, sum_buf):
                 assert (buf[:GUARD] == SENTINEL).all() and (buf[-GUARD:] == SENTINEL).all(), f"{what}: wrote past the rows"
+            assert offset == 0 or (sum_buf[GUARD] == SENTINEL).item(), f"{what}: wrote before the stored residual"
             assert torch.isfinite(out).all(), f"{what}: an output element was never written"
             src = (x.float() + r.float()).to(dtype) if fused else x
             if fused:
