@@ -332,11 +332,14 @@ __global__ void __launch_bounds__(1024) rms_norm_packed_pipe_kernel(const NormAr
 // scalar head and tail, 16-byte packs between. kSamePhase: x (and the residual and sum_out)
 // sit at the output's phase in every row, so each of their packs is one aligned load and
 // store; otherwise two aligned loads and a shift per pack. The weight is always shifted
-// (its phase follows the row's head). VPT packs per thread are held in registers; VPT 0
-// (rows too wide for that) re-reads the row in the second pass, from L2.
+// (its phase follows the row's head) and read pack by pack in pass 2, each an L1/L2 hit:
+// holding all of a thread's weight packs in flight took 98 registers at 4 packs (bf16, sm_90)
+// against 59, and half the resident blocks (H100: 4096x4100 bf16 79 -> 86 % of copy,
+// 4096x12290 64 -> 89 %; repo evidence/qwen3_8b/benchmarks/h100_run5). VPT packs per thread
+// are held in registers; VPT 0 (rows too wide for that) re-reads the row in pass 2, from L2.
 // Launch bounds: 1024 threads (64 registers), 512 (128) for the same phase's 4 packs per
-// thread. Tighter caps spilled with the weight's shifted loads (ptxas -v, sm_90: 28 bytes at
-// 1 pack and 32 registers, at 4 packs and 80).
+// thread. Tighter caps spilled with the weight's shifted loads in flight (ptxas -v, sm_90:
+// 28 bytes at 1 pack and 32 registers, at 4 packs and 80).
 template <int VPT, bool kSamePhase, bool ADD>
 __host__ __device__ constexpr int split_max_threads() {
   return kSamePhase && !ADD && VPT == 4 ? 512 : 1024;
@@ -452,16 +455,10 @@ __global__ void __launch_bounds__(split_max_threads<VPT, kSamePhase, ADD>())
       store_pack<T, W>(orow + e, pack_floats<T, W>(y));
     };
     if constexpr (VPT > 0) {
-      RawPack rw[VPT];
 #pragma unroll
       for (int k = 0; k < VPT; ++k) {
         const int64_t e = sp.head + (t + static_cast<int64_t>(k) * lanes) * W;
-        if (HAS_W && e < tail0) rw[k] = load_raw<false>(a.w + e);
-      }
-#pragma unroll
-      for (int k = 0; k < VPT; ++k) {
-        const int64_t e = sp.head + (t + static_cast<int64_t>(k) * lanes) * W;
-        if (e < tail0) store(e, xv[k], rw[k]);
+        if (e < tail0) store(e, xv[k], HAS_W ? load_raw<false>(a.w + e) : RawPack{});
       }
     } else {
       // Each thread re-reads only what it wrote (sum_out when ADD): no barrier needed.
