@@ -52,7 +52,8 @@ TRANSFORMERS = "references/transformers-integration.md"
 HUB = "references/huggingface-kernels-integration.md"
 TROUBLE = "references/troubleshooting.md"
 LESSONS = "references/lessons.md"
-QWEN3_BOUNDARY_H100 = "evidence/qwen3_8b/benchmarks/h100_run1/boundary_probe.json"  # boundary_probe.py on an H100
+QWEN3_BOUNDARY_H100 = "evidence/qwen3_8b/benchmarks/h100_run1/boundary_probe.json"
+QWEN3_SPLIT_H100 = "evidence/qwen3_8b/benchmarks/h100_run5/call2_variants/w_v{}.json"  # split kernel: v0 weight in flight, v1 late  # boundary_probe.py on an H100
 TEMPLATE_GLU = "benchmarks/results/template_glu_h200.json"  # the --op glu scaffold's own benchmark
 
 
@@ -325,6 +326,10 @@ QUOTES += [
           "between calls: {} µs against", "{:.2f}"),
     Quote(LESSONS, QWEN3_BOUNDARY_H100, _boundary("rms_norm 1x1024x4096", "triton", "spaced"),
           "against Triton's {} (back to back it led)", "{:.2f}"),
+    Quote(LESSONS, QWEN3_SPLIT_H100.format(0), _result("rms_norm", "4096x12290", "kernel", "us"),
+          "98 → 59 registers, {} →", "{:.2f}"),
+    Quote(LESSONS, QWEN3_SPLIT_H100.format(1), _result("rms_norm", "4096x12290", "kernel", "us"),
+          "→ {} µs (graph timer, one H100, same call)", "{:.2f}"),
     Quote(LESSONS, QWEN3_KERNELS_RUN5, _result("rms_norm", RMS_SMALL, "kernel", "us"), "50 → 32 registers: {} →", "{:.2f}"),
     Quote(LESSONS, QWEN3_KERNELS_RUN7, _result("rms_norm", RMS_SMALL, "kernel", "us"), "→ {} µs (graph timer)", "{:.2f}"),
     Quote(LESSONS, QWEN3_KERNELS_PUB,
