@@ -224,4 +224,21 @@ inline bool lanes_cover(int64_t packs, int vpt, int max_lanes, int* lanes) {
 // A launcher's alignment check for the kAligned instances: p on the 16-byte grid (nullptr is).
 inline bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
 
+// What a row kernel instance may assume about its operands, from the launcher's checks:
+//   kAny:       nothing; every input pack is two aligned loads and a shift (load_raw/window).
+//   kSamePhase: every row of each row operand (x, residual, second outputs) starts at the
+//               phase of the output's row, so past the peeled head each of their packs is one
+//               aligned load; operands shared by all rows (weight, bias) are still shifted.
+//               Contiguous rows whose width is not a multiple of the pack (4100 bf16) are so.
+//   kAligned:   every pointer 16-byte aligned and every row stride whole packs: no shifts.
+enum class Layout { kAny, kSamePhase, kAligned };
+
+// Every row of p (row stride p_stride elements) starts at the phase of the matching row of
+// q (nullptr p: no operand, so no constraint).
+inline bool same_phase(const void* p, int64_t p_stride, const void* q, int64_t q_stride, int elem_bytes) {
+  if (p == nullptr) return true;
+  return reinterpret_cast<uintptr_t>(p) % 16 == reinterpret_cast<uintptr_t>(q) % 16 &&
+         (p_stride - q_stride) * elem_bytes % 16 == 0;
+}
+
 }  // namespace ks

@@ -14,7 +14,10 @@
 // - Every width and alignment takes one path (split_row in common.cuh): a scalar head up
 //   to the output row's first 16-byte boundary, 16-byte packs, a scalar tail; inputs of
 //   another phase are read with two aligned 16-byte loads and a register shift.
-// - Aligned instances (kAligned): when every pointer is 16-byte aligned and every row
+// - Same-phase instances (Layout::kSamePhase, as rmsnorm.cu): x at the output's phase in
+//   every row (contiguous rows of 4100 bf16) reads one load per pack; the [hidden] operands
+//   and the modulation rows are still shifted.
+// - Aligned instances (Layout::kAligned): when every pointer is 16-byte aligned and every row
 //   stride a whole number of packs, each pack is one load and no shift, so the four
 //   operand loads of a pack go out together under tighter launch bounds.
 // - Lanes per row grow with the width (8..32 lanes, then whole warps up to the instance's
@@ -63,10 +66,12 @@ constexpr int min_blocks() {
   return VPT == 4 ? 1 : 2;
 }
 
-template <typename T, int VPT, bool kAligned>
-__global__ void __launch_bounds__(max_threads<VPT, kAligned>(), min_blocks<VPT, kAligned>())
+template <typename T, int VPT, Layout L>
+__global__ void __launch_bounds__(max_threads<VPT, L == Layout::kAligned>(), min_blocks<VPT, L == Layout::kAligned>())
     layer_norm_rows(LayerNormArgs a) {
   constexpr int N = kPack<T>;
+  constexpr bool kRows = L != Layout::kAny;         // x: one load per pack
+  constexpr bool kAligned = L == Layout::kAligned;  // the operands too
   __shared__ float scratch[kMaxLanes / 32];
   const int lanes = blockDim.x;
   const int t = threadIdx.x;
@@ -97,20 +102,21 @@ __global__ void __launch_bounds__(max_threads<VPT, kAligned>(), min_blocks<VPT, 
 #pragma unroll
       for (int k = 0; k < VPT; ++k) {
         const int64_t j = t + static_cast<int64_t>(k) * lanes;
-        if (j < sp.packs) raw[k] = load_raw<kAligned>(x + sp.head + j * N);
+        if (j < sp.packs) raw[k] = load_raw<kRows>(x + sp.head + j * N);
       }
 #pragma unroll
       for (int k = 0; k < VPT; ++k) {
         const int64_t j = t + static_cast<int64_t>(k) * lanes;
         if (j < sp.packs) {
-          cache[k] = window<kAligned>(raw[k], x + sp.head + j * N);
+          cache[k] = window<kRows>(raw[k], x + sp.head + j * N);
 #pragma unroll
           for (int i = 0; i < N; ++i) sum += to_float(cache[k].v[i]);
         }
       }
     } else {
       for (int64_t j = t; j < sp.packs; j += lanes) {
-        const Pack<T> p = load_any(x + sp.head + j * N);
+        const T* p_x = x + sp.head + j * N;
+        const Pack<T> p = window<kRows>(load_raw<kRows>(p_x), p_x);
 #pragma unroll
         for (int i = 0; i < N; ++i) sum += to_float(p.v[i]);
       }
@@ -136,7 +142,10 @@ __global__ void __launch_bounds__(max_threads<VPT, kAligned>(), min_blocks<VPT, 
         if (t + static_cast<int64_t>(k) * lanes < sp.packs) add(cache[k]);
       }
     } else {
-      for (int64_t j = t; j < sp.packs; j += lanes) add(load_any(x + sp.head + j * N));
+      for (int64_t j = t; j < sp.packs; j += lanes) {
+        const T* p_x = x + sp.head + j * N;
+        add(window<kRows>(load_raw<kRows>(p_x), p_x));
+      }
     }
   }
   // The second reduction reuses `scratch`: safe because row_sum starts with a barrier.
@@ -197,41 +206,46 @@ __global__ void __launch_bounds__(max_threads<VPT, kAligned>(), min_blocks<VPT, 
       if (j < sp.packs) store(j, cache[k]);
     }
   } else {
-    for (int64_t j = t; j < sp.packs; j += lanes) store(j, load_any(x + sp.head + j * N));
+    for (int64_t j = t; j < sp.packs; j += lanes) {
+      const T* p_x = x + sp.head + j * N;
+      store(j, window<kRows>(load_raw<kRows>(p_x), p_x));
+    }
   }
 }
 
-template <typename T, int VPT, bool kAligned>
+template <typename T, int VPT, Layout L>
 cudaError_t launch(const LayerNormArgs& a, int lanes, cudaStream_t stream) {
   const int rows_per_block = lanes >= kBlockThreads ? 1 : kBlockThreads / lanes;
   const int64_t blocks = (a.rows + rows_per_block - 1) / rows_per_block;
   if (blocks > INT32_MAX) return cudaErrorInvalidValue;
-  layer_norm_rows<T, VPT, kAligned><<<static_cast<unsigned>(blocks), dim3(lanes, rows_per_block), 0, stream>>>(a);
+  layer_norm_rows<T, VPT, L><<<static_cast<unsigned>(blocks), dim3(lanes, rows_per_block), 0, stream>>>(a);
   return cudaGetLastError();
 }
 
-// Any alignment: about 2 packs per lane (lanes_for_row(packs, 2)), then the VPT that covers the
-// row; one pack per lane on more lanes ran slower (8192x4096 bf16: 35 against 51 % of copy).
-template <typename T>
+// Rows not aligned (L: kAny or kSamePhase): about 2 packs per lane (lanes_for_row(packs, 2)),
+// then the VPT that covers the row; one pack per lane on more lanes ran slower (8192x4096
+// bf16: 35 against 51 % of copy).
+template <typename T, Layout L>
 cudaError_t launch_any(const LayerNormArgs& a, int64_t packs, cudaStream_t stream) {
   const int lanes = lanes_for_row(packs, 2);
   const int64_t per_lane = (packs + lanes - 1) / lanes;
-  if (per_lane <= 1) return launch<T, 1, false>(a, lanes, stream);
-  if (per_lane <= 2) return launch<T, 2, false>(a, lanes, stream);
+  if (per_lane <= 1) return launch<T, 1, L>(a, lanes, stream);
+  if (per_lane <= 2) return launch<T, 2, L>(a, lanes, stream);
   if constexpr (sizeof(T) == 4) {
-    if (per_lane <= 4) return launch<T, 4, false>(a, lanes, stream);
+    if (per_lane <= 4) return launch<T, 4, L>(a, lanes, stream);
   }
-  return launch<T, 0, false>(a, lanes, stream);
+  return launch<T, 0, L>(a, lanes, stream);
 }
 
 // Aligned: VPT 2 (from `first`), else 4, when the lanes fit the instance's thread bound; rows
-// that fit neither take the any-alignment instances.
+// that fit neither take the same-phase instances (aligned rows are in phase).
 template <typename T>
 cudaError_t launch_aligned(const LayerNormArgs& a, int64_t packs, int first, cudaStream_t stream) {
   int lanes = 0;
-  if (first <= 2 && lanes_cover(packs, 2, max_threads<2, true>(), &lanes)) return launch<T, 2, true>(a, lanes, stream);
-  if (lanes_cover(packs, 4, max_threads<4, true>(), &lanes)) return launch<T, 4, true>(a, lanes, stream);
-  return launch_any<T>(a, packs, stream);
+  constexpr Layout A = Layout::kAligned;
+  if (first <= 2 && lanes_cover(packs, 2, max_threads<2, true>(), &lanes)) return launch<T, 2, A>(a, lanes, stream);
+  if (lanes_cover(packs, 4, max_threads<4, true>(), &lanes)) return launch<T, 4, A>(a, lanes, stream);
+  return launch_any<T, Layout::kSamePhase>(a, packs, stream);
 }
 
 }  // namespace
@@ -247,7 +261,11 @@ cudaError_t layer_norm(const LayerNormArgs& a, cudaStream_t stream) {
     const bool aligned = aligned16(a.x) && aligned16(a.out) && aligned16(a.weight) && aligned16(a.bias) &&
                          aligned16(a.scale) && aligned16(a.shift) && a.x_stride % N == 0 && a.out_stride % N == 0 &&
                          a.mod_stride % N == 0;
-    if (!aligned) return launch_any<T>(a, packs, stream);
+    if (!aligned) {
+      return same_phase(a.x, a.x_stride, a.out, a.out_stride, static_cast<int>(sizeof(T)))
+                 ? launch_any<T, Layout::kSamePhase>(a, packs, stream)
+                 : launch_any<T, Layout::kAny>(a, packs, stream);
+    }
     // Many rows: few threads with 4 packs each (as rmsnorm.cu); otherwise 2 per lane (at 32768
     // rows of 1024 bf16 one pack per lane read 47 % of copy, two 52 %).
     return launch_aligned<T>(a, packs, a.rows > 1024 && packs >= 256 ? 4 : 2, stream);

@@ -11,9 +11,15 @@
 //   reduced, and the cached values are scaled and stored.
 // - Every width and alignment takes one path (split_row in common.cuh): a scalar head up
 //   to the output row's first 16-byte boundary, 16-byte packs, a scalar tail. Inputs
-//   whose phase differs from the output's (x[..., 1:] views, odd widths, the weight
-//   against an odd row) are read with two aligned 16-byte loads and a register shift.
-// - Aligned instances (kAligned): when every pointer is 16-byte aligned and every row
+//   whose phase differs from the output's (x[..., 1:] views, the weight against a row off
+//   the grid) are read with two aligned 16-byte loads and a register shift.
+// - Same-phase instances (Layout::kSamePhase): contiguous rows of a width that is not a
+//   multiple of the pack (4100 bf16) start off the grid, but x, the residual and the sum sit
+//   at the output's phase in every row: one load per pack; only the weight is shifted, and
+//   it is read pack by pack in the second pass (L1/L2 hits), not all in flight: the
+//   qwen3_8b example's split kernel took 98 registers the other way, 59 this way, and went
+//   from 79 to 86 % of copy bandwidth at 4096x4100 on an H100.
+// - Aligned instances (Layout::kAligned): when every pointer is 16-byte aligned and every row
 //   stride a whole number of packs, each pack is one load and no shift, so they fit
 //   tighter launch bounds (more blocks per SM); many rows take 4 packs per lane.
 // - Lanes per row grow with the width (8..32 lanes, then whole warps up to the instance's
@@ -61,10 +67,12 @@ constexpr int min_blocks() {
 
 // VPT > 0: each lane caches VPT packs in registers. VPT == 0: rows too wide for that; the
 // second pass reads the row again (from sum_out when fused: the lane's own writes).
-template <typename T, int VPT, bool kAligned>
-__global__ void __launch_bounds__(max_threads<VPT, kAligned>(), min_blocks<VPT, kAligned>())
+template <typename T, int VPT, Layout L>
+__global__ void __launch_bounds__(max_threads<VPT, L == Layout::kAligned>(), min_blocks<VPT, L == Layout::kAligned>())
     rms_norm_rows(RmsNormArgs a) {
   constexpr int N = kPack<T>;
+  constexpr bool kRows = L != Layout::kAny;        // x, residual, sum_out: one load per pack
+  constexpr bool kWeight = L == Layout::kAligned;  // the weight too
   __shared__ float scratch[kMaxLanes / 32];
   const int lanes = blockDim.x;
   const int t = threadIdx.x;
@@ -97,9 +105,9 @@ __global__ void __launch_bounds__(max_threads<VPT, kAligned>(), min_blocks<VPT, 
     // Every load of the lane is issued before the first is used (load_raw, then window).
     auto use = [&](int64_t j, const RawPack& rx, const RawPack& rr) {
       const int64_t e = sp.head + j * N;
-      Pack<T> p = window<kAligned>(rx, x + e);
+      Pack<T> p = window<kRows>(rx, x + e);
       if (res != nullptr) {
-        p = add_round(p, window<kAligned>(rr, res + e));
+        p = add_round(p, window<kRows>(rr, res + e));
         store_any(s + e, p);
       }
 #pragma unroll
@@ -112,8 +120,8 @@ __global__ void __launch_bounds__(max_threads<VPT, kAligned>(), min_blocks<VPT, 
       for (int k = 0; k < VPT; ++k) {
         const int64_t j = t + static_cast<int64_t>(k) * lanes;
         if (j < sp.packs) {
-          rx[k] = load_raw<kAligned>(x + sp.head + j * N);
-          if (res != nullptr) rr[k] = load_raw<kAligned>(res + sp.head + j * N);
+          rx[k] = load_raw<kRows>(x + sp.head + j * N);
+          if (res != nullptr) rr[k] = load_raw<kRows>(res + sp.head + j * N);
         }
       }
 #pragma unroll
@@ -124,7 +132,7 @@ __global__ void __launch_bounds__(max_threads<VPT, kAligned>(), min_blocks<VPT, 
     } else {
       for (int64_t j = t; j < sp.packs; j += lanes) {
         const int64_t e = sp.head + j * N;
-        use(j, load_raw(x + e), res != nullptr ? load_raw(res + e) : RawPack{});
+        use(j, load_raw<kRows>(x + e), res != nullptr ? load_raw<kRows>(res + e) : RawPack{});
       }
     }
   }
@@ -139,7 +147,7 @@ __global__ void __launch_bounds__(max_threads<VPT, kAligned>(), min_blocks<VPT, 
     const int64_t e = sp.head + j * N;
     Pack<T> o;
     if (w != nullptr) {
-      const Pack<T> wv = window<kAligned>(rw, w + e);
+      const Pack<T> wv = window<kWeight>(rw, w + e);
 #pragma unroll
       for (int i = 0; i < N; ++i) o.v[i] = from_float<T>(to_float(p.v[i]) * rstd * to_float(wv.v[i]));
     } else {
@@ -148,49 +156,56 @@ __global__ void __launch_bounds__(max_threads<VPT, kAligned>(), min_blocks<VPT, 
     }
     store_pack(y + e, o);
   };
-  if constexpr (VPT > 0) {
-    RawPack rw[VPT];  // the lane's weight packs, all in flight together
+  if constexpr (VPT > 0 && kWeight) {
+    RawPack rw[VPT];  // the lane's aligned weight packs, all in flight together
 #pragma unroll
     for (int k = 0; k < VPT; ++k) {
       const int64_t j = t + static_cast<int64_t>(k) * lanes;
-      if (w != nullptr && j < sp.packs) rw[k] = load_raw<kAligned>(w + sp.head + j * N);
+      if (w != nullptr && j < sp.packs) rw[k] = load_raw<true>(w + sp.head + j * N);
     }
 #pragma unroll
     for (int k = 0; k < VPT; ++k) {
       const int64_t j = t + static_cast<int64_t>(k) * lanes;
       if (j < sp.packs) store(j, cache[k], rw[k]);
     }
+  } else if constexpr (VPT > 0) {
+#pragma unroll
+    for (int k = 0; k < VPT; ++k) {  // a shifted weight: pack by pack (see the top of the file)
+      const int64_t j = t + static_cast<int64_t>(k) * lanes;
+      if (j < sp.packs) store(j, cache[k], w != nullptr ? load_raw(w + sp.head + j * N) : RawPack{});
+    }
   } else {
     for (int64_t j = t; j < sp.packs; j += lanes) {
       const int64_t e = sp.head + j * N;
       const T* src = res != nullptr ? s : x;
-      const RawPack rv = load_raw(src + e);
-      const RawPack rw = w != nullptr ? load_raw(w + e) : RawPack{};
-      store(j, window(rv, src + e), rw);
+      const RawPack rv = load_raw<kRows>(src + e);
+      const RawPack rw = w != nullptr ? load_raw<kWeight>(w + e) : RawPack{};
+      store(j, window<kRows>(rv, src + e), rw);
     }
   }
 }
 
-template <typename T, int VPT, bool kAligned>
+template <typename T, int VPT, Layout L>
 cudaError_t launch(const RmsNormArgs& a, int lanes, cudaStream_t stream) {
   const int rows_per_block = lanes >= kBlockThreads ? 1 : kBlockThreads / lanes;
   const int64_t blocks = (a.rows + rows_per_block - 1) / rows_per_block;
   if (blocks > INT32_MAX) return cudaErrorInvalidValue;
-  rms_norm_rows<T, VPT, kAligned><<<static_cast<unsigned>(blocks), dim3(lanes, rows_per_block), 0, stream>>>(a);
+  rms_norm_rows<T, VPT, L><<<static_cast<unsigned>(blocks), dim3(lanes, rows_per_block), 0, stream>>>(a);
   return cudaGetLastError();
 }
 
-// Any alignment: about 2 packs per lane (lanes_for_row(packs, 2)), then the VPT that covers the
-// row; one pack per lane on more lanes ran slower (8192x4096 bf16: 48 against 72 % of copy).
-template <typename T>
+// Rows not aligned (L: kAny or kSamePhase): about 2 packs per lane (lanes_for_row(packs, 2)),
+// then the VPT that covers the row; one pack per lane on more lanes ran slower (8192x4096
+// bf16: 48 against 72 % of copy).
+template <typename T, Layout L>
 cudaError_t launch_any(const RmsNormArgs& a, int64_t packs, cudaStream_t stream) {
   const int lanes = lanes_for_row(packs, 2);
   const int64_t per_lane = (packs + lanes - 1) / lanes;
-  if (per_lane <= 1) return launch<T, 1, false>(a, lanes, stream);
-  if (per_lane <= 2) return launch<T, 2, false>(a, lanes, stream);
+  if (per_lane <= 1) return launch<T, 1, L>(a, lanes, stream);
+  if (per_lane <= 2) return launch<T, 2, L>(a, lanes, stream);
   // No VPT = 4: with every load in flight (a raw x and residual pack per cached pack) it
   // spills at 64 registers in every dtype (ptxas -v; fp32 spilled 172 bytes on sm_90).
-  return launch<T, 0, false>(a, lanes, stream);
+  return launch<T, 0, L>(a, lanes, stream);
 }
 
 // Aligned: the smallest cached VPT (from `first`) whose lanes fit the instance's thread bound.
@@ -198,10 +213,11 @@ template <typename T>
 cudaError_t launch_aligned(const RmsNormArgs& a, int64_t packs, int first, cudaStream_t stream) {
   int lanes = 0;
   // No aligned VPT 2: VPT 1 at 512 lanes already covers every row it could take.
-  if (first <= 1 && lanes_cover(packs, 1, max_threads<1, true>(), &lanes)) return launch<T, 1, true>(a, lanes, stream);
-  if (lanes_cover(packs, 4, max_threads<4, true>(), &lanes)) return launch<T, 4, true>(a, lanes, stream);
-  if (lanes_cover(packs, 8, max_threads<8, true>(), &lanes)) return launch<T, 8, true>(a, lanes, stream);
-  return launch_any<T>(a, packs, stream);
+  constexpr Layout A = Layout::kAligned;
+  if (first <= 1 && lanes_cover(packs, 1, max_threads<1, true>(), &lanes)) return launch<T, 1, A>(a, lanes, stream);
+  if (lanes_cover(packs, 4, max_threads<4, true>(), &lanes)) return launch<T, 4, A>(a, lanes, stream);
+  if (lanes_cover(packs, 8, max_threads<8, true>(), &lanes)) return launch<T, 8, A>(a, lanes, stream);
+  return launch_any<T, Layout::kSamePhase>(a, packs, stream);
 }
 
 }  // namespace
@@ -217,7 +233,13 @@ cudaError_t rms_norm(const RmsNormArgs& a, cudaStream_t stream) {
     const bool aligned = aligned16(a.x) && aligned16(a.out) && aligned16(a.weight) && aligned16(a.residual) &&
                          aligned16(a.sum_out) && a.x_stride % N == 0 && a.out_stride % N == 0 &&
                          a.residual_stride % N == 0 && a.sum_stride % N == 0;
-    if (!aligned) return launch_any<T>(a, packs, stream);
+    if (!aligned) {
+      const int es = static_cast<int>(sizeof(T));
+      const bool same = same_phase(a.x, a.x_stride, a.out, a.out_stride, es) &&
+                        same_phase(a.residual, a.residual_stride, a.out, a.out_stride, es) &&
+                        same_phase(a.sum_out, a.sum_stride, a.out, a.out_stride, es);
+      return same ? launch_any<T, Layout::kSamePhase>(a, packs, stream) : launch_any<T, Layout::kAny>(a, packs, stream);
+    }
     // Many rows: few threads with several packs each (the qwen3_8b example's H200 sweep: 4096
     // bf16 wide as 128 x 4); a few rows: more threads per row, to fill the SMs.
     return launch_aligned<T>(a, packs, a.rows > 1024 && packs >= 256 ? 4 : 1, stream);
