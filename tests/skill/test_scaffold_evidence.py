@@ -69,6 +69,11 @@ def test_lessons_quote_the_same_call_comparisons() -> None:
     assert f"rope {_pct('h100_run9/fda8707_rope', 'rope', 8192, 4096)} → {_pct('h100_run9/f3b8a04_rope', 'rope', 8192, 4096)} %" in text
     ln = [_pct(f"h100_run9/{sha}_layernorm", "layernorm", 8192, 4096) for sha in ("fda8707", "c4886f9")]
     assert f"layernorm + AdaLN {ln[0]} → {ln[1]} % of copy" in text
+    # LayerNorm's operands loaded a pack ahead, and the same-phase rows (H200 run 3, same call)
+    ahead = [_pct(f"h200_run3/{sha}", "layernorm", 8192, 4096) for sha in ("0d49ab5", "ea23503")]
+    assert f"8192×4096 bf16 {ahead[0]} → {ahead[1]} % of copy" in text
+    phase = [_pct(f"h200_run3/{sha}", "layernorm", 8188, 4100) for sha in ("0d49ab5", "ea23503")]
+    assert f"8188×4100 {phase[0]} → {phase[1]} %" in text
 
 
 def test_the_templates_page_quotes_the_same_machine_comparison() -> None:
