@@ -18,7 +18,8 @@
 //   at the output's phase in every row: one load per pack; only the weight is shifted, and
 //   it is read pack by pack in the second pass (L1/L2 hits), not all in flight: the
 //   qwen3_8b example's split kernel took 98 registers the other way, 59 this way, and went
-//   from 79 to 86 % of copy bandwidth at 4096x4100 on an H100.
+//   from 79 to 86 % of copy bandwidth at 4096x4100 on an H100. Here the 4100-wide rows did
+//   not move (52 % of copy on an H200, the kernel-skills repository's evidence/scaffolds).
 // - Aligned instances (Layout::kAligned): when every pointer is 16-byte aligned and every row
 //   stride a whole number of packs, each pack is one load and no shift, so they fit
 //   tighter launch bounds (more blocks per SM); many rows take 4 packs per lane.
