@@ -53,8 +53,8 @@ BUGS = {
     ),
     "ln_wide_row_off_by_one": (  # layernorm.cu's VPT == 0 store loop
         "layernorm.cu",
-        "for (int64_t j = t; j < sp.packs; j += lanes) {\n      const T* p_x = x + sp.head + j * N;\n      store(",
-        "for (int64_t j = t; j < sp.packs - 1; j += lanes) {\n      const T* p_x = x + sp.head + j * N;\n      store(",
+        "for (int64_t j = t; j < sp.packs; j += lanes) store(",
+        "for (int64_t j = t; j < sp.packs - 1; j += lanes) store(",
         "non-finite values in the output",
     ),
     "aligned_load_reads_next_pack": (

@@ -122,10 +122,10 @@ __device__ __forceinline__ Pack<T> window(const RawPack& r, const T* p) {
   return v;
 }
 
-// One pack at any alignment, when there is a single load to issue.
-template <typename T>
+// One pack at any alignment (kAligned: p on the grid), when there is a single load to issue.
+template <bool kAligned = false, typename T>
 __device__ __forceinline__ Pack<T> load_any(const T* p) {
-  return window(load_raw(p), p);
+  return window<kAligned>(load_raw<kAligned>(p), p);
 }
 
 // Stores a pack at p: one 16-byte store when p is aligned (the body of an output row

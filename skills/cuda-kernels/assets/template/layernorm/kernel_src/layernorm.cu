@@ -115,8 +115,7 @@ __global__ void __launch_bounds__(max_threads<VPT, L == Layout::kAligned>(), min
       }
     } else {
       for (int64_t j = t; j < sp.packs; j += lanes) {
-        const T* p_x = x + sp.head + j * N;
-        const Pack<T> p = window<kRows>(load_raw<kRows>(p_x), p_x);
+        const Pack<T> p = load_any<kRows>(x + sp.head + j * N);
 #pragma unroll
         for (int i = 0; i < N; ++i) sum += to_float(p.v[i]);
       }
@@ -142,10 +141,7 @@ __global__ void __launch_bounds__(max_threads<VPT, L == Layout::kAligned>(), min
         if (t + static_cast<int64_t>(k) * lanes < sp.packs) add(cache[k]);
       }
     } else {
-      for (int64_t j = t; j < sp.packs; j += lanes) {
-        const T* p_x = x + sp.head + j * N;
-        add(window<kRows>(load_raw<kRows>(p_x), p_x));
-      }
+      for (int64_t j = t; j < sp.packs; j += lanes) add(load_any<kRows>(x + sp.head + j * N));
     }
   }
   // The second reduction reuses `scratch`: safe because row_sum starts with a barrier.
@@ -206,10 +202,7 @@ __global__ void __launch_bounds__(max_threads<VPT, L == Layout::kAligned>(), min
       if (j < sp.packs) store(j, cache[k]);
     }
   } else {
-    for (int64_t j = t; j < sp.packs; j += lanes) {
-      const T* p_x = x + sp.head + j * N;
-      store(j, window<kRows>(load_raw<kRows>(p_x), p_x));
-    }
+    for (int64_t j = t; j < sp.packs; j += lanes) store(j, load_any<kRows>(x + sp.head + j * N));
   }
 }
 
