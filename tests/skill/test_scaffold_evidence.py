@@ -23,9 +23,10 @@ def _row(run: str, op: str, rows: int, width: int, layout: str = "aligned") -> d
 
 
 # The newest run of each shipped kernel: elementwise and glu from run 7's branch (3a03d2e; their
-# kernels did not change before the merge), rmsnorm and layernorm from run 8 (1e4633e, the
-# merged dispatch), rope from run 9 (f3b8a04, its aligned instances).
-NEWEST = {"elementwise": "h100_run7/3a03d2e", "glu": "h100_run7/3a03d2e", "rmsnorm": "h100_run8/1e4633e",
+# kernels did not change before the merge), layernorm from run 8 (1e4633e, the merged dispatch),
+# rope from run 9 (f3b8a04, its aligned instances), rmsnorm from run 10 (same-phase rows at 4
+# packs per lane, merged as run).
+NEWEST = {"elementwise": "h100_run7/3a03d2e", "glu": "h100_run7/3a03d2e", "rmsnorm": "h100_run10/vpt4_ln2",
           "layernorm": "h100_run8/1e4633e", "rope": "h100_run9/f3b8a04_rope"}
 
 
@@ -86,3 +87,5 @@ def test_the_templates_page_quotes_the_same_machine_comparison() -> None:
     rms, ln = (f"from {_pct('h100_run7/a54e8d7', op, 8192, 4096)} to {_pct('h100_run7/3a03d2e', op, 8192, 4096)} %"
                for op in ("rmsnorm", "layernorm"))
     assert f"RMSNorm {rms} of copy bandwidth at 8192x4096 and LayerNorm + AdaLN {ln}" in page
+    phase = [_pct(f"h100_run10/{run}", "rmsnorm", 8185, 4100) for run in ("7a351d3", "vpt4_ln2")]
+    assert f"8185x4100 from {phase[0]} to {phase[1]} % of copy" in page

@@ -18,8 +18,10 @@
 //   at the output's phase in every row: one load per pack; only the weight is shifted, and
 //   it is read pack by pack in the second pass (L1/L2 hits), not all in flight: the
 //   qwen3_8b example's split kernel took 98 registers the other way, 59 this way, and went
-//   from 79 to 86 % of copy bandwidth at 4096x4100 on an H100. Here the 4100-wide rows did
-//   not move (52 % of copy on an H200, the kernel-skills repository's evidence/scaffolds).
+//   from 79 to 86 % of copy bandwidth at 4096x4100 on an H100. Same-phase rows of 256 packs
+//   or more take 4 packs per lane under the aligned 4-pack bound (256 x 3): 8185x4100 bf16
+//   went from 66.1 to 71.4 % of copy on an H100 (the kernel-skills repository's
+//   evidence/scaffolds/h100_run10).
 // - Aligned instances (Layout::kAligned): when every pointer is 16-byte aligned and every row
 //   stride a whole number of packs, each pack is one load and no shift, so they fit
 //   tighter launch bounds (more blocks per SM); many rows take 4 packs per lane.
@@ -55,21 +57,24 @@ __device__ __forceinline__ Pack<T> add_round(const Pack<T>& a, const Pack<T>& b)
 //   aligned: VPT 1: 512 x 3 (40 regs)  VPT 4: 256 x 3 (80)  VPT 8: 512 x 1 (128); 32 registers
 //   at VPT 1 spilled 4-28 bytes (ptxas -v, sm_80/90).
 //   any alignment: 1024 x 1 (64), VPT 1 and 2; VPT 0 (the re-read row) 1024 x 1.
-template <int VPT, bool kAligned>
+//   same phase: as any alignment, and VPT 4 at 256 x 3 (80), as aligned.
+template <int VPT, Layout L>
 constexpr int max_threads() {
-  if constexpr (!kAligned || VPT == 0) return 1024;
+  if constexpr (VPT == 4 && L != Layout::kAny) return 256;
+  if constexpr (L != Layout::kAligned || VPT == 0) return 1024;
   return VPT == 1 || VPT == 8 ? 512 : 256;
 }
-template <int VPT, bool kAligned>
+template <int VPT, Layout L>
 constexpr int min_blocks() {
-  if constexpr (!kAligned || VPT == 0) return 1;
-  return VPT == 1 ? 3 : VPT == 4 ? 3 : 1;
+  if constexpr (VPT == 4 && L != Layout::kAny) return 3;
+  if constexpr (L != Layout::kAligned || VPT == 0) return 1;
+  return VPT == 1 ? 3 : 1;
 }
 
 // VPT > 0: each lane caches VPT packs in registers. VPT == 0: rows too wide for that; the
 // second pass reads the row again (from sum_out when fused: the lane's own writes).
 template <typename T, int VPT, Layout L>
-__global__ void __launch_bounds__(max_threads<VPT, L == Layout::kAligned>(), min_blocks<VPT, L == Layout::kAligned>())
+__global__ void __launch_bounds__(max_threads<VPT, L>(), min_blocks<VPT, L>())
     rms_norm_rows(RmsNormArgs a) {
   constexpr int N = kPack<T>;
   constexpr bool kRows = L != Layout::kAny;        // x, residual, sum_out: one load per pack
@@ -197,15 +202,21 @@ cudaError_t launch(const RmsNormArgs& a, int lanes, cudaStream_t stream) {
 
 // Rows not aligned (L: kAny or kSamePhase): about 2 packs per lane (lanes_for_row(packs, 2)),
 // then the VPT that covers the row; one pack per lane on more lanes ran slower (8192x4096
-// bf16: 48 against 72 % of copy).
+// bf16: 48 against 72 % of copy). Same-phase rows load one word per pack, so those of 256
+// packs or more take 4 packs per lane first, as the aligned instances do.
 template <typename T, Layout L>
 cudaError_t launch_any(const RmsNormArgs& a, int64_t packs, cudaStream_t stream) {
+  if constexpr (L == Layout::kSamePhase) {  // 4 packs per lane where 256 lanes hold the row
+    int l4 = 0;
+    if (packs >= 256 && lanes_cover(packs, 4, max_threads<4, L>(), &l4)) return launch<T, 4, L>(a, l4, stream);
+  }
   const int lanes = lanes_for_row(packs, 2);
   const int64_t per_lane = (packs + lanes - 1) / lanes;
   if (per_lane <= 1) return launch<T, 1, L>(a, lanes, stream);
   if (per_lane <= 2) return launch<T, 2, L>(a, lanes, stream);
-  // No VPT = 4: with every load in flight (a raw x and residual pack per cached pack) it
-  // spills at 64 registers in every dtype (ptxas -v; fp32 spilled 172 bytes on sm_90).
+  // No VPT 4 for rows of any phase: with every load in flight (two words of x and of the
+  // residual per cached pack) it spills at 64 registers in every dtype (ptxas -v; fp32
+  // spilled 172 bytes on sm_90).
   return launch<T, 0, L>(a, lanes, stream);
 }
 
@@ -215,9 +226,9 @@ cudaError_t launch_aligned(const RmsNormArgs& a, int64_t packs, int first, cudaS
   int lanes = 0;
   // No aligned VPT 2: VPT 1 at 512 lanes already covers every row it could take.
   constexpr Layout A = Layout::kAligned;
-  if (first <= 1 && lanes_cover(packs, 1, max_threads<1, true>(), &lanes)) return launch<T, 1, A>(a, lanes, stream);
-  if (lanes_cover(packs, 4, max_threads<4, true>(), &lanes)) return launch<T, 4, A>(a, lanes, stream);
-  if (lanes_cover(packs, 8, max_threads<8, true>(), &lanes)) return launch<T, 8, A>(a, lanes, stream);
+  if (first <= 1 && lanes_cover(packs, 1, max_threads<1, Layout::kAligned>(), &lanes)) return launch<T, 1, A>(a, lanes, stream);
+  if (lanes_cover(packs, 4, max_threads<4, Layout::kAligned>(), &lanes)) return launch<T, 4, A>(a, lanes, stream);
+  if (lanes_cover(packs, 8, max_threads<8, Layout::kAligned>(), &lanes)) return launch<T, 8, A>(a, lanes, stream);
   return launch_any<T, Layout::kSamePhase>(a, packs, stream);
 }
 
