@@ -89,3 +89,20 @@ def test_the_templates_page_quotes_the_same_machine_comparison() -> None:
     assert f"RMSNorm {rms} of copy bandwidth at 8192x4096 and LayerNorm + AdaLN {ln}" in page
     phase = [_pct(f"h100_run10/{run}", "rmsnorm", 8185, 4100) for run in ("7a351d3", "vpt4_ln2")]
     assert f"8185x4100 from {phase[0]} to {phase[1]} % of copy" in page
+
+
+def _ncu(name: str, metric: str) -> str:
+    text = (RUNS / "h100_run10" / "ncu" / f"{name}.txt").read_text()
+    return next(line.split()[-1] for line in text.splitlines() if line.strip().startswith(metric))
+
+
+def test_lessons_quote_the_layernorm_profile_against_triton() -> None:
+    text = _lessons()
+    cuda, triton = ({m: _ncu(n, m) for m in ("Registers Per Thread", "Theoretical Occupancy", "Duration")}
+                    for n in ("ln_cuda", "ln_triton"))
+    assert (f"the plain Triton kernel {triton['Registers Per Thread']} registers, "
+            f"{float(triton['Theoretical Occupancy']):g} % theoretical occupancy, {float(triton['Duration']):.1f} µs") in text
+    assert (f"the scaffold {cuda['Registers Per Thread']} registers, {float(cuda['Theoretical Occupancy']):g} %, "
+            f"{float(cuda['Duration']):.1f} µs") in text
+    pct = [_pct(f"h100_run10/{run}", "layernorm", 8192, 4096) for run in ("7a351d3", "vpt4_ln2")]
+    assert f"2 packs per lane, still 72 registers, {pct[0]} → {pct[1]} % of copy" in text
