@@ -226,9 +226,9 @@ cudaError_t launch_aligned(const RmsNormArgs& a, int64_t packs, int first, cudaS
   int lanes = 0;
   // No aligned VPT 2: VPT 1 at 512 lanes already covers every row it could take.
   constexpr Layout A = Layout::kAligned;
-  if (first <= 1 && lanes_cover(packs, 1, max_threads<1, Layout::kAligned>(), &lanes)) return launch<T, 1, A>(a, lanes, stream);
-  if (lanes_cover(packs, 4, max_threads<4, Layout::kAligned>(), &lanes)) return launch<T, 4, A>(a, lanes, stream);
-  if (lanes_cover(packs, 8, max_threads<8, Layout::kAligned>(), &lanes)) return launch<T, 8, A>(a, lanes, stream);
+  if (first <= 1 && lanes_cover(packs, 1, max_threads<1, A>(), &lanes)) return launch<T, 1, A>(a, lanes, stream);
+  if (lanes_cover(packs, 4, max_threads<4, A>(), &lanes)) return launch<T, 4, A>(a, lanes, stream);
+  if (lanes_cover(packs, 8, max_threads<8, A>(), &lanes)) return launch<T, 8, A>(a, lanes, stream);
   return launch_any<T, Layout::kSamePhase>(a, packs, stream);
 }
 
