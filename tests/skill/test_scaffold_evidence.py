@@ -25,7 +25,7 @@ def _row(run: str, op: str, rows: int, width: int, layout: str = "aligned") -> d
 # The newest run of each shipped kernel: elementwise and glu from run 7's branch (3a03d2e; their
 # kernels did not change before the merge), layernorm from run 8 (1e4633e, the merged dispatch),
 # rope from run 9 (f3b8a04, its aligned instances), rmsnorm from run 10 (same-phase rows at 4
-# packs per lane, merged as run).
+# packs per lane, merged as d0de4d6).
 NEWEST = {"elementwise": "h100_run7/3a03d2e", "glu": "h100_run7/3a03d2e", "rmsnorm": "h100_run10/vpt4_ln2",
           "layernorm": "h100_run8/1e4633e", "rope": "h100_run9/f3b8a04_rope"}
 
@@ -91,15 +91,18 @@ def test_the_templates_page_quotes_the_same_machine_comparison() -> None:
     assert f"8185x4100 from {phase[0]} to {phase[1]} % of copy" in page
 
 
-def _ncu(name: str, metric: str) -> str:
-    text = (RUNS / "h100_run10" / "ncu" / f"{name}.txt").read_text()
-    return next(line.split()[-1] for line in text.splitlines() if line.strip().startswith(metric))
+NCU_METRICS = ("Registers Per Thread", "Theoretical Occupancy", "Duration")
+
+
+def _ncu(name: str) -> dict[str, str]:
+    """The NCU_METRICS values of one `ncu --page details` text page, read once."""
+    lines = (RUNS / "h100_run10" / "ncu" / f"{name}.txt").read_text().splitlines()
+    return {m: next(ln.split()[-1] for ln in lines if ln.strip().startswith(m)) for m in NCU_METRICS}
 
 
 def test_lessons_quote_the_layernorm_profile_against_triton() -> None:
     text = _lessons()
-    cuda, triton = ({m: _ncu(n, m) for m in ("Registers Per Thread", "Theoretical Occupancy", "Duration")}
-                    for n in ("ln_cuda", "ln_triton"))
+    cuda, triton = _ncu("ln_cuda"), _ncu("ln_triton")
     assert (f"the plain Triton kernel {triton['Registers Per Thread']} registers, "
             f"{float(triton['Theoretical Occupancy']):g} % theoretical occupancy, {float(triton['Duration']):.1f} µs") in text
     assert (f"the scaffold {cuda['Registers Per Thread']} registers, {float(cuda['Theoretical Occupancy']):g} %, "
