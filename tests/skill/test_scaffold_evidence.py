@@ -108,4 +108,4 @@ def test_lessons_quote_the_layernorm_profile_against_triton() -> None:
     assert (f"the scaffold {cuda['Registers Per Thread']} registers, {float(cuda['Theoretical Occupancy']):g} %, "
             f"{float(cuda['Duration']):.1f} µs") in text
     pct = [_pct(f"h100_run10/{run}", "layernorm", 8192, 4096) for run in ("7a351d3", "vpt4_ln2")]
-    assert f"2 packs per lane, still 72 registers, {pct[0]} → {pct[1]} % of copy" in text
+    assert f"2 packs per lane with two operands loaded before the reductions, still 72 registers, {pct[0]} → {pct[1]} % of copy" in text
