@@ -19,12 +19,14 @@
 //   and the modulation rows are still shifted.
 // - Aligned instances (Layout::kAligned): when every pointer is 16-byte aligned and every row
 //   stride a whole number of packs, each pack is one load and no shift, so the four
-//   operand loads of a pack go out together under tighter launch bounds.
+//   operand loads of a pack go out together.
 // - Lanes per row grow with the width (8..32 lanes, then whole warps up to the instance's
 //   bound); narrow rows share a 256-thread block. Rows wider than the register cache
 //   re-read x from L2.
-// - __launch_bounds__(threads, blocks) per instance (max_threads/min_blocks below): threads
-//   x registers fit an SM's 65536 registers (tests/test_kernel_resources.py checks it).
+// - __launch_bounds__(threads, blocks) per packs-per-lane (max_threads/min_blocks below):
+//   threads x registers fit an SM's 65536 registers (tests/test_kernel_resources.py checks it).
+// - Packs become floats from their 32-bit words (unpack in common.cuh), which keeps bf16 at
+//   48-64 registers instead of spilling.
 #include "common.cuh"
 #include "launchers.h"
 
@@ -51,23 +53,23 @@ __device__ __forceinline__ float affine(float n, const T* w, const T* b, const T
 }
 
 // Launch bounds per instance, as in rmsnorm.cu: (most threads per block, blocks that must stay
-// resident) caps registers at 65536 / (threads x blocks). Aligned instances load one 16-byte
-// word per pack, so they fit tighter caps and issue all four operand loads of a pack at once.
-//   aligned: VPT 2: 512 x 2 (64 regs), VPT 4: 512 x 1 (128); bf16 used 64 and 72 (ptxas -v,
-//   sm_90); VPT 4 at 512 x 2 spilled 12 bytes. Any alignment: 1024 x 1 (64).
-template <int VPT, bool kAligned>
+// resident) caps registers at 65536 / (threads x blocks). VPT 2: 256 x 5 (51 regs); VPT 1 and
+// 4: 512 x 2 (64); VPT 0: 1024 x 1 (64). bf16 used 48 at VPT 2 and 62-64 at VPT 4, no spills
+// (ptxas -v, sm_80 and sm_90), because packs become floats from their 32-bit words (unpack);
+// converted element by element, VPT 2 spilled 82-116 bytes under the same cap.
+template <int VPT>
 constexpr int max_threads() {
-  if constexpr (!kAligned || VPT == 0) return 1024;
-  return 512;
+  if constexpr (VPT == 0) return 1024;
+  return VPT == 2 ? 256 : 512;
 }
-template <int VPT, bool kAligned>
+template <int VPT>
 constexpr int min_blocks() {
-  if constexpr (!kAligned || VPT == 0) return 1;
-  return VPT == 4 ? 1 : 2;
+  if constexpr (VPT == 0) return 1;
+  return VPT == 2 ? 5 : 2;
 }
 
 template <typename T, int VPT, Layout L>
-__global__ void __launch_bounds__(max_threads<VPT, L == Layout::kAligned>(), min_blocks<VPT, L == Layout::kAligned>())
+__global__ void __launch_bounds__(max_threads<VPT>(), min_blocks<VPT>())
     layer_norm_rows(LayerNormArgs a) {
   constexpr int N = kPack<T>;
   constexpr bool kRows = L != Layout::kAny;         // x: one load per pack
@@ -109,8 +111,10 @@ __global__ void __launch_bounds__(max_threads<VPT, L == Layout::kAligned>(), min
         const int64_t j = t + static_cast<int64_t>(k) * lanes;
         if (j < sp.packs) {
           cache[k] = window<kRows>(raw[k], x + sp.head + j * N);
+          float f[N];
+          unpack(cache[k], f);
 #pragma unroll
-          for (int i = 0; i < N; ++i) sum += to_float(cache[k].v[i]);
+          for (int i = 0; i < N; ++i) sum += f[i];
         }
       }
     } else {
@@ -129,9 +133,11 @@ __global__ void __launch_bounds__(max_threads<VPT, L == Layout::kAligned>(), min
     if (t < sp.head) sq += (head_v - mean) * (head_v - mean);
     if (t < sp.tail) sq += (tail_v - mean) * (tail_v - mean);
     auto add = [&](const Pack<T>& p) {
+      float f[N];
+      unpack(p, f);
 #pragma unroll
       for (int i = 0; i < N; ++i) {
-        const float d = to_float(p.v[i]) - mean;
+        const float d = f[i] - mean;
         sq += d * d;
       }
     };
@@ -155,8 +161,9 @@ __global__ void __launch_bounds__(max_threads<VPT, L == Layout::kAligned>(), min
   auto store = [&](int64_t j, const Pack<T>& p) {
     const int64_t e = sp.head + j * N;
     float v[N];
+    unpack(p, v);
 #pragma unroll
-    for (int i = 0; i < N; ++i) v[i] = (to_float(p.v[i]) - mean) * rstd;
+    for (int i = 0; i < N; ++i) v[i] = (v[i] - mean) * rstd;
     // The operand packs' loads go out before their first use: all four when aligned (one word
     // each), two at a time otherwise (all four spilled at 64 registers: ptxas -v).
     const RawPack rw = w != nullptr ? load_raw<kAligned>(w + e) : RawPack{};
@@ -167,28 +174,32 @@ __global__ void __launch_bounds__(max_threads<VPT, L == Layout::kAligned>(), min
       if (sh != nullptr) rsh = load_raw<true>(sh + e);
     }
     if (w != nullptr) {
-      const Pack<T> q = window<kAligned>(rw, w + e);
+      float q[N];
+      unpack(window<kAligned>(rw, w + e), q);
 #pragma unroll
-      for (int i = 0; i < N; ++i) v[i] *= to_float(q.v[i]);
+      for (int i = 0; i < N; ++i) v[i] *= q[i];
     }
     if (b != nullptr) {
-      const Pack<T> q = window<kAligned>(rb, b + e);
+      float q[N];
+      unpack(window<kAligned>(rb, b + e), q);
 #pragma unroll
-      for (int i = 0; i < N; ++i) v[i] += to_float(q.v[i]);
+      for (int i = 0; i < N; ++i) v[i] += q[i];
     }
     if constexpr (!kAligned) {
       if (sc != nullptr) rsc = load_raw(sc + e);
       if (sh != nullptr) rsh = load_raw(sh + e);
     }
     if (sc != nullptr) {
-      const Pack<T> q = window<kAligned>(rsc, sc + e);
+      float q[N];
+      unpack(window<kAligned>(rsc, sc + e), q);
 #pragma unroll
-      for (int i = 0; i < N; ++i) v[i] *= 1.f + to_float(q.v[i]);
+      for (int i = 0; i < N; ++i) v[i] *= 1.f + q[i];
     }
     if (sh != nullptr) {
-      const Pack<T> q = window<kAligned>(rsh, sh + e);
+      float q[N];
+      unpack(window<kAligned>(rsh, sh + e), q);
 #pragma unroll
-      for (int i = 0; i < N; ++i) v[i] += to_float(q.v[i]);
+      for (int i = 0; i < N; ++i) v[i] += q[i];
     }
     Pack<T> o;
 #pragma unroll
@@ -215,19 +226,19 @@ cudaError_t launch(const LayerNormArgs& a, int lanes, cudaStream_t stream) {
   return cudaGetLastError();
 }
 
-// Rows not aligned (L: kAny or kSamePhase): about 2 packs per lane (lanes_for_row(packs, 2)),
-// then the VPT that covers the row; one pack per lane on more lanes ran slower (8192x4096
-// bf16: 35 against 51 % of copy).
+// Rows not aligned (L: kAny or kSamePhase): rows of <= 128 packs at 4 packs per lane (one warp
+// per row of 1024 bf16), else the fewest packs per lane, 2 then 4, whose lanes fit the
+// instance's bound; the re-read row (VPT 0) only past that. One H100, same call, bf16: 32768x1024
+// from 50.3 to 62.2 % of copy, 4096x8192 (VPT 4, not the re-read row) from 43.2 to 57.5 %. One
+// pack per lane on more lanes ran slower (8192x4096: 35 against 51 % of copy).
 template <typename T, Layout L>
 cudaError_t launch_any(const LayerNormArgs& a, int64_t packs, cudaStream_t stream) {
-  const int lanes = lanes_for_row(packs, 2);
-  const int64_t per_lane = (packs + lanes - 1) / lanes;
-  if (per_lane <= 1) return launch<T, 1, L>(a, lanes, stream);
-  if (per_lane <= 2) return launch<T, 2, L>(a, lanes, stream);
-  if constexpr (sizeof(T) == 4) {
-    if (per_lane <= 4) return launch<T, 4, L>(a, lanes, stream);
-  }
-  return launch<T, 0, L>(a, lanes, stream);
+  int lanes = lanes_for_row(packs, 2);
+  if (lanes >= packs) return launch<T, 1, L>(a, lanes, stream);
+  if (packs <= 128 && lanes_cover(packs, 4, max_threads<4>(), &lanes)) return launch<T, 4, L>(a, lanes, stream);
+  if (lanes_cover(packs, 2, max_threads<2>(), &lanes)) return launch<T, 2, L>(a, lanes, stream);
+  if (lanes_cover(packs, 4, max_threads<4>(), &lanes)) return launch<T, 4, L>(a, lanes, stream);
+  return launch<T, 0, L>(a, lanes_for_row(packs, 2), stream);
 }
 
 // Aligned: VPT 2 (from `first`), else 4, when the lanes fit the instance's thread bound; rows
@@ -236,8 +247,8 @@ template <typename T>
 cudaError_t launch_aligned(const LayerNormArgs& a, int64_t packs, int first, cudaStream_t stream) {
   int lanes = 0;
   constexpr Layout A = Layout::kAligned;
-  if (first <= 2 && lanes_cover(packs, 2, max_threads<2, true>(), &lanes)) return launch<T, 2, A>(a, lanes, stream);
-  if (lanes_cover(packs, 4, max_threads<4, true>(), &lanes)) return launch<T, 4, A>(a, lanes, stream);
+  if (first <= 2 && lanes_cover(packs, 2, max_threads<2>(), &lanes)) return launch<T, 2, A>(a, lanes, stream);
+  if (lanes_cover(packs, 4, max_threads<4>(), &lanes)) return launch<T, 4, A>(a, lanes, stream);
   return launch_any<T, Layout::kSamePhase>(a, packs, stream);
 }
 
@@ -259,9 +270,10 @@ cudaError_t layer_norm(const LayerNormArgs& a, cudaStream_t stream) {
                  ? launch_any<T, Layout::kSamePhase>(a, packs, stream)
                  : launch_any<T, Layout::kAny>(a, packs, stream);
     }
-    // Many rows: few threads with 4 packs each (as rmsnorm.cu); otherwise 2 per lane (at 32768
-    // rows of 1024 bf16 one pack per lane read 47 % of copy, two 52 %).
-    return launch_aligned<T>(a, packs, a.rows > 1024 && packs >= 256 ? 4 : 2, stream);
+    // Many rows of >= 256 packs, and rows of <= 128: few threads with 4 packs each (as
+    // rmsnorm.cu; 32768x1024 bf16 from 57.4 to 78.1 % of copy against 2 per lane, one H100, same
+    // call); otherwise 2 per lane.
+    return launch_aligned<T>(a, packs, (a.rows > 1024 && packs >= 256) || packs <= 128 ? 4 : 2, stream);
   });
 }
 

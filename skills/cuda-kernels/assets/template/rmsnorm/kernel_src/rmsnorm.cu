@@ -19,9 +19,10 @@
 //   it is read pack by pack in the second pass (L1/L2 hits), not all in flight: the
 //   qwen3_8b example's split kernel took 98 registers the other way, 59 this way, and went
 //   from 79 to 86 % of copy bandwidth at 4096x4100 on an H100. Same-phase rows of 256 packs
-//   or more take 4 packs per lane under the aligned 4-pack bound (256 x 3): 8185x4100 bf16
-//   went from 66.1 to 71.4 % of copy on an H100 (the kernel-skills repository's
-//   evidence/scaffolds/h100_run10).
+//   or more take 4 packs per lane under the aligned 4-pack bound: 8185x4100 bf16 went from
+//   66.1 to 71.4 % of copy on an H100 at 256 x 3, and from 71.0 to 78.6 % at 256 x 4 with
+//   packs unpacked from their words (the kernel-skills repository's evidence/scaffolds/
+//   h100_run10 and h100_run11).
 // - Aligned instances (Layout::kAligned): when every pointer is 16-byte aligned and every row
 //   stride a whole number of packs, each pack is one load and no shift, so they fit
 //   tighter launch bounds (more blocks per SM); many rows take 4 packs per lane.
@@ -46,7 +47,11 @@ template <typename T>
 __device__ __forceinline__ Pack<T> add_round(const Pack<T>& a, const Pack<T>& b) {
   Pack<T> s;
 #pragma unroll
-  for (int i = 0; i < kPack<T>; ++i) s.v[i] = from_float<T>(to_float(a.v[i]) + to_float(b.v[i]));
+  float fa[kPack<T>], fb[kPack<T>];
+  unpack(a, fa);
+  unpack(b, fb);
+#pragma unroll
+  for (int i = 0; i < kPack<T>; ++i) s.v[i] = from_float<T>(fa[i] + fb[i]);
   return s;
 }
 
@@ -54,19 +59,25 @@ __device__ __forceinline__ Pack<T> add_round(const Pack<T>& a, const Pack<T>& b)
 // must stay resident, which caps registers at 65536 / (threads x blocks). Without a minimum
 // ptxas fills the 64 registers that 1024 threads leave (62 for bf16 at VPT 2: 4 blocks of
 // 256 per SM). Aligned instances load one pack per pack, so they fit tighter caps:
-//   aligned: VPT 1: 512 x 3 (40 regs)  VPT 4: 256 x 3 (80)  VPT 8: 512 x 1 (128); 32 registers
-//   at VPT 1 spilled 4-28 bytes (ptxas -v, sm_80/90).
+//   aligned: VPT 1: 512 x 3 (40 regs)  VPT 4: 256 x 4 (64; 256 x 3 on sm_80)  VPT 8: 512 x 1
+//   (128); 32 registers at VPT 1 spilled 4-28 bytes (ptxas -v, sm_80/90).
 //   any alignment: 1024 x 1 (64), VPT 1 and 2; VPT 0 (the re-read row) 1024 x 1.
-//   same phase: as any alignment, and VPT 4 at 256 x 3 (80), as aligned.
+//   same phase: as any alignment, and VPT 4 as aligned.
 template <int VPT, Layout L>
 constexpr int max_threads() {
   if constexpr (VPT == 4 && L != Layout::kAny) return 256;
   if constexpr (L != Layout::kAligned || VPT == 0) return 1024;
   return VPT == 1 || VPT == 8 ? 512 : 256;
 }
+// VPT 4 at 256 x 4 (64 registers) spilled 4 bytes on sm_80 (bf16), none on sm_90.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+constexpr int kVpt4Blocks = 3;
+#else
+constexpr int kVpt4Blocks = 4;
+#endif
 template <int VPT, Layout L>
 constexpr int min_blocks() {
-  if constexpr (VPT == 4 && L != Layout::kAny) return 3;
+  if constexpr (VPT == 4 && L != Layout::kAny) return kVpt4Blocks;
   if constexpr (L != Layout::kAligned || VPT == 0) return 1;
   return VPT == 1 ? 3 : 1;
 }
@@ -116,8 +127,10 @@ __global__ void __launch_bounds__(max_threads<VPT, L>(), min_blocks<VPT, L>())
         p = add_round(p, window<kRows>(rr, res + e));
         store_any(s + e, p);
       }
+      float f[N];
+      unpack(p, f);
 #pragma unroll
-      for (int i = 0; i < N; ++i) sum_sq += to_float(p.v[i]) * to_float(p.v[i]);
+      for (int i = 0; i < N; ++i) sum_sq += f[i] * f[i];
       return p;
     };
     if constexpr (VPT > 0) {
@@ -152,13 +165,16 @@ __global__ void __launch_bounds__(max_threads<VPT, L>(), min_blocks<VPT, L>())
   auto store = [&](int64_t j, const Pack<T>& p, const RawPack& rw) {
     const int64_t e = sp.head + j * N;
     Pack<T> o;
+    float f[N];
+    unpack(p, f);
     if (w != nullptr) {
-      const Pack<T> wv = window<kWeight>(rw, w + e);
+      float wf[N];
+      unpack(window<kWeight>(rw, w + e), wf);
 #pragma unroll
-      for (int i = 0; i < N; ++i) o.v[i] = from_float<T>(to_float(p.v[i]) * rstd * to_float(wv.v[i]));
+      for (int i = 0; i < N; ++i) o.v[i] = from_float<T>(f[i] * rstd * wf[i]);
     } else {
 #pragma unroll
-      for (int i = 0; i < N; ++i) o.v[i] = from_float<T>(to_float(p.v[i]) * rstd);
+      for (int i = 0; i < N; ++i) o.v[i] = from_float<T>(f[i] * rstd);
     }
     store_pack(y + e, o);
   };
