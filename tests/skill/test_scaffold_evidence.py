@@ -22,12 +22,11 @@ def _row(run: str, op: str, rows: int, width: int, layout: str = "aligned") -> d
     return next(r for r in _rows(run, op) if r["rows"] == rows and r["width"] == width and r["layout"] == layout)
 
 
-# The newest run of each shipped kernel: elementwise and glu from run 7's branch (3a03d2e; their
-# kernels did not change before the merge), layernorm from run 8 (1e4633e, the merged dispatch),
-# rope from run 9 (f3b8a04, its aligned instances), rmsnorm from run 10 (same-phase rows at 4
-# packs per lane, merged as d0de4d6).
-NEWEST = {"elementwise": "h100_run7/3a03d2e", "glu": "h100_run7/3a03d2e", "rmsnorm": "h100_run10/vpt4_ln2",
-          "layernorm": "h100_run8/1e4633e", "rope": "h100_run9/f3b8a04_rope"}
+# The newest run of each shipped kernel: elementwise from run 7's branch (3a03d2e; its kernel did
+# not change before the merge), rope from run 9 (f3b8a04, its aligned instances), layernorm,
+# rmsnorm and glu from run 11 (the unpacked packs, f248952: W2 and W3 of its README).
+NEWEST = {"elementwise": "h100_run7/3a03d2e", "glu": "h100_run11/call3/gluW", "rmsnorm": "h100_run11/call3/rmW",
+          "layernorm": "h100_run11/call2/lnW", "rope": "h100_run9/f3b8a04_rope"}
 
 
 def _lessons() -> str:
@@ -109,3 +108,29 @@ def test_lessons_quote_the_layernorm_profile_against_triton() -> None:
             f"{float(cuda['Duration']):.1f} µs") in text
     pct = [_pct(f"h100_run10/{run}", "layernorm", 8192, 4096) for run in ("7a351d3", "vpt4_ln2")]
     assert f"2 packs per lane with two operands loaded before the reductions, still 72 registers, {pct[0]} → {pct[1]} % of copy" in text
+
+
+def _registers(instance: str) -> tuple[str, str]:
+    """(A, W) registers of one instance in ptxas_unpack's table: main at 7bb0916 and unpack.patch."""
+    table = (RUNS / "ptxas_unpack" / "registers_sm90.md").read_text().splitlines()
+    cells = next(ln for ln in table if f"`{instance}`" in ln).split("|")
+    return cells[3].strip(), cells[4].strip()
+
+
+def test_lessons_quote_the_word_wise_unpack() -> None:
+    text = _lessons()
+    glu = _registers("glu_rows<__nv_bfloat16, (ks::GluActivation)0, true>")
+    ln = _registers("layer_norm_rows<__nv_bfloat16, 4, (ks::Layout)2>")
+    wide = [_pct(f"h100_run11/call3/{run}", "glu", 4096, 11008) for run in ("gluA", "gluW")]
+    assert f"glu bf16 aligned {glu[0]} → {glu[1]} registers, 4096×11008 {wide[0]} → {wide[1]} % of copy" in text
+    norm = [_pct(f"h100_run11/call2/{run}", "layernorm", 8192, 4096) for run in ("lnA", "lnW")]
+    assert f"LayerNorm + AdaLN 8192×4096 {norm[0]} → {norm[1]} % ({ln[0]} → {ln[1]} registers" in text
+    # glu's rows not aligned with unpack on every instance (calls 1 and 2), in time against main
+    slower = []
+    for call in ("call1", "call2"):
+        old, new = (_rows(f"h100_run11/{call}/{run}", "glu") for run in ("gluA", "gluW"))
+        for a, w in zip(old, new, strict=True):
+            assert (a["rows"], a["width"], a["layout"]) == (w["rows"], w["width"], w["layout"])
+            if a["layout"] == "misaligned" and a["bytes"] >= BIG and a["width"] >= 1024:
+                slower.append(100 * (w["kernel_us"] / a["kernel_us"] - 1))
+    assert f"glu's misaligned rows {min(slower):.0f}-{max(slower):.0f} % slower with it" in text
