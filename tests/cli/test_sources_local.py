@@ -298,7 +298,7 @@ def test_a_skill_md_that_fails_validation_is_refused(sandbox):
 def test_nothing_from_a_source_is_executed_or_imported(sandbox):
     marker = sandbox.root / "executed"
     payload = f"import pathlib; pathlib.Path({str(marker)!r}).write_text('ran')\n"
-    folder = make_skill(
+    make_skill(
         sandbox.project / "work",
         "x",
         extra={"scripts/tool.py": "#!/usr/bin/env python3\n" + payload, "__init__.py": payload, "conftest.py": payload, "setup.py": payload},

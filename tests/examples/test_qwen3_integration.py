@@ -8,7 +8,6 @@ against the installed signatures here, so API drift fails a test instead of a us
 
 from __future__ import annotations
 
-import importlib
 import inspect
 import json
 import os
