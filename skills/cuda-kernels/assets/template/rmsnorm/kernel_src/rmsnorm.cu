@@ -46,7 +46,6 @@ constexpr int kBlockThreads = 256;
 template <typename T>
 __device__ __forceinline__ Pack<T> add_round(const Pack<T>& a, const Pack<T>& b) {
   Pack<T> s;
-#pragma unroll
   float fa[kPack<T>], fb[kPack<T>];
   unpack(a, fa);
   unpack(b, fb);
