@@ -88,6 +88,12 @@ def test_the_templates_page_quotes_the_same_machine_comparison() -> None:
     assert f"RMSNorm {rms} of copy bandwidth at 8192x4096 and LayerNorm + AdaLN {ln}" in page
     phase = [_pct(f"h100_run10/{run}", "rmsnorm", 8185, 4100) for run in ("7a351d3", "vpt4_ln2")]
     assert f"8185x4100 from {phase[0]} to {phase[1]} % of copy" in page
+    # the word-wise unpack (run 11, same call)
+    glu = _registers("glu_rows<__nv_bfloat16, (ks::GluActivation)0, true>")
+    assert f"glu's aligned bf16 instance from {glu[0]} to {glu[1]} registers" in page
+    wide = [_pct(f"h100_run11/call3/{run}", "glu", 4096, 11008) for run in ("gluA", "gluW")]
+    norm = [_pct(f"h100_run11/call2/{run}", "layernorm", 8192, 4096) for run in ("lnA", "lnW")]
+    assert f"glu went from {wide[0]} to {wide[1]} % of copy at 4096x11008 and LayerNorm + AdaLN from {norm[0]} to {norm[1]} %" in page
 
 
 NCU_METRICS = ("Registers Per Thread", "Theoretical Occupancy", "Duration")
