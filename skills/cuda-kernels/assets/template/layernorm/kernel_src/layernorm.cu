@@ -25,8 +25,8 @@
 //   re-read x from L2.
 // - __launch_bounds__(threads, blocks) per packs-per-lane (max_threads/min_blocks below):
 //   threads x registers fit an SM's 65536 registers (tests/test_kernel_resources.py checks it).
-// - Packs become floats from their 32-bit words (unpack in common.cuh), which keeps bf16 at
-//   48-64 registers instead of spilling.
+// - Packs become floats from their 32-bit words (unpack in common.cuh), which keeps every
+//   bf16 instance within its bound (40-64 registers) without spilling.
 #include "common.cuh"
 #include "launchers.h"
 
