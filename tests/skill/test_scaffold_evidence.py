@@ -52,6 +52,32 @@ def _pct(run: str, op: str, rows: int, width: int) -> str:
     return f"{_row(run, op, rows, width)['pct_of_copy_bandwidth']:.1f}"
 
 
+def _registers(instance: str) -> tuple[str, str]:
+    """(A, W) registers of one instance in ptxas_unpack's table: main at 7bb0916 and unpack.patch."""
+    table = (RUNS / "ptxas_unpack" / "registers_sm90.md").read_text().splitlines()
+    cells = next(ln for ln in table if f"`{instance}`" in ln).split("|")
+    return cells[3].strip(), cells[4].strip()
+
+
+def _unpack_evidence() -> dict:
+    """What the word-wise unpack changed (run 11, same-call A/B), as the skill quotes it."""
+    # glu's rows not aligned with unpack on every instance (calls 1 and 2), in time against main
+    slower = []
+    for call in ("call1", "call2"):
+        old, new = (_rows(f"h100_run11/{call}/{run}", "glu") for run in ("gluA", "gluW"))
+        for a, w in zip(old, new, strict=True):
+            assert (a["rows"], a["width"], a["layout"]) == (w["rows"], w["width"], w["layout"])
+            if a["layout"] == "misaligned" and a["bytes"] >= BIG and a["width"] >= 1024:
+                slower.append(100 * (w["kernel_us"] / a["kernel_us"] - 1))
+    return {
+        "glu_regs": _registers("glu_rows<__nv_bfloat16, (ks::GluActivation)0, true>"),
+        "ln_regs": _registers("layer_norm_rows<__nv_bfloat16, 4, (ks::Layout)2>"),
+        "glu_pct": [_pct(f"h100_run11/call3/{run}", "glu", 4096, 11008) for run in ("gluA", "gluW")],
+        "ln_pct": [_pct(f"h100_run11/call2/{run}", "layernorm", 8192, 4096) for run in ("lnA", "lnW")],
+        "misaligned_slower": f"{min(slower):.0f}-{max(slower):.0f}",
+    }
+
+
 def test_lessons_quote_the_same_call_comparisons() -> None:
     text = _lessons()
     # the 16-byte store fix alone (run 4), the loads issued together (run 5), whole warps (run 6)
@@ -89,11 +115,11 @@ def test_the_templates_page_quotes_the_same_machine_comparison() -> None:
     phase = [_pct(f"h100_run10/{run}", "rmsnorm", 8185, 4100) for run in ("7a351d3", "vpt4_ln2")]
     assert f"8185x4100 from {phase[0]} to {phase[1]} % of copy" in page
     # the word-wise unpack (run 11, same call)
-    glu = _registers("glu_rows<__nv_bfloat16, (ks::GluActivation)0, true>")
+    u = _unpack_evidence()
+    glu, wide, norm = u["glu_regs"], u["glu_pct"], u["ln_pct"]
     assert f"glu's aligned bf16 instance from {glu[0]} to {glu[1]} registers" in page
-    wide = [_pct(f"h100_run11/call3/{run}", "glu", 4096, 11008) for run in ("gluA", "gluW")]
-    norm = [_pct(f"h100_run11/call2/{run}", "layernorm", 8192, 4096) for run in ("lnA", "lnW")]
     assert f"glu went from {wide[0]} to {wide[1]} % of copy at 4096x11008 and LayerNorm + AdaLN from {norm[0]} to {norm[1]} %" in page
+    assert f"glu's rows that are not aligned ran {u['misaligned_slower']} % slower" in page
 
 
 NCU_METRICS = ("Registers Per Thread", "Theoretical Occupancy", "Duration")
@@ -116,27 +142,10 @@ def test_lessons_quote_the_layernorm_profile_against_triton() -> None:
     assert f"2 packs per lane with two operands loaded before the reductions, still 72 registers, {pct[0]} → {pct[1]} % of copy" in text
 
 
-def _registers(instance: str) -> tuple[str, str]:
-    """(A, W) registers of one instance in ptxas_unpack's table: main at 7bb0916 and unpack.patch."""
-    table = (RUNS / "ptxas_unpack" / "registers_sm90.md").read_text().splitlines()
-    cells = next(ln for ln in table if f"`{instance}`" in ln).split("|")
-    return cells[3].strip(), cells[4].strip()
-
-
 def test_lessons_quote_the_word_wise_unpack() -> None:
     text = _lessons()
-    glu = _registers("glu_rows<__nv_bfloat16, (ks::GluActivation)0, true>")
-    ln = _registers("layer_norm_rows<__nv_bfloat16, 4, (ks::Layout)2>")
-    wide = [_pct(f"h100_run11/call3/{run}", "glu", 4096, 11008) for run in ("gluA", "gluW")]
+    u = _unpack_evidence()
+    glu, ln, wide, norm = u["glu_regs"], u["ln_regs"], u["glu_pct"], u["ln_pct"]
     assert f"glu bf16 aligned {glu[0]} → {glu[1]} registers, 4096×11008 {wide[0]} → {wide[1]} % of copy" in text
-    norm = [_pct(f"h100_run11/call2/{run}", "layernorm", 8192, 4096) for run in ("lnA", "lnW")]
     assert f"LayerNorm + AdaLN 8192×4096 {norm[0]} → {norm[1]} % ({ln[0]} → {ln[1]} registers" in text
-    # glu's rows not aligned with unpack on every instance (calls 1 and 2), in time against main
-    slower = []
-    for call in ("call1", "call2"):
-        old, new = (_rows(f"h100_run11/{call}/{run}", "glu") for run in ("gluA", "gluW"))
-        for a, w in zip(old, new, strict=True):
-            assert (a["rows"], a["width"], a["layout"]) == (w["rows"], w["width"], w["layout"])
-            if a["layout"] == "misaligned" and a["bytes"] >= BIG and a["width"] >= 1024:
-                slower.append(100 * (w["kernel_us"] / a["kernel_us"] - 1))
-    assert f"glu's misaligned rows {min(slower):.0f}-{max(slower):.0f} % slower with it" in text
+    assert f"glu's misaligned rows {u['misaligned_slower']} % slower with it" in text
