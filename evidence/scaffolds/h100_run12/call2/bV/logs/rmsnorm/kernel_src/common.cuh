@@ -1,0 +1,327 @@
+// Device helpers shared by every kernel of this project: fp32 conversions, 16-byte packs,
+// loads at any alignment, the row layout (peeled head, 16-byte body, tail) and the
+// block reduction. Torch-free: CUDA headers only.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#include "dtype.h"
+
+namespace ks {
+
+// Math is fp32; storage is the tensor's dtype. The intrinsics compile with and without
+// torch's -D__CUDA_NO_HALF_OPERATORS__-style defines.
+__device__ __forceinline__ float to_float(float v) { return v; }
+__device__ __forceinline__ float to_float(__half v) { return __half2float(v); }
+__device__ __forceinline__ float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
+
+template <typename T>
+__device__ __forceinline__ T from_float(float v);
+template <>
+__device__ __forceinline__ float from_float<float>(float v) { return v; }
+template <>
+__device__ __forceinline__ __half from_float<__half>(float v) { return __float2half_rn(v); }
+template <>
+__device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
+
+// 16 bytes of T: one 128-bit load or store (8 bf16/fp16 or 4 fp32 elements).
+template <typename T>
+constexpr int kPack = 16 / static_cast<int>(sizeof(T));
+
+template <typename T>
+struct alignas(16) Pack {
+  T v[kPack<T>];
+};
+
+// The kPack<T> elements of a pack as floats, from its 32-bit words: bf16 by shifts (a bf16
+// is the high half of a float), fp16 two at a time. Element by element, ptxas kept each
+// 16-bit half in a register of its own: glu bf16 took 94 registers that way, 58 this way.
+// Time both layouts after adopting it: glu's rows not aligned ran 2-6 % slower with it (they
+// convert element by element), rmsnorm's did not move.
+template <typename T>
+__device__ __forceinline__ void unpack(const Pack<T>& p, float (&f)[kPack<T>]) {
+  uint32_t w[4];
+  memcpy(w, &p, sizeof(w));
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    if constexpr (sizeof(T) == 4) {
+      f[i] = __uint_as_float(w[i]);
+    } else if constexpr (std::is_same_v<T, __nv_bfloat16>) {
+      f[2 * i] = __uint_as_float(w[i] << 16);
+      f[2 * i + 1] = __uint_as_float(w[i] & 0xffff0000u);
+    } else {
+      __half2 h;
+      memcpy(&h, &w[i], sizeof(h));
+      const float2 t = __half22float2(h);
+      f[2 * i] = t.x;
+      f[2 * i + 1] = t.y;
+    }
+  }
+}
+
+// One st.global.v4 through __stwb (a plain write-back store). Assigning the Pack struct, or
+// a uint4 through a cast pointer (even with __builtin_assume_aligned), compiled (nvcc 13) to
+// 2- or 4-byte stores: 0 st.global.v4 in the PTX of glu, elementwise, layernorm and rope.
+// tests/test_kernel_resources.py fails a kernel whose PTX has no 16-byte store.
+// The four words are assembled from the elements' bits, in registers.
+__device__ __forceinline__ uint32_t bits_of(float v) { return __float_as_uint(v); }
+__device__ __forceinline__ uint32_t bits_of(__half v) { return __half_as_ushort(v); }
+__device__ __forceinline__ uint32_t bits_of(__nv_bfloat16 v) { return __bfloat16_as_ushort(v); }
+
+template <typename T>
+__device__ __forceinline__ void store_pack(T* p, const Pack<T>& v) {
+  uint32_t w[4];
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    if constexpr (sizeof(T) == 4) {
+      w[i] = bits_of(v.v[i]);
+    } else {
+      w[i] = bits_of(v.v[2 * i]) | bits_of(v.v[2 * i + 1]) << 16;
+    }
+  }
+  __stwb(reinterpret_cast<uint4*>(p), make_uint4(w[0], w[1], w[2], w[3]));
+}
+
+// Elements of T between the last 16-byte boundary and p (0 when p is 16-byte aligned).
+template <typename T>
+__host__ __device__ __forceinline__ int phase_of(const T* p) {
+  return static_cast<int>(reinterpret_cast<uintptr_t>(p) % 16 / sizeof(T));
+}
+
+// Loads at any element alignment, in two steps: load_raw issues the loads (the aligned
+// 16-byte pack that holds p, and the next one only when p is not aligned: 16 bytes of
+// request never touch a 16-byte block outside the requested range), window() picks the
+// kPack<T> elements out with selects and a 32-bit funnel shift. A loop that needs several
+// packs issues every load_raw before the first window(), so all its loads are in flight
+// together. (The earlier load_any picked the elements with a switch on the phase; each
+// call ended in a branch merge that waited for its load, so a thread had one load in
+// flight: the elementwise kernel went from 71.8 % to 79.2 % of copy bandwidth at 134 MB on
+// one H100 when it moved to load_raw; the kernel-skills repository's evidence/scaffolds.)
+struct RawPack {
+  uint4 a, b;
+};
+
+// kAligned: the launcher checked that every pack this kernel reads is 16-byte aligned (base
+// pointers and row strides): one load, and no registers for a second pack or the shift.
+template <bool kAligned = false, typename T>
+__device__ __forceinline__ RawPack load_raw(const T* p) {
+  if constexpr (kAligned) return {*reinterpret_cast<const uint4*>(p), make_uint4(0u, 0u, 0u, 0u)};
+  const int s = phase_of(p);
+  const uint4* base = reinterpret_cast<const uint4*>(p - s);
+  RawPack r;
+  r.a = base[0];
+  r.b = make_uint4(0u, 0u, 0u, 0u);
+  // A predicated load (ptxas makes it one), never a branch whose merge would wait for r.a.
+  if (s != 0) r.b = base[1];
+  return r;
+}
+
+template <bool kAligned = false, typename T>
+__device__ __forceinline__ Pack<T> window(const RawPack& r, const T* p) {
+  if constexpr (kAligned) {
+    Pack<T> v;
+    memcpy(&v, &r.a, sizeof(v));
+    return v;
+  }
+  const int off = phase_of(p) * static_cast<int>(sizeof(T));  // bytes, 0..15
+  const int q = off >> 2;                                     // whole words to skip, 0..3
+  const int shift = (off & 3) * 8;                            // then bits: 0, or 16 for 2-byte types
+  const uint32_t w[8] = {r.a.x, r.a.y, r.a.z, r.a.w, r.b.x, r.b.y, r.b.z, r.b.w};
+  // w[i + q] by selects: a runtime index into a register array would go to local memory.
+  auto pick = [&](int i) -> uint64_t {
+    uint32_t v = w[i];
+    v = q == 1 ? w[i + 1] : v;
+    v = q == 2 ? w[i + 2] : v;
+    v = q == 3 ? w[i + 3] : v;
+    return v;
+  };
+  auto word = [&](int i) { return static_cast<uint32_t>(((pick(i + 1) << 32) | pick(i)) >> shift); };
+  const uint4 out = make_uint4(word(0), word(1), word(2), word(3));
+  Pack<T> v;
+  static_assert(sizeof(v) == sizeof(out), "a pack is 16 bytes");
+  memcpy(&v, &out, sizeof(v));
+  return v;
+}
+
+// One pack at any alignment (kAligned: p on the grid), when there is a single load to issue.
+template <bool kAligned = false, typename T>
+__device__ __forceinline__ Pack<T> load_any(const T* p) {
+  return window<kAligned>(load_raw<kAligned>(p), p);
+}
+
+// Stores a pack at p: one 16-byte store when p is aligned (the body of an output row
+// always is), element stores otherwise (a second output whose phase differs).
+template <typename T>
+__device__ __forceinline__ void store_any(T* p, const Pack<T>& v) {
+  if (phase_of(p) == 0) {
+    store_pack(p, v);
+  } else {
+#pragma unroll
+    for (int i = 0; i < kPack<T>; ++i) p[i] = v.v[i];
+  }
+}
+
+// How one row of n elements is cut, relative to the 16-byte boundaries of the row's
+// output `out`: `head` elements before the first boundary (< kPack), `packs` whole
+// 16-byte packs, then `tail` elements (< kPack). Every width and every alignment takes
+// the same path; only the head and the tail are scalar.
+struct RowSplit {
+  int head;
+  int64_t packs;
+  int tail;
+};
+
+template <typename T>
+__device__ __forceinline__ RowSplit split_row(const T* out, int64_t n) {
+  constexpr int N = kPack<T>;
+  const int phase = phase_of(out);
+  int head = phase == 0 ? 0 : N - phase;
+  if (head > n) head = static_cast<int>(n);
+  const int64_t packs = (n - head) / N;
+  return {head, packs, static_cast<int>(n - head - packs * N)};
+}
+
+// Sum of `v` over the `lanes` consecutive threads (threadIdx.x of one threadIdx.y) that
+// own one row; every thread gets the total in the same order. lanes is a power of two up
+// to 32, a multiple of 32 above (lanes_for_row).
+//
+// Barrier discipline (one rule for every reduction in this project): the shared buffer is
+// written only after a leading __syncthreads(), so the previous reduction's readers have
+// all finished before it is overwritten. A kernel may therefore reduce twice in a row
+// with one buffer (LayerNorm: mean, then variance) without a race. Every thread of the
+// block must call it (rows past the end included), because it contains barriers.
+__device__ __forceinline__ float row_sum(float v, int lanes, float* scratch) {
+  const int width = lanes < 32 ? lanes : 32;
+#pragma unroll
+  for (int offset = 16; offset > 0; offset >>= 1) {
+    if (offset < width) v += __shfl_xor_sync(0xffffffffu, v, offset);
+  }
+  if (lanes <= 32) return v;
+  const int warps = lanes / 32;
+  float* mine = scratch + threadIdx.y * warps;
+  __syncthreads();  // the leading barrier: the last reduction's reads of scratch are done
+  if ((threadIdx.x & 31) == 0) mine[threadIdx.x / 32] = v;
+  __syncthreads();
+  float total = 0.f;
+  for (int w = 0; w < warps; ++w) total += mine[w];
+  return total;
+}
+
+// Calls f(T{}) with T the C++ type of `dtype`.
+template <typename F>
+cudaError_t dispatch_dtype(DType dtype, F&& f) {
+  switch (dtype) {
+    case DType::kFloat32:
+      return f(float{});
+    case DType::kFloat16:
+      return f(__half{});
+    case DType::kBFloat16:
+      return f(__nv_bfloat16{});
+  }
+  return cudaErrorInvalidValue;
+}
+
+// Threads per row for row ops: the fewest that give each thread at most `per_thread`
+// packs, as a power of two up to 32 (at least 8, so the peeled head and tail, < 8 elements
+// each, take one element per lane) and whole warps above, capped at max_lanes (a multiple
+// of 32). Whole warps, not the next power of two: 5120 bf16 elements (640 packs) get 320
+// lanes of 2 packs, where 512 lanes left 384 of them one pack and the row at 52 % of copy
+// bandwidth on an H100 (the kernel-skills repository's evidence/scaffolds).
+inline int lanes_for_row(int64_t packs, int64_t per_thread, int max_lanes = 1024) {
+  const int64_t want = (packs + per_thread - 1) / per_thread;
+  if (want > 32) return static_cast<int>(want < max_lanes ? (want + 31) / 32 * 32 : max_lanes);
+  int lanes = 8;
+  while (lanes < want) lanes <<= 1;
+  return lanes;
+}
+
+// lanes_for_row(packs, vpt, max_lanes) into *lanes; true when those lanes hold the whole row
+// (an instance whose launch bound caps its threads below the row's packs / vpt cannot).
+inline bool lanes_cover(int64_t packs, int vpt, int max_lanes, int* lanes) {
+  *lanes = lanes_for_row(packs, vpt, max_lanes);
+  return static_cast<int64_t>(*lanes) * vpt >= packs;
+}
+
+// Shuffled loads, for rows whose input sits at another phase than the output (x[..., 1:]
+// views): an output pack spans two aligned 16-byte chunks of the input. The lanes of a row
+// form groups of g = min(lanes, 32) (a warp, or the 8-16 lanes of a narrow row); each lane
+// loads one chunk (load_chunk) and takes the next from the lane above (window_next); a
+// group's last lane only loads, because its chunk is the next group's first. A warp makes 31
+// packs with 32 loads, where load_raw makes 32 packs with 64, and holds one chunk per pack,
+// not two. Lane t of a row of `lanes` lanes takes packs slot_of(t, lanes) + k * per_iter.
+__host__ __device__ __forceinline__ int shuffle_group(int lanes) { return lanes < 32 ? lanes : 32; }
+__host__ __device__ __forceinline__ int packs_per_iter(int lanes) {
+  const int g = shuffle_group(lanes);
+  return lanes / g * (g - 1);
+}
+__device__ __forceinline__ int slot_of(int t, int lanes) {
+  const int g = shuffle_group(lanes);
+  return t / g * (g - 1) + t % g;
+}
+__device__ __forceinline__ bool makes_pack(int t, int lanes) {
+  const int g = shuffle_group(lanes);
+  return t % g != g - 1;
+}
+
+// The aligned chunk that holds p, whose phase is ph. Call it for the packs j < packs, and for
+// j == packs only when ph != 0 (that chunk still holds the row's last elements).
+template <typename T>
+__device__ __forceinline__ uint4 load_chunk(const T* p, int ph) {
+  return *reinterpret_cast<const uint4*>(p - ph);
+}
+
+// Whether lane's pack j needs its chunk loaded (see load_chunk).
+__device__ __forceinline__ bool chunk_in_row(int64_t j, int64_t packs, int ph) {
+  return j < packs || (j == packs && ph != 0);
+}
+
+// The pack at p from this lane's chunk `a` and the next lane's. Every lane of the warp calls it
+// (a shuffle), whether or not it makes a pack.
+template <typename T>
+__device__ __forceinline__ Pack<T> window_next(const uint4& a, const T* p, int lanes) {
+  const int g = shuffle_group(lanes);
+  const RawPack r{a, make_uint4(__shfl_down_sync(0xffffffffu, a.x, 1, g), __shfl_down_sync(0xffffffffu, a.y, 1, g),
+                                __shfl_down_sync(0xffffffffu, a.z, 1, g), __shfl_down_sync(0xffffffffu, a.w, 1, g))};
+  return window<false>(r, p);
+}
+
+// Lanes for a row of `packs` read with shuffled loads at `vpt` packs per lane: lanes_for_row's,
+// grown until the groups' packs cover the row; false when max_lanes cannot.
+inline bool shuffled_lanes_cover(int64_t packs, int vpt, int max_lanes, int* lanes) {
+  int l = lanes_for_row(packs, vpt, max_lanes);
+  while (static_cast<int64_t>(packs_per_iter(l)) * vpt < packs && l < max_lanes) l = l < 32 ? l * 2 : l + 32;
+  *lanes = l;
+  return static_cast<int64_t>(packs_per_iter(l)) * vpt >= packs;
+}
+
+// A launcher's alignment check for the kAligned instances: p on the 16-byte grid (nullptr is).
+inline bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
+
+// What a row kernel instance may assume about its operands, from the launcher's checks:
+//   kAny:       nothing; every input pack is two aligned loads and a shift (load_raw/window).
+//   kShifted:   the row operands (x, a residual) at any phase, but the output's rows and the
+//               operands shared by all rows (weight, bias) on the grid: x[..., 1:] views into
+//               a fresh output. Row packs are shifted; the shared operands' are one load each,
+//               so they can be fetched all at once like the aligned instances'.
+//   kSamePhase: every row of each row operand (x, residual, second outputs) starts at the
+//               phase of the output's row, so past the peeled head each of their packs is one
+//               aligned load; operands shared by all rows (weight, bias) are still shifted.
+//               Contiguous rows whose width is not a multiple of the pack (4100 bf16) are so.
+//   kAligned:   every pointer 16-byte aligned and every row stride whole packs: no shifts.
+enum class Layout { kAny, kShifted, kSamePhase, kAligned };
+
+// Every row of p (row stride p_stride elements) starts at the phase of the matching row of
+// q (nullptr p: no operand, so no constraint).
+inline bool same_phase(const void* p, int64_t p_stride, const void* q, int64_t q_stride, int elem_bytes) {
+  if (p == nullptr) return true;
+  return reinterpret_cast<uintptr_t>(p) % 16 == reinterpret_cast<uintptr_t>(q) % 16 &&
+         (p_stride - q_stride) * elem_bytes % 16 == 0;
+}
+
+}  // namespace ks

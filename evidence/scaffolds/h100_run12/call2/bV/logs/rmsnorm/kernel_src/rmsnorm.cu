@@ -1,0 +1,321 @@
+// RMSNorm and fused residual-add + RMSNorm over the last dimension, for the sg-rmsnorm
+// kernel project.
+//
+//   y[r, :] = x[r, :] * rsqrt(mean(x[r, :]^2) + eps) * weight      (weight optional)
+//   fused:   s = round(x + residual) -> sum_out;  y = rms_norm(s) * weight
+//
+// Why it is shaped like this
+// - Memory-bound (2 bytes in and out per bf16 element, ~4 FLOPs): the floor is bytes /
+//   copy bandwidth. Each element is read from DRAM once: a thread loads its share of the
+//   row into registers (all loads in flight together), the row's sum of squares is
+//   reduced, and the cached values are scaled and stored.
+// - Every width and alignment takes one path (split_row in common.cuh): a scalar head up
+//   to the output row's first 16-byte boundary, 16-byte packs, a scalar tail. Inputs
+//   whose phase differs from the output's (x[..., 1:] views, the weight against a row off
+//   the grid) are read with two aligned 16-byte loads and a register shift.
+// - Same-phase instances (Layout::kSamePhase): contiguous rows of a width that is not a
+//   multiple of the pack (4100 bf16) start off the grid, but x, the residual and the sum sit
+//   at the output's phase in every row: one load per pack; only the weight is shifted, and
+//   it is read pack by pack in the second pass (L1/L2 hits), not all in flight: the
+//   qwen3_8b example's split kernel took 98 registers the other way, 59 this way, and went
+//   from 79 to 86 % of copy bandwidth at 4096x4100 on an H100. Same-phase rows of 256 packs
+//   or more take 4 packs per lane under the aligned 4-pack bound: 8185x4100 bf16 went from
+//   66.1 to 71.4 % of copy on an H100 at 256 x 3, and from 71.0 to 78.6 % at 256 x 4 with
+//   packs unpacked from their words (the kernel-skills repository's evidence/scaffolds/
+//   h100_run10 and h100_run11).
+// - Aligned instances (Layout::kAligned): when every pointer is 16-byte aligned and every row
+//   stride a whole number of packs, each pack is one load and no shift, so they fit
+//   tighter launch bounds (more blocks per SM); many rows take 4 packs per lane.
+// - Lanes per row grow with the width (8..32 lanes, then whole warps up to the instance's
+//   bound). Narrow rows share a 256-thread block, one group of lanes per row.
+// - Rows too wide for the register cache (more than 2 packs per lane at 1024 lanes: over
+//   16384 bf16/fp16 or 8192 fp32 elements, unless aligned) re-read the row in the second
+//   pass, from L2.
+// - __launch_bounds__(threads, blocks) per instance (max_threads/min_blocks below): threads
+//   x registers fit an SM's 65536 registers (tests/test_kernel_resources.py checks it).
+// - Indices are int64 (rows * hidden can pass 2^31).
+#include "common.cuh"
+#include "launchers.h"
+
+namespace ks {
+namespace {
+
+constexpr int kMaxLanes = 1024;
+constexpr int kBlockThreads = 256;
+
+template <typename T>
+__device__ __forceinline__ Pack<T> add_round(const Pack<T>& a, const Pack<T>& b) {
+  Pack<T> s;
+  float fa[kPack<T>], fb[kPack<T>];
+  unpack(a, fa);
+  unpack(b, fb);
+#pragma unroll
+  for (int i = 0; i < kPack<T>; ++i) s.v[i] = from_float<T>(fa[i] + fb[i]);
+  return s;
+}
+
+// Launch bounds per instance: the most threads a block of it may have, and the blocks that
+// must stay resident, which caps registers at 65536 / (threads x blocks). Without a minimum
+// ptxas fills the 64 registers that 1024 threads leave (62 for bf16 at VPT 2: 4 blocks of
+// 256 per SM). Aligned instances load one pack per pack, so they fit tighter caps:
+//   aligned: VPT 1: 512 x 3 (40 regs)  VPT 4: 256 x 4 (64; 256 x 3 on sm_80)  VPT 8: 512 x 1
+//   (128); 32 registers at VPT 1 spilled 4-28 bytes (ptxas -v, sm_80/90).
+//   any alignment: 1024 x 1 (64), VPT 1 and 2; VPT 0 (the re-read row) 1024 x 1.
+//   same phase: as any alignment, and VPT 4 as aligned.
+// Instances whose row operands load one word per pack past the head.
+template <Layout L>
+constexpr bool kRowsOnGrid = L == Layout::kSamePhase || L == Layout::kAligned;
+
+template <int VPT, Layout L>
+constexpr int max_threads() {
+  if constexpr (VPT == 4) return 256;
+  if constexpr (L != Layout::kAligned || VPT == 0) return 1024;
+  return VPT == 1 || VPT == 8 ? 512 : 256;
+}
+// VPT 4 at 256 x 4 (64 registers) spilled 4 bytes on sm_80 (bf16), none on sm_90.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+constexpr int kVpt4Blocks = 3;
+#else
+constexpr int kVpt4Blocks = 4;
+#endif
+template <int VPT, Layout L>
+constexpr int min_blocks() {
+  if constexpr (VPT == 4) return kRowsOnGrid<L> ? kVpt4Blocks : 3;
+  if constexpr (L != Layout::kAligned || VPT == 0) return 1;
+  return VPT == 1 ? 3 : 1;
+}
+
+// VPT > 0: each lane caches VPT packs in registers. VPT == 0: rows too wide for that; the
+// second pass reads the row again (from sum_out when fused: the lane's own writes).
+template <typename T, int VPT, Layout L>
+__global__ void __launch_bounds__(max_threads<VPT, L>(), min_blocks<VPT, L>())
+    rms_norm_rows(RmsNormArgs a) {
+  constexpr int N = kPack<T>;
+  constexpr bool kRows = kRowsOnGrid<L>;  // x, residual, sum_out: one load per pack
+  // The weight's packs one load each, all in flight in pass 2 (fp32 at 4 packs per lane with
+  // shifted rows spilled 8 bytes that way: its weight goes pack by pack).
+  constexpr bool kWeight = L == Layout::kAligned || (L == Layout::kShifted && (VPT != 4 || sizeof(T) != 4));
+  __shared__ float scratch[kMaxLanes / 32];
+  const int lanes = blockDim.x;
+  const int t = threadIdx.x;
+  const int64_t row = static_cast<int64_t>(blockIdx.x) * blockDim.y + threadIdx.y;
+  const bool active = row < a.rows;  // the last block may hang past the end; it still joins the reduction
+  const int64_t r = active ? row : 0;
+  const T* x = static_cast<const T*>(a.x) + r * a.x_stride;
+  const T* res = a.residual != nullptr ? static_cast<const T*>(a.residual) + r * a.residual_stride : nullptr;
+  T* s = a.sum_out != nullptr ? static_cast<T*>(a.sum_out) + r * a.sum_stride : nullptr;
+  T* y = static_cast<T*>(a.out) + r * a.out_stride;
+  const T* w = static_cast<const T*>(a.weight);
+  const RowSplit sp = split_row(y, a.hidden);
+  const int64_t tail0 = sp.head + sp.packs * N;
+
+  // Pass 1: load (and add the residual), sum the squares. Rows off the output's phase
+  // (kAny, kShifted) cache VPT packs through shuffled loads (common.cuh): the last lane of
+  // each group only loads.
+  constexpr bool kShuffled = !kRows && VPT > 0;
+  auto pack_of = [&](int k) -> int64_t {  // lane t's k-th pack
+    if constexpr (kShuffled) return slot_of(t, lanes) + static_cast<int64_t>(k) * packs_per_iter(lanes);
+    return t + static_cast<int64_t>(k) * lanes;
+  };
+  const bool owner = !kShuffled || makes_pack(t, lanes);
+  float head_v = 0.f, tail_v = 0.f, sum_sq = 0.f;
+  Pack<T> cache[VPT > 0 ? VPT : 1];
+  // residual(): the residual's pack, read only when there is one.
+  auto use = [&](int64_t j, Pack<T> p, auto&& residual) {
+    const int64_t e = sp.head + j * N;
+    if (res != nullptr) {
+      p = add_round(p, residual());
+      store_any(s + e, p);
+    }
+    float f[N];
+    unpack(p, f);
+#pragma unroll
+    for (int i = 0; i < N; ++i) sum_sq += f[i] * f[i];
+    return p;
+  };
+  auto head_and_tail = [&] {
+    if (t < sp.head) {
+      T v = x[t];
+      if (res != nullptr) s[t] = v = from_float<T>(to_float(v) + to_float(res[t]));
+      head_v = to_float(v);
+    }
+    if (t < sp.tail) {
+      T v = x[tail0 + t];
+      if (res != nullptr) s[tail0 + t] = v = from_float<T>(to_float(v) + to_float(res[tail0 + t]));
+      tail_v = to_float(v);
+    }
+    sum_sq = head_v * head_v + tail_v * tail_v;
+  };
+  // Every load of the lane is issued before the first is used.
+  if constexpr (kShuffled) {  // every lane takes part in the shuffles, rows past the end too
+    if (active) head_and_tail();
+    const int px = phase_of(x + sp.head), pr = res != nullptr ? phase_of(res + sp.head) : 0;
+    uint4 cx[VPT], cr[VPT];
+#pragma unroll
+    for (int k = 0; k < VPT; ++k) {
+      const int64_t j = pack_of(k);
+      cx[k] = cr[k] = make_uint4(0u, 0u, 0u, 0u);
+      if (active && chunk_in_row(j, sp.packs, px)) cx[k] = load_chunk(x + sp.head + j * N, px);
+      if (res != nullptr && active && chunk_in_row(j, sp.packs, pr)) cr[k] = load_chunk(res + sp.head + j * N, pr);
+    }
+#pragma unroll
+    for (int k = 0; k < VPT; ++k) {
+      const int64_t j = pack_of(k);
+      const Pack<T> vx = window_next(cx[k], x + sp.head + j * N, lanes);
+      const Pack<T> vr = res != nullptr ? window_next(cr[k], res + sp.head + j * N, lanes) : Pack<T>{};
+      if (active && owner && j < sp.packs) cache[k] = use(j, vx, [&] { return vr; });
+    }
+  } else if (active) {
+    head_and_tail();
+    if constexpr (VPT > 0) {
+      RawPack rx[VPT], rr[VPT];
+#pragma unroll
+      for (int k = 0; k < VPT; ++k) {
+        const int64_t j = t + static_cast<int64_t>(k) * lanes;
+        if (j < sp.packs) {
+          rx[k] = load_raw<kRows>(x + sp.head + j * N);
+          if (res != nullptr) rr[k] = load_raw<kRows>(res + sp.head + j * N);
+        }
+      }
+#pragma unroll
+      for (int k = 0; k < VPT; ++k) {
+        const int64_t j = t + static_cast<int64_t>(k) * lanes;
+        const int64_t e = sp.head + j * N;
+        if (j < sp.packs) cache[k] = use(j, window<kRows>(rx[k], x + e), [&] { return window<kRows>(rr[k], res + e); });
+      }
+    } else {
+      for (int64_t j = t; j < sp.packs; j += lanes) {
+        const int64_t e = sp.head + j * N;
+        const RawPack rx = load_raw<kRows>(x + e);
+        const RawPack rr = res != nullptr ? load_raw<kRows>(res + e) : RawPack{};
+        use(j, window<kRows>(rx, x + e), [&] { return window<kRows>(rr, res + e); });
+      }
+    }
+  }
+  sum_sq = row_sum(sum_sq, lanes, scratch);
+  if (!active) return;  // after the barriers
+  const float rstd = rsqrtf(sum_sq / static_cast<float>(a.hidden) + a.eps);
+
+  // Pass 2: scale and store; the output's packs are 16-byte aligned by construction.
+  if (t < sp.head) y[t] = from_float<T>(head_v * rstd * (w != nullptr ? to_float(w[t]) : 1.f));
+  if (t < sp.tail) y[tail0 + t] = from_float<T>(tail_v * rstd * (w != nullptr ? to_float(w[tail0 + t]) : 1.f));
+  auto store = [&](int64_t j, const Pack<T>& p, const RawPack& rw) {
+    const int64_t e = sp.head + j * N;
+    Pack<T> o;
+    float f[N];
+    unpack(p, f);
+    if (w != nullptr) {
+      float wf[N];
+      unpack(window<kWeight>(rw, w + e), wf);
+#pragma unroll
+      for (int i = 0; i < N; ++i) o.v[i] = from_float<T>(f[i] * rstd * wf[i]);
+    } else {
+#pragma unroll
+      for (int i = 0; i < N; ++i) o.v[i] = from_float<T>(f[i] * rstd);
+    }
+    store_pack(y + e, o);
+  };
+  if constexpr (VPT > 0 && kWeight) {
+    RawPack rw[VPT];  // the lane's aligned weight packs, all in flight together
+#pragma unroll
+    for (int k = 0; k < VPT; ++k) {
+      const int64_t j = pack_of(k);
+      if (w != nullptr && owner && j < sp.packs) rw[k] = load_raw<true>(w + sp.head + j * N);
+    }
+#pragma unroll
+    for (int k = 0; k < VPT; ++k) {
+      const int64_t j = pack_of(k);
+      if (owner && j < sp.packs) store(j, cache[k], rw[k]);
+    }
+  } else if constexpr (VPT > 0) {
+#pragma unroll
+    for (int k = 0; k < VPT; ++k) {  // a shifted weight: pack by pack (see the top of the file)
+      const int64_t j = pack_of(k);
+      if (owner && j < sp.packs) store(j, cache[k], w != nullptr ? load_raw(w + sp.head + j * N) : RawPack{});
+    }
+  } else {
+    for (int64_t j = t; j < sp.packs; j += lanes) {
+      const int64_t e = sp.head + j * N;
+      const T* src = res != nullptr ? s : x;
+      const RawPack rv = load_raw<kRows>(src + e);
+      const RawPack rw = w != nullptr ? load_raw<kWeight>(w + e) : RawPack{};
+      store(j, window<kRows>(rv, src + e), rw);
+    }
+  }
+}
+
+template <typename T, int VPT, Layout L>
+cudaError_t launch(const RmsNormArgs& a, int lanes, cudaStream_t stream) {
+  const int rows_per_block = lanes >= kBlockThreads ? 1 : kBlockThreads / lanes;
+  const int64_t blocks = (a.rows + rows_per_block - 1) / rows_per_block;
+  if (blocks > INT32_MAX) return cudaErrorInvalidValue;
+  rms_norm_rows<T, VPT, L><<<static_cast<unsigned>(blocks), dim3(lanes, rows_per_block), 0, stream>>>(a);
+  return cudaGetLastError();
+}
+
+// Rows not aligned (L: kAny or kSamePhase): about 2 packs per lane (lanes_for_row(packs, 2)),
+// then the VPT that covers the row; one pack per lane on more lanes ran slower (8192x4096
+// bf16: 48 against 72 % of copy). Same-phase rows load one word per pack, so those of 256
+// packs or more take 4 packs per lane first, as the aligned instances do.
+template <typename T, Layout L>
+cudaError_t launch_any(const RmsNormArgs& a, int64_t packs, cudaStream_t stream) {
+  int lanes = 0;
+  if constexpr (kRowsOnGrid<L>) {  // 4 packs per lane where 256 lanes hold the row
+    if (packs >= 256 && lanes_cover(packs, 4, max_threads<4, L>(), &lanes)) return launch<T, 4, L>(a, lanes, stream);
+    lanes = lanes_for_row(packs, 2);
+    const int64_t per_lane = (packs + lanes - 1) / lanes;
+    if (per_lane <= 1) return launch<T, 1, L>(a, lanes, stream);
+    if (per_lane <= 2) return launch<T, 2, L>(a, lanes, stream);
+  } else {  // shuffled loads: a group's packs are one fewer than its lanes
+    if (packs >= 256 && shuffled_lanes_cover(packs, 4, max_threads<4, L>(), &lanes)) {
+      return launch<T, 4, L>(a, lanes, stream);
+    }
+    if (shuffled_lanes_cover(packs, 2, max_threads<2, L>(), &lanes)) {
+      return packs_per_iter(lanes) >= packs ? launch<T, 1, L>(a, lanes, stream) : launch<T, 2, L>(a, lanes, stream);
+    }
+  }
+  return launch<T, 0, L>(a, lanes_for_row(packs, 2), stream);
+}
+
+// Aligned: the smallest cached VPT (from `first`) whose lanes fit the instance's thread bound.
+template <typename T>
+cudaError_t launch_aligned(const RmsNormArgs& a, int64_t packs, int first, cudaStream_t stream) {
+  int lanes = 0;
+  // No aligned VPT 2: VPT 1 at 512 lanes already covers every row it could take.
+  constexpr Layout A = Layout::kAligned;
+  if (first <= 1 && lanes_cover(packs, 1, max_threads<1, A>(), &lanes)) return launch<T, 1, A>(a, lanes, stream);
+  if (lanes_cover(packs, 4, max_threads<4, A>(), &lanes)) return launch<T, 4, A>(a, lanes, stream);
+  if (lanes_cover(packs, 8, max_threads<8, A>(), &lanes)) return launch<T, 8, A>(a, lanes, stream);
+  return launch_any<T, Layout::kSamePhase>(a, packs, stream);
+}
+
+}  // namespace
+
+cudaError_t rms_norm(const RmsNormArgs& a, cudaStream_t stream) {
+  if (a.rows == 0 || a.hidden == 0) return cudaSuccess;
+  return dispatch_dtype(a.dtype, [&](auto tag) -> cudaError_t {
+    using T = decltype(tag);
+    constexpr int N = kPack<T>;
+    const int64_t packs = a.hidden / N;
+    // Every pack of every row 16-byte aligned: the base pointers, and row strides in whole packs
+    // (the output's rows then start on the grid, so no row has a head).
+    const bool aligned = aligned16(a.x) && aligned16(a.out) && aligned16(a.weight) && aligned16(a.residual) &&
+                         aligned16(a.sum_out) && a.x_stride % N == 0 && a.out_stride % N == 0 &&
+                         a.residual_stride % N == 0 && a.sum_stride % N == 0;
+    if (!aligned) {
+      const int es = static_cast<int>(sizeof(T));
+      const bool same = same_phase(a.x, a.x_stride, a.out, a.out_stride, es) &&
+                        same_phase(a.residual, a.residual_stride, a.out, a.out_stride, es) &&
+                        same_phase(a.sum_out, a.sum_stride, a.out, a.out_stride, es);
+      if (same) return launch_any<T, Layout::kSamePhase>(a, packs, stream);
+      // x[..., 1:] into a fresh output: the weight's packs are still one load each.
+      const bool shifted = aligned16(a.out) && a.out_stride % N == 0 && aligned16(a.weight);
+      return shifted ? launch_any<T, Layout::kShifted>(a, packs, stream) : launch_any<T, Layout::kAny>(a, packs, stream);
+    }
+    // Many rows: few threads with several packs each (the qwen3_8b example's H200 sweep: 4096
+    // bf16 wide as 128 x 4); a few rows: more threads per row, to fill the SMs.
+    return launch_aligned<T>(a, packs, a.rows > 1024 && packs >= 256 ? 4 : 1, stream);
+  });
+}
+
+}  // namespace ks
