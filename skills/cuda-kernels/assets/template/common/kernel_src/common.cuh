@@ -248,17 +248,69 @@ inline bool lanes_cover(int64_t packs, int vpt, int max_lanes, int* lanes) {
   return static_cast<int64_t>(*lanes) * vpt >= packs;
 }
 
+// Shuffled loads, for rows whose input sits at another phase than the output (x[..., 1:]
+// views): an output pack spans two aligned 16-byte chunks of the input. Each lane of a warp
+// loads one chunk (load_chunk) and takes the next from the lane above (window_next); the
+// warp's last lane only loads, because its chunk is the next warp's first. A warp makes 31
+// packs with 32 loads, where load_raw makes 32 packs with 64, and holds one chunk per pack,
+// not two: glu's bf16 instances for such rows went from 85-96 to 58-63 registers and
+// 4096x11008 x[..., 1:] from 76.5 to 90.9 % of copy on an H100 (elementwise: 81-82 to 83-84.5;
+// the kernel-skills repository's evidence/scaffolds/h100_run12). Blocks are whole warps, and
+// lane t takes packs slot_of(t) + k * packs_per_iter(threads). Size them with
+// shuffled_threads: a warp makes one pack fewer than it has lanes, so a row that took 512
+// threads takes 544 (rmsnorm at 4 packs per lane lost up to 40 % to blocks grown that way).
+constexpr int kWarpPacks = 31;
+__host__ __device__ __forceinline__ int packs_per_iter(int threads) { return threads / 32 * kWarpPacks; }
+__device__ __forceinline__ int slot_of(int t) { return t / 32 * kWarpPacks + t % 32; }
+__device__ __forceinline__ bool makes_pack(int t) { return t % 32 != 31; }
+
+// The aligned chunk that holds p, whose phase is ph. Call it for the packs j < packs, and for
+// j == packs only when ph != 0 (that chunk still holds the row's last elements).
+template <typename T>
+__device__ __forceinline__ uint4 load_chunk(const T* p, int ph) {
+  return *reinterpret_cast<const uint4*>(p - ph);
+}
+
+// Whether a lane's pack j needs its chunk loaded (see load_chunk).
+__device__ __forceinline__ bool chunk_in_row(int64_t j, int64_t packs, int ph) {
+  return j < packs || (j == packs && ph != 0);
+}
+
+// The pack at p from this lane's chunk `a` and the next lane's. Every lane of the warp calls it
+// (a shuffle), whether or not it makes a pack.
+template <typename T>
+__device__ __forceinline__ Pack<T> window_next(const uint4& a, const T* p) {
+  const RawPack r{a, make_uint4(__shfl_down_sync(0xffffffffu, a.x, 1), __shfl_down_sync(0xffffffffu, a.y, 1),
+                                __shfl_down_sync(0xffffffffu, a.z, 1), __shfl_down_sync(0xffffffffu, a.w, 1))};
+  return window<false>(r, p);
+}
+
+// Threads (whole warps, at most max_threads) whose shuffled loads cover `packs` at `vpt` packs
+// per thread, into *threads; false when max_threads cannot.
+inline bool shuffled_threads(int64_t packs, int vpt, int max_threads, int* threads) {
+  int n = lanes_for_row(packs, vpt, max_threads);
+  n = n < 32 ? 32 : n;
+  while (static_cast<int64_t>(packs_per_iter(n)) * vpt < packs && n < max_threads) n += 32;
+  *threads = n;
+  return static_cast<int64_t>(packs_per_iter(n)) * vpt >= packs;
+}
+
 // A launcher's alignment check for the kAligned instances: p on the 16-byte grid (nullptr is).
 inline bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
 
 // What a row kernel instance may assume about its operands, from the launcher's checks:
 //   kAny:       nothing; every input pack is two aligned loads and a shift (load_raw/window).
+//   kShifted:   the row operands (x, a residual) at any phase, but the output's rows and the
+//               operands shared by all rows (weight, bias) on the grid: x[..., 1:] views into
+//               a fresh output. Row packs are shifted; the shared operands' are one load each,
+//               so they can be fetched all at once like the aligned instances'.
 //   kSamePhase: every row of each row operand (x, residual, second outputs) starts at the
 //               phase of the output's row, so past the peeled head each of their packs is one
 //               aligned load; operands shared by all rows (weight, bias) are still shifted.
 //               Contiguous rows whose width is not a multiple of the pack (4100 bf16) are so.
 //   kAligned:   every pointer 16-byte aligned and every row stride whole packs: no shifts.
-enum class Layout { kAny, kSamePhase, kAligned };
+// kShifted came last, so the others keep their numbers in mangled kernel names.
+enum class Layout { kAny, kSamePhase, kAligned, kShifted };
 
 // Every row of p (row stride p_stride elements) starts at the phase of the matching row of
 // q (nullptr p: no operand, so no constraint).

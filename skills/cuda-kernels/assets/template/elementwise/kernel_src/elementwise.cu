@@ -7,11 +7,15 @@
 //   2 * numel * element size / copy bandwidth.
 // - Every width and alignment takes one path (split_row in common.cuh): the output row's
 //   16-byte packs with a scalar head and tail; an input at another 16-byte phase (a
-//   x[..., 1:] view) is read with two aligned 16-byte loads and a register shift; when
-//   every pack is aligned (the launcher checks), an aligned instance loads each pack once.
+//   x[..., 1:] view) is read with shuffled loads (load_chunk/window_next in common.cuh):
+//   one aligned 16-byte load per pack, the next chunk from the lane above. Against two
+//   loads per pack: 40-43 registers instead of 54-64 (bf16, ptxas -v, sm_90), and every
+//   >= 64 MB x[..., 1:] row from 80.9-81.9 to 82.7-84.5 % of copy (one H100, same call).
+//   When every pack is aligned (the launcher checks), an aligned instance loads each pack
+//   once, with no shift.
 // - A block of 64-256 threads (fewer for narrow rows) covers kUnroll packs per thread of
-//   one row; each thread issues its kUnroll loads (64 bytes in flight) before any math. A
-//   contiguous tensor is one row.
+//   one row (shuffled: 31 packs per warp); each thread issues its kUnroll loads (64 bytes
+//   in flight) before any math. A contiguous tensor is one row.
 // - __launch_bounds__(kThreads); int64 indices (numel passes 2^31).
 // - Fast-math note: SiLU with __expf is exact enough (2 ulp) but for x below about -88.7
 //   __expf(-x) is infinity and SiLU returns -0 (the limit), never NaN.
@@ -53,22 +57,45 @@ __global__ void __launch_bounds__(kThreads) elementwise_rows(ElementwiseArgs a, 
     if (t < sp.tail) y[e] = from_float<T>(apply<ACT>(to_float(x[e])));
   }
   const int nt = blockDim.x;
-  const int64_t j0 = chunk * (kUnroll * nt) + t;
-  RawPack raw[kUnroll];
+  if constexpr (kAligned) {
+    const int64_t j0 = chunk * (kUnroll * nt) + t;
+    RawPack raw[kUnroll];
 #pragma unroll
-  for (int k = 0; k < kUnroll; ++k) {
-    const int64_t j = j0 + k * nt;
-    if (j < sp.packs) raw[k] = load_raw<kAligned>(x + sp.head + j * N);
-  }
+    for (int k = 0; k < kUnroll; ++k) {
+      const int64_t j = j0 + k * nt;
+      if (j < sp.packs) raw[k] = load_raw<true>(x + sp.head + j * N);
+    }
 #pragma unroll
-  for (int k = 0; k < kUnroll; ++k) {
-    const int64_t j = j0 + k * nt;
-    if (j < sp.packs) {
-      const Pack<T> v = window<kAligned>(raw[k], x + sp.head + j * N);
-      Pack<T> o;
+    for (int k = 0; k < kUnroll; ++k) {
+      const int64_t j = j0 + k * nt;
+      if (j < sp.packs) {
+        const Pack<T> v = window<true>(raw[k], x + sp.head + j * N);
+        Pack<T> o;
 #pragma unroll
-      for (int i = 0; i < N; ++i) o.v[i] = from_float<T>(apply<ACT>(to_float(v.v[i])));
-      store_pack(y + sp.head + j * N, o);
+        for (int i = 0; i < N; ++i) o.v[i] = from_float<T>(apply<ACT>(to_float(v.v[i])));
+        store_pack(y + sp.head + j * N, o);
+      }
+    }
+  } else {  // x at another phase: one load per pack (load_chunk/window_next in common.cuh)
+    const int64_t j0 = chunk * (kUnroll * packs_per_iter(nt)) + slot_of(t);
+    const int ph = phase_of(x + sp.head);
+    uint4 raw[kUnroll];
+#pragma unroll
+    for (int k = 0; k < kUnroll; ++k) {
+      const int64_t j = j0 + k * packs_per_iter(nt);
+      raw[k] = make_uint4(0u, 0u, 0u, 0u);
+      if (chunk_in_row(j, sp.packs, ph)) raw[k] = load_chunk(x + sp.head + j * N, ph);
+    }
+#pragma unroll
+    for (int k = 0; k < kUnroll; ++k) {
+      const int64_t j = j0 + k * packs_per_iter(nt);
+      const Pack<T> v = window_next(raw[k], x + sp.head + j * N);
+      if (makes_pack(t) && j < sp.packs) {
+        Pack<T> o;
+#pragma unroll
+        for (int i = 0; i < N; ++i) o.v[i] = from_float<T>(apply<ACT>(to_float(v.v[i])));
+        store_pack(y + sp.head + j * N, o);
+      }
     }
   }
 }
@@ -76,17 +103,22 @@ __global__ void __launch_bounds__(kThreads) elementwise_rows(ElementwiseArgs a, 
 template <typename T, Activation ACT>
 cudaError_t launch(const ElementwiseArgs& a, cudaStream_t stream) {
   const int64_t packs = a.n / kPack<T>;
-  // Narrow rows get smaller blocks, so no thread idles and each keeps up to kUnroll packs in
-  // flight (at d = 1024 in bf16 a 256-thread block would leave half its threads without work).
-  int threads = lanes_for_row(packs, kUnroll, kThreads);
-  if (threads < kMinThreads) threads = kMinThreads;
-  const int64_t per_block = static_cast<int64_t>(kUnroll) * threads;
-  const int64_t blocks_per_row = packs > per_block ? (packs + per_block - 1) / per_block : 1;
-  const int64_t blocks = a.rows * blocks_per_row;
-  if (blocks > INT32_MAX) return cudaErrorInvalidValue;
   // Every pack on the 16-byte grid: both base pointers, and (several rows) whole packs per row.
   const bool aligned = aligned16(a.x) && aligned16(a.out) &&
                        (a.rows == 1 || (a.n % kPack<T> == 0 && a.x_stride % kPack<T> == 0));
+  // Narrow rows get smaller blocks, so no thread idles and each keeps up to kUnroll packs in
+  // flight (at d = 1024 in bf16 a 256-thread block would leave half its threads without work).
+  // Rows not aligned make 31 packs per warp (shuffled loads): their blocks grow until one
+  // holds the row where it can (2048 bf16: 96 threads, not a block of 64 and one for 8 packs).
+  int threads = 0;
+  if (aligned || !shuffled_threads(packs, kUnroll, kThreads, &threads)) {
+    threads = lanes_for_row(packs, kUnroll, kThreads);
+  }
+  if (threads < kMinThreads) threads = kMinThreads;
+  const int64_t per_block = static_cast<int64_t>(kUnroll) * (aligned ? threads : packs_per_iter(threads));
+  const int64_t blocks_per_row = packs > per_block ? (packs + per_block - 1) / per_block : 1;
+  const int64_t blocks = a.rows * blocks_per_row;
+  if (blocks > INT32_MAX) return cudaErrorInvalidValue;
   if (aligned) {
     elementwise_rows<T, ACT, true><<<static_cast<unsigned>(blocks), threads, 0, stream>>>(a, blocks_per_row);
   } else {

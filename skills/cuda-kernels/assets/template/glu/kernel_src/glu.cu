@@ -8,16 +8,18 @@
 // - Every width and alignment takes one path (split_row in common.cuh): the output row's
 //   16-byte packs, with a scalar head and tail. The gate and up halves usually sit at
 //   another 16-byte phase than the output (d = 4100 in bf16 puts up 8 bytes off); they
-//   are read with two aligned 16-byte loads and a register shift, so no access is scalar
-//   except the head and tail. When every pack is aligned (the launcher checks the pointers
-//   and strides), an aligned instance loads each pack once, with no shift, and takes its
-//   floats from the pack's 32-bit words (unpack in common.cuh): 58-64 registers against
-//   80-96 (ptxas -v, sm_90), four 256-thread blocks per SM instead of two; 4096x11008 bf16
-//   went from 81.1 to 93.7 % of copy (one H100, same call). Rows not aligned convert element
-//   by element: unpack made them 2-6 % slower in the same call.
+//   are read with shuffled loads (load_chunk/window_next in common.cuh): one aligned
+//   16-byte load per pack and the next chunk from the lane above, so no access is scalar
+//   except the head and tail. Against two loads per pack: 58-63 registers instead of 85-96
+//   (bf16, ptxas -v, sm_90), 4096x11008 bf16 x[..., 1:] from 76.5 to 90.9 % of copy, 4100
+//   from 72.2 to 75.2 (one H100, same call). When every pack is aligned (the launcher checks
+//   the pointers and strides), an aligned instance loads each pack once, with no shift, and
+//   takes its floats from the pack's 32-bit words (unpack in common.cuh): 4096x11008 bf16
+//   went from 81.1 to 93.7 % of copy. Shifted packs convert element by element: unpack made
+//   them 2-6 % slower.
 // - A block of 64-256 threads (fewer for narrow rows) covers kUnroll packs per thread of
-//   one row; each thread issues all its loads (kUnroll packs of gate and of up: 128 bytes
-//   in flight) before any math.
+//   one row (shuffled: 31 packs per warp); each thread issues all its loads (kUnroll packs
+//   of gate and of up: 128 bytes in flight) before any math.
 // - __launch_bounds__(kThreads) on every kernel; int64 indices (rows * d passes 2^31).
 #include "common.cuh"
 #include "launchers.h"
@@ -59,37 +61,58 @@ __global__ void __launch_bounds__(kThreads) glu_rows(GluArgs a, int64_t blocks_p
     if (t < sp.tail) y[e] = from_float<T>(activate<ACT>(to_float(gate[e])) * to_float(up[e]));
   }
   const int nt = blockDim.x;
-  const int64_t j0 = chunk * (kUnroll * nt) + t;
-  RawPack g[kUnroll], u[kUnroll];
+  auto store = [&](int64_t j, const float (&gf)[N], const float (&uf)[N]) {
+    Pack<T> o;
 #pragma unroll
-  for (int k = 0; k < kUnroll; ++k) {
-    const int64_t j = j0 + k * nt;
-    if (j < sp.packs) {
-      g[k] = load_raw<kAligned>(gate + sp.head + j * N);
-      u[k] = load_raw<kAligned>(up + sp.head + j * N);
+    for (int i = 0; i < N; ++i) o.v[i] = from_float<T>(activate<ACT>(gf[i]) * uf[i]);
+    store_pack(y + sp.head + j * N, o);
+  };
+  if constexpr (kAligned) {
+    const int64_t j0 = chunk * (kUnroll * nt) + t;
+    RawPack g[kUnroll], u[kUnroll];
+#pragma unroll
+    for (int k = 0; k < kUnroll; ++k) {
+      const int64_t j = j0 + k * nt;
+      if (j < sp.packs) {
+        g[k] = load_raw<true>(gate + sp.head + j * N);
+        u[k] = load_raw<true>(up + sp.head + j * N);
+      }
     }
-  }
 #pragma unroll
-  for (int k = 0; k < kUnroll; ++k) {
-    const int64_t j = j0 + k * nt;
-    if (j < sp.packs) {
-      float gf[N], uf[N];
-      if constexpr (kAligned) {
-        unpack(window<kAligned>(g[k], gate + sp.head + j * N), gf);
-        unpack(window<kAligned>(u[k], up + sp.head + j * N), uf);
-      } else {
-        const Pack<T> gv = window<kAligned>(g[k], gate + sp.head + j * N);
-        const Pack<T> uv = window<kAligned>(u[k], up + sp.head + j * N);
+    for (int k = 0; k < kUnroll; ++k) {
+      const int64_t j = j0 + k * nt;
+      if (j < sp.packs) {
+        float gf[N], uf[N];
+        unpack(window<true>(g[k], gate + sp.head + j * N), gf);
+        unpack(window<true>(u[k], up + sp.head + j * N), uf);
+        store(j, gf, uf);
+      }
+    }
+  } else {  // gate and up at any phase: one load per pack (load_chunk/window_next in common.cuh)
+    const int64_t j0 = chunk * (kUnroll * packs_per_iter(nt)) + slot_of(t);
+    const int pg = phase_of(gate + sp.head), pu = phase_of(up + sp.head);
+    uint4 g[kUnroll], u[kUnroll];
+#pragma unroll
+    for (int k = 0; k < kUnroll; ++k) {
+      const int64_t j = j0 + k * packs_per_iter(nt);
+      g[k] = u[k] = make_uint4(0u, 0u, 0u, 0u);
+      if (chunk_in_row(j, sp.packs, pg)) g[k] = load_chunk(gate + sp.head + j * N, pg);
+      if (chunk_in_row(j, sp.packs, pu)) u[k] = load_chunk(up + sp.head + j * N, pu);
+    }
+#pragma unroll
+    for (int k = 0; k < kUnroll; ++k) {
+      const int64_t j = j0 + k * packs_per_iter(nt);
+      const Pack<T> gv = window_next(g[k], gate + sp.head + j * N);
+      const Pack<T> uv = window_next(u[k], up + sp.head + j * N);
+      if (makes_pack(t) && j < sp.packs) {
+        float gf[N], uf[N];
 #pragma unroll
         for (int i = 0; i < N; ++i) {
           gf[i] = to_float(gv.v[i]);
           uf[i] = to_float(uv.v[i]);
         }
+        store(j, gf, uf);
       }
-      Pack<T> o;
-#pragma unroll
-      for (int i = 0; i < N; ++i) o.v[i] = from_float<T>(activate<ACT>(gf[i]) * uf[i]);
-      store_pack(y + sp.head + j * N, o);
     }
   }
 }
@@ -97,17 +120,22 @@ __global__ void __launch_bounds__(kThreads) glu_rows(GluArgs a, int64_t blocks_p
 template <typename T, GluActivation ACT>
 cudaError_t launch(const GluArgs& a, cudaStream_t stream) {
   const int64_t packs = a.d / kPack<T>;
-  // Narrow rows get smaller blocks, so no thread idles and each keeps up to kUnroll packs in
-  // flight (at d = 1024 in bf16 a 256-thread block would leave half its threads without work).
-  int threads = lanes_for_row(packs, kUnroll, kThreads);
-  if (threads < kMinThreads) threads = kMinThreads;
-  const int64_t per_block = static_cast<int64_t>(kUnroll) * threads;
-  const int64_t blocks_per_row = packs > per_block ? (packs + per_block - 1) / per_block : 1;
-  const int64_t blocks = a.rows * blocks_per_row;
-  if (blocks > INT32_MAX) return cudaErrorInvalidValue;
   // Every pack on the 16-byte grid: the base pointers, and whole packs per row.
   const bool aligned = aligned16(a.gate) && aligned16(a.up) && aligned16(a.out) && a.d % kPack<T> == 0 &&
                        a.x_stride % kPack<T> == 0;
+  // Narrow rows get smaller blocks, so no thread idles and each keeps up to kUnroll packs in
+  // flight (at d = 1024 in bf16 a 256-thread block would leave half its threads without work).
+  // Rows not aligned make 31 packs per warp (shuffled loads): their blocks grow until one
+  // holds the row where it can (2048 bf16: 96 threads, not a block of 64 and one for 8 packs).
+  int threads = 0;
+  if (aligned || !shuffled_threads(packs, kUnroll, kThreads, &threads)) {
+    threads = lanes_for_row(packs, kUnroll, kThreads);
+  }
+  if (threads < kMinThreads) threads = kMinThreads;
+  const int64_t per_block = static_cast<int64_t>(kUnroll) * (aligned ? threads : packs_per_iter(threads));
+  const int64_t blocks_per_row = packs > per_block ? (packs + per_block - 1) / per_block : 1;
+  const int64_t blocks = a.rows * blocks_per_row;
+  if (blocks > INT32_MAX) return cudaErrorInvalidValue;
   if (aligned) {
     glu_rows<T, ACT, true><<<static_cast<unsigned>(blocks), threads, 0, stream>>>(a, blocks_per_row);
   } else {

@@ -17,6 +17,11 @@
 // - Same-phase instances (Layout::kSamePhase, as rmsnorm.cu): x at the output's phase in
 //   every row (contiguous rows of 4100 bf16) reads one load per pack; the [hidden] operands
 //   and the modulation rows are still shifted.
+// - Shifted instances (Layout::kShifted): x[..., 1:] views into a fresh output, with every
+//   operand on the output's grid: x is shifted, each operand pack is one load, and the four
+//   go out together. Misaligned bf16 rows from 52.9 to 59.0 % of copy at 8192x4096, 61.6 ->
+//   72.6 at 32768x1024, 57.6 -> 65.8 at 4096x8192 (one H100, same call; the kernel-skills
+//   repository's evidence/scaffolds/h100_run12).
 // - Aligned instances (Layout::kAligned): when every pointer is 16-byte aligned and every row
 //   stride a whole number of packs, each pack is one load and no shift, so the four
 //   operand loads of a pack go out together.
@@ -68,12 +73,21 @@ constexpr int min_blocks() {
   return VPT == 2 ? 5 : 2;
 }
 
+// Shifted rows at VPT 4 read the operands as kAny does on sm_80, where one load each spilled
+// 8 bytes (ptxas -v); none on sm_90.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+constexpr bool kShiftedOps4 = false;
+#else
+constexpr bool kShiftedOps4 = true;
+#endif
+
 template <typename T, int VPT, Layout L>
 __global__ void __launch_bounds__(max_threads<VPT>(), min_blocks<VPT>())
     layer_norm_rows(LayerNormArgs a) {
   constexpr int N = kPack<T>;
-  constexpr bool kRows = L != Layout::kAny;         // x: one load per pack
-  constexpr bool kAligned = L == Layout::kAligned;  // the operands too
+  constexpr bool kRows = L == Layout::kSamePhase || L == Layout::kAligned;  // x: one load per pack
+  // The operands (weight, bias, modulation rows): one load per pack.
+  constexpr bool kOps = L == Layout::kAligned || (L == Layout::kShifted && (VPT != 4 || kShiftedOps4));
   __shared__ float scratch[kMaxLanes / 32];
   const int lanes = blockDim.x;
   const int t = threadIdx.x;
@@ -164,40 +178,40 @@ __global__ void __launch_bounds__(max_threads<VPT>(), min_blocks<VPT>())
     unpack(p, v);
 #pragma unroll
     for (int i = 0; i < N; ++i) v[i] = (v[i] - mean) * rstd;
-    // The operand packs' loads go out before their first use: all four when aligned (one word
-    // each), two at a time otherwise (all four spilled at 64 registers: ptxas -v).
-    const RawPack rw = w != nullptr ? load_raw<kAligned>(w + e) : RawPack{};
-    const RawPack rb = b != nullptr ? load_raw<kAligned>(b + e) : RawPack{};
+    // The operand packs' loads go out before their first use: all four when on the grid (one
+    // word each), two at a time otherwise (all four spilled at 64 registers: ptxas -v).
+    const RawPack rw = w != nullptr ? load_raw<kOps>(w + e) : RawPack{};
+    const RawPack rb = b != nullptr ? load_raw<kOps>(b + e) : RawPack{};
     RawPack rsc{}, rsh{};
-    if constexpr (kAligned) {
+    if constexpr (kOps) {
       if (sc != nullptr) rsc = load_raw<true>(sc + e);
       if (sh != nullptr) rsh = load_raw<true>(sh + e);
     }
     if (w != nullptr) {
       float q[N];
-      unpack(window<kAligned>(rw, w + e), q);
+      unpack(window<kOps>(rw, w + e), q);
 #pragma unroll
       for (int i = 0; i < N; ++i) v[i] *= q[i];
     }
     if (b != nullptr) {
       float q[N];
-      unpack(window<kAligned>(rb, b + e), q);
+      unpack(window<kOps>(rb, b + e), q);
 #pragma unroll
       for (int i = 0; i < N; ++i) v[i] += q[i];
     }
-    if constexpr (!kAligned) {
-      if (sc != nullptr) rsc = load_raw(sc + e);
-      if (sh != nullptr) rsh = load_raw(sh + e);
+    if constexpr (!kOps) {
+      if (sc != nullptr) rsc = load_raw<kOps>(sc + e);
+      if (sh != nullptr) rsh = load_raw<kOps>(sh + e);
     }
     if (sc != nullptr) {
       float q[N];
-      unpack(window<kAligned>(rsc, sc + e), q);
+      unpack(window<kOps>(rsc, sc + e), q);
 #pragma unroll
       for (int i = 0; i < N; ++i) v[i] *= 1.f + q[i];
     }
     if (sh != nullptr) {
       float q[N];
-      unpack(window<kAligned>(rsh, sh + e), q);
+      unpack(window<kOps>(rsh, sh + e), q);
 #pragma unroll
       for (int i = 0; i < N; ++i) v[i] += q[i];
     }
@@ -226,11 +240,11 @@ cudaError_t launch(const LayerNormArgs& a, int lanes, cudaStream_t stream) {
   return cudaGetLastError();
 }
 
-// Rows not aligned (L: kAny or kSamePhase): rows of <= 128 packs at 4 packs per lane (one warp
-// per row of 1024 bf16), else the fewest packs per lane, 2 then 4, whose lanes fit the
-// instance's bound; the re-read row (VPT 0) only past that. One H100, same call, bf16: 32768x1024
-// from 50.3 to 62.2 % of copy, 4096x8192 (VPT 4, not the re-read row) from 43.2 to 57.5 %. One
-// pack per lane on more lanes ran slower (8192x4096: 35 against 51 % of copy).
+// Rows not aligned (L: kAny, kShifted or kSamePhase): rows of <= 128 packs at 4 packs per
+// lane (one warp per row of 1024 bf16), else the fewest packs per lane, 2 then 4, whose lanes
+// fit the instance's bound; the re-read row (VPT 0) only past that. One H100, same call, bf16:
+// 32768x1024 from 50.3 to 62.2 % of copy, 4096x8192 (VPT 4, not the re-read row) from 43.2 to
+// 57.5 %. One pack per lane on more lanes ran slower (8192x4096: 35 against 51 % of copy).
 template <typename T, Layout L>
 cudaError_t launch_any(const LayerNormArgs& a, int64_t packs, cudaStream_t stream) {
   int lanes = lanes_for_row(packs, 2);
@@ -266,9 +280,14 @@ cudaError_t layer_norm(const LayerNormArgs& a, cudaStream_t stream) {
                          aligned16(a.scale) && aligned16(a.shift) && a.x_stride % N == 0 && a.out_stride % N == 0 &&
                          a.mod_stride % N == 0;
     if (!aligned) {
-      return same_phase(a.x, a.x_stride, a.out, a.out_stride, static_cast<int>(sizeof(T)))
-                 ? launch_any<T, Layout::kSamePhase>(a, packs, stream)
-                 : launch_any<T, Layout::kAny>(a, packs, stream);
+      if (same_phase(a.x, a.x_stride, a.out, a.out_stride, static_cast<int>(sizeof(T)))) {
+        return launch_any<T, Layout::kSamePhase>(a, packs, stream);
+      }
+      // x[..., 1:] into a fresh output: the operands' packs are still one load each.
+      const bool shifted = aligned16(a.out) && a.out_stride % N == 0 && aligned16(a.weight) && aligned16(a.bias) &&
+                           aligned16(a.scale) && aligned16(a.shift) && a.mod_stride % N == 0;
+      if (shifted) return launch_any<T, Layout::kShifted>(a, packs, stream);
+      return launch_any<T, Layout::kAny>(a, packs, stream);
     }
     // Many rows of >= 256 packs, and rows of <= 128: few threads with 4 packs each (as
     // rmsnorm.cu; 32768x1024 bf16 from 57.4 to 78.1 % of copy against 2 per lane, one H100, same

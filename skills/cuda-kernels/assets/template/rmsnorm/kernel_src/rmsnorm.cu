@@ -23,6 +23,14 @@
 //   66.1 to 71.4 % of copy on an H100 at 256 x 3, and from 71.0 to 78.6 % at 256 x 4 with
 //   packs unpacked from their words (the kernel-skills repository's evidence/scaffolds/
 //   h100_run10 and h100_run11).
+// - Shifted instances (Layout::kShifted): x[..., 1:] views into a fresh output. The rows are
+//   shifted, but the weight sits on the output's grid: its packs are one load each and go
+//   out together in the second pass, where a shifted weight's load waits for the stores
+//   before it (a store might alias it). 8192x4096 bf16 from 71.8 to 77.9 % of copy,
+//   32768x1024 71.6 -> 77.7, 4096x8192 64.7 -> 69.6 (one H100, same call). Shuffled loads
+//   (common.cuh) at 4 packs per lane lost here: the 31-pack warps turned 512-lane rows into
+//   544 (one block per SM), 4096x8192 fell to 39.3 % (the kernel-skills repository's
+//   evidence/scaffolds/h100_run12).
 // - Aligned instances (Layout::kAligned): when every pointer is 16-byte aligned and every row
 //   stride a whole number of packs, each pack is one load and no shift, so they fit
 //   tighter launch bounds (more blocks per SM); many rows take 4 packs per lane.
@@ -54,6 +62,10 @@ __device__ __forceinline__ Pack<T> add_round(const Pack<T>& a, const Pack<T>& b)
   return s;
 }
 
+// Instances whose row operands load one word per pack past the head.
+template <Layout L>
+constexpr bool kRowsOnGrid = L == Layout::kSamePhase || L == Layout::kAligned;
+
 // Launch bounds per instance: the most threads a block of it may have, and the blocks that
 // must stay resident, which caps registers at 65536 / (threads x blocks). Without a minimum
 // ptxas fills the 64 registers that 1024 threads leave (62 for bf16 at VPT 2: 4 blocks of
@@ -61,10 +73,10 @@ __device__ __forceinline__ Pack<T> add_round(const Pack<T>& a, const Pack<T>& b)
 //   aligned: VPT 1: 512 x 3 (40 regs)  VPT 4: 256 x 4 (64; 256 x 3 on sm_80)  VPT 8: 512 x 1
 //   (128); 32 registers at VPT 1 spilled 4-28 bytes (ptxas -v, sm_80/90).
 //   any alignment: 1024 x 1 (64), VPT 1 and 2; VPT 0 (the re-read row) 1024 x 1.
-//   same phase: as any alignment, and VPT 4 as aligned.
+//   same phase: as any alignment, and VPT 4 as aligned. Shifted: as any alignment.
 template <int VPT, Layout L>
 constexpr int max_threads() {
-  if constexpr (VPT == 4 && L != Layout::kAny) return 256;
+  if constexpr (VPT == 4 && kRowsOnGrid<L>) return 256;
   if constexpr (L != Layout::kAligned || VPT == 0) return 1024;
   return VPT == 1 || VPT == 8 ? 512 : 256;
 }
@@ -76,7 +88,7 @@ constexpr int kVpt4Blocks = 4;
 #endif
 template <int VPT, Layout L>
 constexpr int min_blocks() {
-  if constexpr (VPT == 4 && L != Layout::kAny) return kVpt4Blocks;
+  if constexpr (VPT == 4 && kRowsOnGrid<L>) return kVpt4Blocks;
   if constexpr (L != Layout::kAligned || VPT == 0) return 1;
   return VPT == 1 ? 3 : 1;
 }
@@ -87,8 +99,8 @@ template <typename T, int VPT, Layout L>
 __global__ void __launch_bounds__(max_threads<VPT, L>(), min_blocks<VPT, L>())
     rms_norm_rows(RmsNormArgs a) {
   constexpr int N = kPack<T>;
-  constexpr bool kRows = L != Layout::kAny;        // x, residual, sum_out: one load per pack
-  constexpr bool kWeight = L == Layout::kAligned;  // the weight too
+  constexpr bool kRows = kRowsOnGrid<L>;  // x, residual, sum_out: one load per pack
+  constexpr bool kWeight = L == Layout::kAligned || L == Layout::kShifted;  // the weight too
   __shared__ float scratch[kMaxLanes / 32];
   const int lanes = blockDim.x;
   const int t = threadIdx.x;
@@ -215,10 +227,11 @@ cudaError_t launch(const RmsNormArgs& a, int lanes, cudaStream_t stream) {
   return cudaGetLastError();
 }
 
-// Rows not aligned (L: kAny or kSamePhase): about 2 packs per lane (lanes_for_row(packs, 2)),
-// then the VPT that covers the row; one pack per lane on more lanes ran slower (8192x4096
-// bf16: 48 against 72 % of copy). Same-phase rows load one word per pack, so those of 256
-// packs or more take 4 packs per lane first, as the aligned instances do.
+// Rows not aligned (L: kAny, kShifted or kSamePhase): about 2 packs per lane
+// (lanes_for_row(packs, 2)), then the VPT that covers the row; one pack per lane on more
+// lanes ran slower (8192x4096 bf16: 48 against 72 % of copy). Same-phase rows load one word
+// per pack, so those of 256 packs or more take 4 packs per lane first, as the aligned
+// instances do.
 template <typename T, Layout L>
 cudaError_t launch_any(const RmsNormArgs& a, int64_t packs, cudaStream_t stream) {
   if constexpr (L == Layout::kSamePhase) {  // 4 packs per lane where 256 lanes hold the row
@@ -265,7 +278,11 @@ cudaError_t rms_norm(const RmsNormArgs& a, cudaStream_t stream) {
       const bool same = same_phase(a.x, a.x_stride, a.out, a.out_stride, es) &&
                         same_phase(a.residual, a.residual_stride, a.out, a.out_stride, es) &&
                         same_phase(a.sum_out, a.sum_stride, a.out, a.out_stride, es);
-      return same ? launch_any<T, Layout::kSamePhase>(a, packs, stream) : launch_any<T, Layout::kAny>(a, packs, stream);
+      if (same) return launch_any<T, Layout::kSamePhase>(a, packs, stream);
+      // x[..., 1:] into a fresh output: the weight's packs are still one load each.
+      const bool shifted = aligned16(a.out) && a.out_stride % N == 0 && aligned16(a.weight);
+      if (shifted) return launch_any<T, Layout::kShifted>(a, packs, stream);
+      return launch_any<T, Layout::kAny>(a, packs, stream);
     }
     // Many rows: few threads with several packs each (the qwen3_8b example's H200 sweep: 4096
     // bf16 wide as 128 x 4); a few rows: more threads per row, to fill the SMs.
