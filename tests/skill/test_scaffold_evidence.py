@@ -22,11 +22,12 @@ def _row(run: str, op: str, rows: int, width: int, layout: str = "aligned") -> d
     return next(r for r in _rows(run, op) if r["rows"] == rows and r["width"] == width and r["layout"] == layout)
 
 
-# The newest run of each shipped kernel: elementwise from run 7's branch (3a03d2e; its kernel did
-# not change before the merge), rope from run 9 (f3b8a04, its aligned instances), layernorm,
-# rmsnorm and glu from run 11 (the unpacked packs, f248952: W2 and W3 of its README).
-NEWEST = {"elementwise": "h100_run7/3a03d2e", "glu": "h100_run11/call3/gluW", "rmsnorm": "h100_run11/call3/rmW",
-          "layernorm": "h100_run11/call2/lnW", "rope": "h100_run9/f3b8a04_rope"}
+# The newest run of each shipped kernel: run 12 (same-call A/B against 99d6025, on H100s):
+# layernorm from call 2's V, rmsnorm, glu and elementwise from call 3's V2, rope from call 3's A
+# (its kernel unchanged since run 9). h100_run12/README.md says which tree each is.
+NEWEST = {"elementwise": "h100_run12/call3/elementwiseV", "glu": "h100_run12/call3/gluV",
+          "rmsnorm": "h100_run12/call3/rmsnormV", "layernorm": "h100_run12/call2/layernormV",
+          "rope": "h100_run12/call3/ropeA"}
 
 
 def _lessons() -> str:
@@ -48,8 +49,8 @@ def test_lessons_quote_the_newest_h100_run_of_every_scaffold() -> None:
     assert f"{behind[0]:.2f}-{behind[-1]:.2f}x the best of `torch.compile` and Triton on {len(behind)} of {len(speedups)} rows" in text
 
 
-def _pct(run: str, op: str, rows: int, width: int) -> str:
-    return f"{_row(run, op, rows, width)['pct_of_copy_bandwidth']:.1f}"
+def _pct(run: str, op: str, rows: int, width: int, layout: str = "aligned") -> str:
+    return f"{_row(run, op, rows, width, layout)['pct_of_copy_bandwidth']:.1f}"
 
 
 def _registers(instance: str) -> tuple[str, str]:
@@ -149,3 +150,65 @@ def test_lessons_quote_the_word_wise_unpack() -> None:
     assert f"glu bf16 aligned {glu[0]} → {glu[1]} registers, 4096×11008 {wide[0]} → {wide[1]} % of copy" in text
     assert f"LayerNorm + AdaLN 8192×4096 {norm[0]} → {norm[1]} % ({ln[0]} → {ln[1]} registers" in text
     assert f"glu's misaligned rows {u['misaligned_slower']} % slower with it" in text
+
+
+def _off_phase_evidence() -> dict:
+    """Run 12's same-call A/B for rows off the output's phase (x[1:] views), as the skill quotes it."""
+    run = "h100_run12"
+    table = (RUNS / run / "registers_sm90.md").read_text().splitlines()
+    regs = {"A": [], "V": []}
+    for ln in table:
+        if "`glu_rows<__nv_bfloat16," in ln and ", false>`" in ln:
+            cells = [c.strip() for c in ln.split("|")]
+            regs["A"].append(int(cells[3]))
+            regs["V"].append(int(cells[4]))
+    ew = {}
+    for tree in ("A", "V"):
+        pct = [r["pct_of_copy_bandwidth"] for r in _rows(f"{run}/call3/elementwise{tree}", "elementwise")
+               if r["layout"] == "misaligned" and r["bytes"] >= BIG and r["width"] >= 1024]
+        ew[tree] = f"{min(pct):.1f}-{max(pct):.1f}"
+    ncu = (RUNS / run / "call1" / "ncu" / "rmA_mis.txt").read_text()
+    alu = ncu.split("ALU is the highest-utilized pipeline (")[1].split("%")[0]
+    return {
+        "glu": [_pct(f"{run}/call3/glu{t}", "glu", 4096, 11008, "misaligned") for t in ("A", "V")],
+        "glu_regs": [f"{min(regs[t])}-{max(regs[t])}" for t in ("A", "V")],
+        "elementwise": [ew["A"], ew["V"]],
+        "rmsnorm": [_pct(f"{run}/call3/rmsnorm{t}", "rmsnorm", 8192, 4096, "misaligned") for t in ("A", "V")],
+        "layernorm": [_pct(f"{run}/call2/layernorm{t}", "layernorm", 8192, 4096, "misaligned") for t in ("A", "V")],
+        "rms_shuffled": [_pct(f"{run}/call2/rmsnorm{t}", "rmsnorm", 4096, 8192, "misaligned") for t in ("A", "V")],
+        "alu": f"{float(alu):.0f}",
+    }
+
+
+def test_lessons_quote_the_rows_off_the_phase() -> None:
+    text = _lessons()
+    e = _off_phase_evidence()
+    assert f"kept the ALU pipe {e['alu']} % busy" in text
+    assert (f"glu 4096×11008 x[1:] {e['glu'][0]} → {e['glu'][1]} % of copy (bf16 {e['glu_regs'][0]} → "
+            f"{e['glu_regs'][1]} registers), elementwise {e['elementwise'][0]} → {e['elementwise'][1]} %") in text
+    assert (f"RMSNorm 8192×4096 {e['rmsnorm'][0]} → {e['rmsnorm'][1]} %, "
+            f"LayerNorm + AdaLN {e['layernorm'][0]} → {e['layernorm'][1]} %") in text
+    assert f"shuffled RMSNorm at 4 packs per lane 4096×8192 {e['rms_shuffled'][0]} → {e['rms_shuffled'][1]} %" in text
+
+
+def test_the_templates_and_their_sources_quote_the_rows_off_the_phase() -> None:
+    e = _off_phase_evidence()
+    page = " ".join((skilldocs.SKILL / "references" / "kernel-templates.md").read_text().split())
+    assert (f"RMSNorm 8192x4096 went from {e['rmsnorm'][0]} to {e['rmsnorm'][1]} % of copy and LayerNorm + AdaLN "
+            f"from {e['layernorm'][0]} to {e['layernorm'][1]} %") in page
+    assert f"glu's 4096x11008 row went from {e['glu'][0]} to {e['glu'][1]} % of copy" in page
+    src = skilldocs.SKILL / "assets" / "template"
+
+    def comments(rel: str) -> str:
+        return " ".join((src / rel).read_text().replace("//", " ").split())
+
+    assert f"from {e['glu'][0]} to {e['glu'][1]} % of copy" in comments("common/kernel_src/common.cuh")
+    assert f"{e['glu_regs'][1]} registers instead of {e['glu_regs'][0]}" in comments("glu/kernel_src/glu.cu")
+    assert f"x[..., 1:] from {e['glu'][0]} to {e['glu'][1]} % of copy" in comments("glu/kernel_src/glu.cu")
+    assert f"from {e['elementwise'][0]} to {e['elementwise'][1]} % of copy" in comments(
+        "elementwise/kernel_src/elementwise.cu")
+    assert f"8192x4096 bf16 from {e['rmsnorm'][0]} to {e['rmsnorm'][1]} % of copy" in comments(
+        "rmsnorm/kernel_src/rmsnorm.cu")
+    assert f"4096x8192 fell to {e['rms_shuffled'][1]} %" in comments("rmsnorm/kernel_src/rmsnorm.cu")
+    assert f"from {e['layernorm'][0]} to {e['layernorm'][1]} % of copy at 8192x4096" in comments(
+        "layernorm/kernel_src/layernorm.cu")
