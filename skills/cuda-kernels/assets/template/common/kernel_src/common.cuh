@@ -312,6 +312,13 @@ inline bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 1
 // kShifted came last, so the others keep their numbers in mangled kernel names.
 enum class Layout { kAny, kSamePhase, kAligned, kShifted };
 
+// The row operands' packs (x, a residual) are one load each past the head.
+template <Layout L>
+constexpr bool kRowsOnGrid = L == Layout::kSamePhase || L == Layout::kAligned;
+// The shared operands' packs (weight, bias, modulation rows) are one load each.
+template <Layout L>
+constexpr bool kSharedOnGrid = L == Layout::kAligned || L == Layout::kShifted;
+
 // Every row of p (row stride p_stride elements) starts at the phase of the matching row of
 // q (nullptr p: no operand, so no constraint).
 inline bool same_phase(const void* p, int64_t p_stride, const void* q, int64_t q_stride, int elem_bytes) {

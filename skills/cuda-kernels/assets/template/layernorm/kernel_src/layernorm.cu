@@ -85,9 +85,9 @@ template <typename T, int VPT, Layout L>
 __global__ void __launch_bounds__(max_threads<VPT>(), min_blocks<VPT>())
     layer_norm_rows(LayerNormArgs a) {
   constexpr int N = kPack<T>;
-  constexpr bool kRows = L == Layout::kSamePhase || L == Layout::kAligned;  // x: one load per pack
+  constexpr bool kRows = kRowsOnGrid<L>;  // x: one load per pack
   // The operands (weight, bias, modulation rows): one load per pack.
-  constexpr bool kOps = L == Layout::kAligned || (L == Layout::kShifted && (VPT != 4 || kShiftedOps4));
+  constexpr bool kOps = kSharedOnGrid<L> && (L != Layout::kShifted || VPT != 4 || kShiftedOps4);
   __shared__ float scratch[kMaxLanes / 32];
   const int lanes = blockDim.x;
   const int t = threadIdx.x;
@@ -200,8 +200,8 @@ __global__ void __launch_bounds__(max_threads<VPT>(), min_blocks<VPT>())
       for (int i = 0; i < N; ++i) v[i] += q[i];
     }
     if constexpr (!kOps) {
-      if (sc != nullptr) rsc = load_raw<kOps>(sc + e);
-      if (sh != nullptr) rsh = load_raw<kOps>(sh + e);
+      if (sc != nullptr) rsc = load_raw(sc + e);
+      if (sh != nullptr) rsh = load_raw(sh + e);
     }
     if (sc != nullptr) {
       float q[N];

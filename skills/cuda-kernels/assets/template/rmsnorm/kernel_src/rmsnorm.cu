@@ -62,10 +62,6 @@ __device__ __forceinline__ Pack<T> add_round(const Pack<T>& a, const Pack<T>& b)
   return s;
 }
 
-// Instances whose row operands load one word per pack past the head.
-template <Layout L>
-constexpr bool kRowsOnGrid = L == Layout::kSamePhase || L == Layout::kAligned;
-
 // Launch bounds per instance: the most threads a block of it may have, and the blocks that
 // must stay resident, which caps registers at 65536 / (threads x blocks). Without a minimum
 // ptxas fills the 64 registers that 1024 threads leave (62 for bf16 at VPT 2: 4 blocks of
@@ -100,7 +96,7 @@ __global__ void __launch_bounds__(max_threads<VPT, L>(), min_blocks<VPT, L>())
     rms_norm_rows(RmsNormArgs a) {
   constexpr int N = kPack<T>;
   constexpr bool kRows = kRowsOnGrid<L>;  // x, residual, sum_out: one load per pack
-  constexpr bool kWeight = L == Layout::kAligned || L == Layout::kShifted;  // the weight too
+  constexpr bool kWeight = kSharedOnGrid<L>;  // the weight too
   __shared__ float scratch[kMaxLanes / 32];
   const int lanes = blockDim.x;
   const int t = threadIdx.x;
