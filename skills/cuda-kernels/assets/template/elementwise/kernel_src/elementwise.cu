@@ -77,18 +77,19 @@ __global__ void __launch_bounds__(kThreads) elementwise_rows(ElementwiseArgs a, 
       }
     }
   } else {  // x at another phase: one load per pack (load_chunk/window_next in common.cuh)
-    const int64_t j0 = chunk * (kUnroll * packs_per_iter(nt)) + slot_of(t);
+    const int step = packs_per_iter(nt);  // packs the block's threads cover per k
+    const int64_t j0 = chunk * (kUnroll * step) + slot_of(t);
     const int ph = phase_of(x + sp.head);
     uint4 raw[kUnroll];
 #pragma unroll
     for (int k = 0; k < kUnroll; ++k) {
-      const int64_t j = j0 + k * packs_per_iter(nt);
+      const int64_t j = j0 + k * step;
       raw[k] = make_uint4(0u, 0u, 0u, 0u);
       if (chunk_in_row(j, sp.packs, ph)) raw[k] = load_chunk(x + sp.head + j * N, ph);
     }
 #pragma unroll
     for (int k = 0; k < kUnroll; ++k) {
-      const int64_t j = j0 + k * packs_per_iter(nt);
+      const int64_t j = j0 + k * step;
       const Pack<T> v = window_next(raw[k], x + sp.head + j * N);
       if (makes_pack(t) && j < sp.packs) {
         Pack<T> o;
@@ -106,23 +107,14 @@ cudaError_t launch(const ElementwiseArgs& a, cudaStream_t stream) {
   // Every pack on the 16-byte grid: both base pointers, and (several rows) whole packs per row.
   const bool aligned = aligned16(a.x) && aligned16(a.out) &&
                        (a.rows == 1 || (a.n % kPack<T> == 0 && a.x_stride % kPack<T> == 0));
-  // Narrow rows get smaller blocks, so no thread idles and each keeps up to kUnroll packs in
-  // flight (at d = 1024 in bf16 a 256-thread block would leave half its threads without work).
-  // Rows not aligned make 31 packs per warp (shuffled loads): their blocks grow until one
-  // holds the row where it can (2048 bf16: 96 threads, not a block of 64 and one for 8 packs).
-  int threads = 0;
-  if (aligned || !shuffled_threads(packs, kUnroll, kThreads, &threads)) {
-    threads = lanes_for_row(packs, kUnroll, kThreads);
-  }
-  if (threads < kMinThreads) threads = kMinThreads;
-  const int64_t per_block = static_cast<int64_t>(kUnroll) * (aligned ? threads : packs_per_iter(threads));
-  const int64_t blocks_per_row = packs > per_block ? (packs + per_block - 1) / per_block : 1;
-  const int64_t blocks = a.rows * blocks_per_row;
+  // Narrow rows get smaller blocks, rows not aligned whole warps (row_grid in common.cuh).
+  const RowGrid g = row_grid(packs, aligned, kUnroll, kThreads, kMinThreads);
+  const int64_t blocks = a.rows * g.blocks_per_row;
   if (blocks > INT32_MAX) return cudaErrorInvalidValue;
   if (aligned) {
-    elementwise_rows<T, ACT, true><<<static_cast<unsigned>(blocks), threads, 0, stream>>>(a, blocks_per_row);
+    elementwise_rows<T, ACT, true><<<static_cast<unsigned>(blocks), g.threads, 0, stream>>>(a, g.blocks_per_row);
   } else {
-    elementwise_rows<T, ACT, false><<<static_cast<unsigned>(blocks), threads, 0, stream>>>(a, blocks_per_row);
+    elementwise_rows<T, ACT, false><<<static_cast<unsigned>(blocks), g.threads, 0, stream>>>(a, g.blocks_per_row);
   }
   return cudaGetLastError();
 }
