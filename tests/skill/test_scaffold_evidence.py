@@ -53,9 +53,10 @@ def _pct(run: str, op: str, rows: int, width: int, layout: str = "aligned") -> s
     return f"{_row(run, op, rows, width, layout)['pct_of_copy_bandwidth']:.1f}"
 
 
-def _registers(instance: str) -> tuple[str, str]:
-    """(A, W) registers of one instance in ptxas_unpack's table: main at 7bb0916 and unpack.patch."""
-    table = (RUNS / "ptxas_unpack" / "registers_sm90.md").read_text().splitlines()
+def _registers(instance: str, table_file: str = "ptxas_unpack/registers_sm90.md") -> tuple[str, str]:
+    """The first two register columns of one instance in a ptxas table: (A, W) in ptxas_unpack's
+    (main at 7bb0916 and unpack.patch), (A, V) in h100_run12's."""
+    table = (RUNS / table_file).read_text().splitlines()
     cells = next(ln for ln in table if f"`{instance}`" in ln).split("|")
     return cells[3].strip(), cells[4].strip()
 
@@ -155,13 +156,9 @@ def test_lessons_quote_the_word_wise_unpack() -> None:
 def _off_phase_evidence() -> dict:
     """Run 12's same-call A/B for rows off the output's phase (x[1:] views), as the skill quotes it."""
     run = "h100_run12"
-    table = (RUNS / run / "registers_sm90.md").read_text().splitlines()
-    regs = {"A": [], "V": []}
-    for ln in table:
-        if "`glu_rows<__nv_bfloat16," in ln and ", false>`" in ln:
-            cells = [c.strip() for c in ln.split("|")]
-            regs["A"].append(int(cells[3]))
-            regs["V"].append(int(cells[4]))
+    glu = [_registers(f"glu_rows<__nv_bfloat16, (ks::GluActivation){act}, false>", f"{run}/registers_sm90.md")
+           for act in range(3)]
+    regs = {"A": [int(a) for a, _ in glu], "V": [int(v) for _, v in glu]}
     ew = {}
     for tree in ("A", "V"):
         pct = [r["pct_of_copy_bandwidth"] for r in _rows(f"{run}/call3/elementwise{tree}", "elementwise")
