@@ -122,16 +122,12 @@ __device__ __forceinline__ RawPack load_raw(const T* p) {
   return r;
 }
 
-template <bool kAligned = false, typename T>
-__device__ __forceinline__ Pack<T> window(const RawPack& r, const T* p) {
-  if constexpr (kAligned) {
-    Pack<T> v;
-    memcpy(&v, &r.a, sizeof(v));
-    return v;
-  }
-  const int off = phase_of(p) * static_cast<int>(sizeof(T));  // bytes, 0..15
-  const int q = off >> 2;                                     // whole words to skip, 0..3
-  const int shift = (off & 3) * 8;                            // then bits: 0, or 16 for 2-byte types
+// The pack at phase ph (elements) of the raw pair r, by a runtime word pick (see window_q).
+template <typename T>
+__device__ __forceinline__ Pack<T> window_at(const RawPack& r, int ph) {
+  const int off = ph * static_cast<int>(sizeof(T));  // bytes, 0..15
+  const int q = off >> 2;                            // whole words to skip, 0..3
+  const int shift = (off & 3) * 8;                   // then bits: 0, or 16 for 2-byte types
   const uint32_t w[8] = {r.a.x, r.a.y, r.a.z, r.a.w, r.b.x, r.b.y, r.b.z, r.b.w};
   // w[i + q] by selects: a runtime index into a register array would go to local memory.
   auto pick = [&](int i) -> uint64_t {
@@ -149,10 +145,83 @@ __device__ __forceinline__ Pack<T> window(const RawPack& r, const T* p) {
   return v;
 }
 
+template <bool kAligned = false, typename T>
+__device__ __forceinline__ Pack<T> window(const RawPack& r, const T* p) {
+  if constexpr (kAligned) {
+    Pack<T> v;
+    memcpy(&v, &r.a, sizeof(v));
+    return v;
+  }
+  return window_at<T>(r, phase_of(p));
+}
+
 // One pack at any alignment (kAligned: p on the grid), when there is a single load to issue.
 template <bool kAligned = false, typename T>
 __device__ __forceinline__ Pack<T> load_any(const T* p) {
   return window<kAligned>(load_raw<kAligned>(p), p);
+}
+
+// window() with the whole-word part of the phase known at compile time: four funnel shifts,
+// where window() spends three selects on each of five words to pick them by a runtime offset.
+// Q: the whole 32-bit words between the first chunk's start and p (0..3); shift: the bits
+// left over (0, or 16 for a 2-byte type at an odd phase). Reach it through with_word_offset.
+template <int Q, typename T>
+__device__ __forceinline__ Pack<T> window_q(const RawPack& r, int shift) {
+  const uint32_t w[8] = {r.a.x, r.a.y, r.a.z, r.a.w, r.b.x, r.b.y, r.b.z, r.b.w};
+  auto word = [&](int i) { return static_cast<uint32_t>(((static_cast<uint64_t>(w[i + 1]) << 32) | w[i]) >> shift); };
+  const uint4 out = make_uint4(word(Q), word(Q + 1), word(Q + 2), word(Q + 3));
+  Pack<T> v;
+  memcpy(&v, &out, sizeof(v));
+  return v;
+}
+
+// Calls f(std::integral_constant<int, Q>{}, shift) for the phase ph (elements) of T: one
+// switch per row, around a loop of window_q, not one per pack (a switch per pack made each
+// load's use a branch merge: see load_raw). Where the splice was the cost it paid: LayerNorm +
+// AdaLN 8192x4096 bf16 x[..., 1:] from 58.8 to 65.8 % of copy, glu 2048x8192 from 73.7 to
+// 79.3; elementwise and RMSNorm gained nothing and keep window() (one H100, same call; the
+// kernel-skills repository's evidence/scaffolds/h100_run13).
+template <typename T, typename F>
+__device__ __forceinline__ void with_word_offset(int ph, F&& f) {
+  const int off = ph * static_cast<int>(sizeof(T));
+  const int shift = (off & 3) * 8;
+  switch (off >> 2) {
+    case 0:
+      f(std::integral_constant<int, 0>{}, shift);
+      break;
+    case 1:
+      f(std::integral_constant<int, 1>{}, shift);
+      break;
+    case 2:
+      f(std::integral_constant<int, 2>{}, shift);
+      break;
+    default:
+      f(std::integral_constant<int, 3>{}, shift);
+      break;
+  }
+}
+
+// f(k, pack) for each of a lane's raw packs raw[0..K) of one row operand, all at the phase ph
+// (elements: an operand's packs in one row share it); pack() makes the k-th pack. f calls
+// it only for packs inside the row, so raw packs never loaded are never read (reading them
+// cost layernorm's VPT 2 instances a 4-byte spill on sm_80). kAligned: ph is 0 and each pack
+// is its first load. kSwitch: the word offset is switched on once, outside the loop, so a
+// pack is window_q's four shifts, not window_at's fifteen selects and four shifts, for
+// four copies of the loop's code (the registers that costs may not be there: see layernorm.cu).
+template <bool kAligned, typename T, bool kSwitch = true, int K, typename F>
+__device__ __forceinline__ void for_each_window(const RawPack (&raw)[K], int ph, F&& f) {
+  if constexpr (kAligned) {
+#pragma unroll
+    for (int k = 0; k < K; ++k) f(k, [&] { return window<true>(raw[k], static_cast<const T*>(nullptr)); });
+  } else if constexpr (!kSwitch) {
+#pragma unroll
+    for (int k = 0; k < K; ++k) f(k, [&] { return window_at<T>(raw[k], ph); });
+  } else {
+    with_word_offset<T>(ph, [&](auto q, int shift) {
+#pragma unroll
+      for (int k = 0; k < K; ++k) f(k, [&] { return window_q<decltype(q)::value, T>(raw[k], shift); });
+    });
+  }
 }
 
 // Stores a pack at p: one 16-byte store when p is aligned (the body of an output row
@@ -277,13 +346,17 @@ __device__ __forceinline__ bool chunk_in_row(int64_t j, int64_t packs, int ph) {
   return j < packs || (j == packs && ph != 0);
 }
 
+// This lane's chunk and the next lane's, for window_q. Every lane of the warp calls it.
+__device__ __forceinline__ RawPack with_next(const uint4& a) {
+  return RawPack{a, make_uint4(__shfl_down_sync(0xffffffffu, a.x, 1), __shfl_down_sync(0xffffffffu, a.y, 1),
+                               __shfl_down_sync(0xffffffffu, a.z, 1), __shfl_down_sync(0xffffffffu, a.w, 1))};
+}
+
 // The pack at p from this lane's chunk `a` and the next lane's. Every lane of the warp calls it
 // (a shuffle), whether or not it makes a pack.
 template <typename T>
 __device__ __forceinline__ Pack<T> window_next(const uint4& a, const T* p) {
-  const RawPack r{a, make_uint4(__shfl_down_sync(0xffffffffu, a.x, 1), __shfl_down_sync(0xffffffffu, a.y, 1),
-                                __shfl_down_sync(0xffffffffu, a.z, 1), __shfl_down_sync(0xffffffffu, a.w, 1))};
-  return window<false>(r, p);
+  return window<false>(with_next(a), p);
 }
 
 // Threads (whole warps, at most max_threads) whose shuffled loads cover `packs` at `vpt` packs

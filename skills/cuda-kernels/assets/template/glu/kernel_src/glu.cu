@@ -12,11 +12,13 @@
 //   16-byte load per pack and the next chunk from the lane above, so no access is scalar
 //   except the head and tail. Against two loads per pack: 58-63 registers instead of 85-96
 //   (bf16, ptxas -v, sm_90), 4096x11008 bf16 x[..., 1:] from 76.5 to 90.9 % of copy, 4100
-//   from 72.2 to 75.2 (one H100, same call). When every pack is aligned (the launcher checks
-//   the pointers and strides), an aligned instance loads each pack once, with no shift, and
-//   takes its floats from the pack's 32-bit words (unpack in common.cuh): 4096x11008 bf16
-//   went from 81.1 to 93.7 % of copy. Shifted packs convert element by element: unpack made
-//   them 2-6 % slower.
+//   from 72.2 to 75.2 (one H100, same call). When gate and up share a phase (d in whole
+//   packs), the splice's word offset is switched on once per row (window_q): 2048x8192
+//   x[..., 1:] from 73.7 to 79.3 %, 16384x1024 from 72.8 to 76.9, at 58-64 registers (bf16).
+//   When every pack is aligned (the launcher checks the pointers and strides), an aligned
+//   instance loads each pack once, with no shift, and takes its floats from the pack's
+//   32-bit words (unpack in common.cuh): 4096x11008 bf16 went from 81.1 to 93.7 % of copy.
+//   Shifted packs convert element by element: unpack made them 2-6 % slower.
 // - A block of 64-256 threads (fewer for narrow rows) covers kUnroll packs per thread of
 //   one row (shuffled: 31 packs per warp); each thread issues all its loads (kUnroll packs
 //   of gate and of up: 128 bytes in flight) before any math.
@@ -100,11 +102,7 @@ __global__ void __launch_bounds__(kThreads) glu_rows(GluArgs a, int64_t blocks_p
       if (chunk_in_row(j, sp.packs, pg)) g[k] = load_chunk(gate + sp.head + j * N, pg);
       if (chunk_in_row(j, sp.packs, pu)) u[k] = load_chunk(up + sp.head + j * N, pu);
     }
-#pragma unroll
-    for (int k = 0; k < kUnroll; ++k) {
-      const int64_t j = j0 + k * step;
-      const Pack<T> gv = window_next(g[k], gate + sp.head + j * N);
-      const Pack<T> uv = window_next(u[k], up + sp.head + j * N);
+    auto make = [&](int64_t j, const Pack<T>& gv, const Pack<T>& uv) {
       if (makes_pack(t) && j < sp.packs) {
         float gf[N], uf[N];
 #pragma unroll
@@ -113,6 +111,22 @@ __global__ void __launch_bounds__(kThreads) glu_rows(GluArgs a, int64_t blocks_p
           uf[i] = to_float(uv.v[i]);
         }
         store(j, gf, uf);
+      }
+    };
+    if (pu == pg) {  // one switch on the shared word offset: four funnel shifts per pack
+      with_word_offset<T>(pg, [&](auto q, int shift) {
+#pragma unroll
+        for (int k = 0; k < kUnroll; ++k) {
+          const int64_t j = j0 + k * step;
+          make(j, window_q<decltype(q)::value, T>(with_next(g[k]), shift),
+               window_q<decltype(q)::value, T>(with_next(u[k]), shift));
+        }
+      });
+    } else {  // gate and up at different phases (d not whole packs): runtime word picks
+#pragma unroll
+      for (int k = 0; k < kUnroll; ++k) {
+        const int64_t j = j0 + k * step;
+        make(j, window_next(g[k], gate + sp.head + j * N), window_next(u[k], up + sp.head + j * N));
       }
     }
   }

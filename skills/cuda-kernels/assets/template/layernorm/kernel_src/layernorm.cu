@@ -21,7 +21,10 @@
 //   operand on the output's grid: x is shifted, each operand pack is one load, and the four
 //   go out together. Misaligned bf16 rows from 52.9 to 59.0 % of copy at 8192x4096, 61.6 ->
 //   72.6 at 32768x1024, 57.6 -> 65.8 at 4096x8192 (one H100, same call; the kernel-skills
-//   repository's evidence/scaffolds/h100_run12).
+//   repository's evidence/scaffolds/h100_run12). x's word offset, the same for every pack
+//   of a row, is then switched on once per row (for_each_window in common.cuh), which
+//   leaves four funnel shifts per pack: 8192x4096 58.8 -> 65.8 %, 16384x2048 59.4 -> 67.2
+//   (h100_run13).
 // - Aligned instances (Layout::kAligned): when every pointer is 16-byte aligned and every row
 //   stride a whole number of packs, each pack is one load and no shift, so the four
 //   operand loads of a pack go out together.
@@ -88,6 +91,9 @@ __global__ void __launch_bounds__(max_threads<VPT>(), min_blocks<VPT>())
   constexpr bool kRows = kRowsOnGrid<L>;  // x: one load per pack
   // The operands (weight, bias, modulation rows): one load per pack.
   constexpr bool kOps = kSharedOnGrid<L> && (L != Layout::kShifted || VPT != 4 || kShiftedOps4);
+  // x's word offset switched on once per row (for_each_window), except for kAny rows at VPT 2,
+  // where the loop's four copies spilled 4 bytes (16-bit types, sm_80 and sm_90).
+  constexpr bool kSwitch = L != Layout::kAny || VPT != 2;
   __shared__ float scratch[kMaxLanes / 32];
   const int lanes = blockDim.x;
   const int t = threadIdx.x;
@@ -120,17 +126,16 @@ __global__ void __launch_bounds__(max_threads<VPT>(), min_blocks<VPT>())
         const int64_t j = t + static_cast<int64_t>(k) * lanes;
         if (j < sp.packs) raw[k] = load_raw<kRows>(x + sp.head + j * N);
       }
-#pragma unroll
-      for (int k = 0; k < VPT; ++k) {
+      for_each_window<kRows, T, kSwitch>(raw, phase_of(x + sp.head), [&](int k, auto pack) {
         const int64_t j = t + static_cast<int64_t>(k) * lanes;
         if (j < sp.packs) {
-          cache[k] = window<kRows>(raw[k], x + sp.head + j * N);
+          cache[k] = pack();
           float f[N];
           unpack(cache[k], f);
 #pragma unroll
           for (int i = 0; i < N; ++i) sum += f[i];
         }
-      }
+      });
     } else {
       for (int64_t j = t; j < sp.packs; j += lanes) {
         const Pack<T> p = load_any<kRows>(x + sp.head + j * N);
