@@ -22,11 +22,11 @@ def _row(run: str, op: str, rows: int, width: int, layout: str = "aligned") -> d
     return next(r for r in _rows(run, op) if r["rows"] == rows and r["width"] == width and r["layout"] == layout)
 
 
-# The newest run of each shipped kernel: run 12 (same-call A/B against 99d6025, on H100s):
-# layernorm from call 2's V, rmsnorm, glu and elementwise from call 3's V2, rope from call 3's A
-# (its kernel unchanged since run 9). h100_run12/README.md says which tree each is.
-NEWEST = {"elementwise": "h100_run12/call3/elementwiseV", "glu": "h100_run12/call3/gluV",
-          "rmsnorm": "h100_run12/call3/rmsnormV", "layernorm": "h100_run12/call2/layernormV",
+# The newest run of each shipped kernel (same-call A/Bs on H100s): glu and layernorm from run 13's
+# call 3 (V: the word offset switched once per row); rmsnorm and elementwise from run 12's call 3
+# (V2), rope from its A (its kernel unchanged since run 9). Each run's README says which tree is which.
+NEWEST = {"elementwise": "h100_run12/call3/elementwiseV", "glu": "h100_run13/call3/gluV",
+          "rmsnorm": "h100_run12/call3/rmsnormV", "layernorm": "h100_run13/call3/layernormV",
           "rope": "h100_run12/call3/ropeA"}
 
 
@@ -209,3 +209,37 @@ def test_the_templates_and_their_sources_quote_the_rows_off_the_phase() -> None:
     assert f"4096x8192 fell to {e['rms_shuffled'][1]} %" in comments("rmsnorm/kernel_src/rmsnorm.cu")
     assert f"from {e['layernorm'][0]} to {e['layernorm'][1]} % of copy at 8192x4096" in comments(
         "layernorm/kernel_src/layernorm.cu")
+
+
+def _word_offset_evidence() -> dict[str, list[str]]:
+    """Run 13's same-call A/B (call 3) of the word offset switched once per row, as quoted."""
+    run = "h100_run13/call3"
+
+    def ab(op: str, rows: int, width: int) -> list[str]:
+        return [_pct(f"{run}/{op}{t}", op, rows, width, "misaligned") for t in ("A", "V")]
+
+    return {"ln": ab("layernorm", 8192, 4096), "ln2": ab("layernorm", 16384, 2048),
+            "glu": ab("glu", 2048, 8192), "glu2": ab("glu", 16384, 1024)}
+
+
+def test_the_skill_quotes_the_word_offset_switch() -> None:
+    e = _word_offset_evidence()
+    ln, ln2, glu, glu2 = e["ln"], e["ln2"], e["glu"], e["glu2"]
+    assert (f"LayerNorm + AdaLN x[1:] 8192×4096 {ln[0]} → {ln[1]} %, 16384×2048 {ln2[0]} → {ln2[1]} %; "
+            f"glu x[1:] 2048×8192 {glu[0]} → {glu[1]} %, 16384×1024 {glu2[0]} → {glu2[1]} %") in _lessons()
+    page = " ".join((skilldocs.SKILL / "references" / "kernel-templates.md").read_text().split())
+    assert (f"LayerNorm + AdaLN 8192x4096 `x[..., 1:]` went from {ln[0]} to {ln[1]} % of copy and glu "
+            f"2048x8192 from {glu[0]} to {glu[1]} %") in page
+    src = skilldocs.SKILL / "assets" / "template"
+
+    def comments(rel: str) -> str:
+        return " ".join((src / rel).read_text().replace("//", " ").split())
+
+    assert (f"8192x4096 bf16 x[..., 1:] from {ln[0]} to {ln[1]} % of copy, glu 2048x8192 from {glu[0]} "
+            f"to {glu[1]}") in comments("common/kernel_src/common.cuh")
+    regs = [int(_registers(f"glu_rows<__nv_bfloat16, (ks::GluActivation){act}, false>",
+                           "h100_run13/registers_sm90.md")[1]) for act in range(3)]
+    assert (f"2048x8192 x[..., 1:] from {glu[0]} to {glu[1]} %, 16384x1024 from {glu2[0]} to {glu2[1]}, "
+            f"at {min(regs)}-{max(regs)} registers (bf16)") in comments("glu/kernel_src/glu.cu")
+    assert (f"8192x4096 {ln[0]} -> {ln[1]} %, 16384x2048 {ln2[0]} -> {ln2[1]}"
+            in comments("layernorm/kernel_src/layernorm.cu"))
