@@ -177,8 +177,8 @@ __device__ __forceinline__ Pack<T> window_q(const RawPack& r, int shift) {
 
 // Calls f(std::integral_constant<int, Q>{}, shift) for the phase ph (elements) of T: one
 // switch per row, around a loop of window_q, not one per pack (a switch per pack made each
-// load's use a branch merge: see load_raw). Where the splice was the cost it paid: LayerNorm +
-// AdaLN 8192x4096 bf16 x[..., 1:] from 58.8 to 65.8 % of copy, glu 2048x8192 from 73.7 to
+// load's use a branch merge: see load_raw). It pays where the splice limits the row: LayerNorm
+// + AdaLN 8192x4096 bf16 x[..., 1:] from 58.8 to 65.8 % of copy, glu 2048x8192 from 73.7 to
 // 79.3; elementwise and RMSNorm gained nothing and keep window() (one H100, same call; the
 // kernel-skills repository's evidence/scaffolds/h100_run13).
 template <typename T, typename F>
@@ -206,8 +206,9 @@ __device__ __forceinline__ void with_word_offset(int ph, F&& f) {
 // it only for packs inside the row, so raw packs never loaded are never read (reading them
 // cost layernorm's VPT 2 instances a 4-byte spill on sm_80). kAligned: ph is 0 and each pack
 // is its first load. kSwitch: the word offset is switched on once, outside the loop, so a
-// pack is window_q's four shifts, not window_at's fifteen selects and four shifts, for
-// four copies of the loop's code (the registers that costs may not be there: see layernorm.cu).
+// pack is window_q's four shifts, not window_at's fifteen selects and four shifts. That costs
+// four copies of the loop, and registers: layernorm's kAny rows at VPT 2 spilled with it, so
+// they pass kSwitch = false.
 template <bool kAligned, typename T, bool kSwitch = true, int K, typename F>
 __device__ __forceinline__ void for_each_window(const RawPack (&raw)[K], int ph, F&& f) {
   if constexpr (kAligned) {
