@@ -243,3 +243,6 @@ def test_the_skill_quotes_the_word_offset_switch() -> None:
             f"at {min(regs)}-{max(regs)} registers (bf16)") in comments("glu/kernel_src/glu.cu")
     assert (f"8192x4096 {ln[0]} -> {ln[1]} %, 16384x2048 {ln2[0]} -> {ln2[1]}"
             in comments("layernorm/kernel_src/layernorm.cu"))
+    # and the code that was timed is the code that ships
+    assert "with_word_offset<T>(pg," in (src / "glu/kernel_src/glu.cu").read_text()
+    assert "for_each_window<kRows, T, kSwitch>(raw," in (src / "layernorm/kernel_src/layernorm.cu").read_text()

@@ -92,7 +92,9 @@ __global__ void __launch_bounds__(max_threads<VPT>(), min_blocks<VPT>())
   // The operands (weight, bias, modulation rows): one load per pack.
   constexpr bool kOps = kSharedOnGrid<L> && (L != Layout::kShifted || VPT != 4 || kShiftedOps4);
   // x's word offset switched on once per row (for_each_window), except for kAny rows at VPT 2,
-  // where the loop's four copies spilled 4 bytes (16-bit types, sm_80 and sm_90).
+  // where the loop's four copies spilled 4 bytes (16-bit types, sm_80 and sm_90). Rows under
+  // 32 lanes share a warp: at different phases (a row stride off the pack grid) their cases
+  // run one after another (untimed; every benchmarked row has a warp or more).
   constexpr bool kSwitch = L != Layout::kAny || VPT != 2;
   __shared__ float scratch[kMaxLanes / 32];
   const int lanes = blockDim.x;
