@@ -539,6 +539,9 @@ def test_a_real_signal_right_after_any_rename_rolls_everything_back(sandbox, mon
     hooks = {"no-exchange": ""} | ({"no-sigmask": ""} if deferral == "handlers" else {})
     monkeypatch.setattr(fsops, "HOOKS", hooks)
     previous = signal.signal(signal.SIGTERM, _raise_terminated)
+    # A runner started in the background (nohup, `cmd &` without job control) inherits SIGINT
+    # ignored, and Python then keeps it ignored: install the handler a terminal's Ctrl-C meets.
+    previous_int = signal.signal(signal.SIGINT, signal.default_int_handler)
     stop = threading.Event()
     if deferral == "sigmask-with-a-thread":
         threading.Thread(target=stop.wait, daemon=True).start()
@@ -568,3 +571,4 @@ def test_a_real_signal_right_after_any_rename_rolls_everything_back(sandbox, mon
     finally:
         stop.set()
         signal.signal(signal.SIGTERM, previous)
+        signal.signal(signal.SIGINT, previous_int)
