@@ -34,6 +34,18 @@ def _lessons() -> str:
     return " ".join((skilldocs.SKILL / "references" / "lessons.md").read_text().split())
 
 
+def _templates_page() -> str:
+    return " ".join((skilldocs.SKILL / "references" / "kernel-templates.md").read_text().split())
+
+
+TEMPLATES = skilldocs.SKILL / "assets" / "template"
+
+
+def _comments(rel: str) -> str:
+    """A template source's text with its comment markers dropped and whitespace joined."""
+    return " ".join((TEMPLATES / rel).read_text().replace("//", " ").split())
+
+
 def test_lessons_quote_the_newest_h100_run_of_every_scaffold() -> None:
     text = _lessons()
     ranges, speedups = {}, []
@@ -55,10 +67,16 @@ def _pct(run: str, op: str, rows: int, width: int, layout: str = "aligned") -> s
 
 def _registers(instance: str, table_file: str = "ptxas_unpack/registers_sm90.md") -> tuple[str, str]:
     """The first two register columns of one instance in a ptxas table: (A, W) in ptxas_unpack's
-    (main at 7bb0916 and unpack.patch), (A, V) in h100_run12's."""
+    (main at 7bb0916 and unpack.patch), (A, V) in h100_run12's and h100_run13's."""
     table = (RUNS / table_file).read_text().splitlines()
     cells = next(ln for ln in table if f"`{instance}`" in ln).split("|")
     return cells[3].strip(), cells[4].strip()
+
+
+def _glu_shuffled_registers(table_file: str) -> tuple[list[int], list[int]]:
+    """(A, V) registers of glu's three bf16 instances for rows not aligned, in a ptxas table."""
+    cols = [_registers(f"glu_rows<__nv_bfloat16, (ks::GluActivation){act}, false>", table_file) for act in range(3)]
+    return [int(a) for a, _ in cols], [int(v) for _, v in cols]
 
 
 def _unpack_evidence() -> dict:
@@ -105,7 +123,7 @@ def test_lessons_quote_the_same_call_comparisons() -> None:
 
 
 def test_the_templates_page_quotes_the_same_machine_comparison() -> None:
-    page = " ".join((skilldocs.SKILL / "references" / "kernel-templates.md").read_text().split())
+    page = _templates_page()
     new = _row("h100_run3/head", "elementwise", 8192, 4096)
     old = _row("h100_run3/ad738e8", "elementwise", 8192, 4096)
     assert f"from {old['pct_of_copy_bandwidth']:.1f} % to {new['pct_of_copy_bandwidth']:.1f} % of copy bandwidth" in page
@@ -156,9 +174,7 @@ def test_lessons_quote_the_word_wise_unpack() -> None:
 def _off_phase_evidence() -> dict:
     """Run 12's same-call A/B for rows off the output's phase (x[1:] views), as the skill quotes it."""
     run = "h100_run12"
-    glu = [_registers(f"glu_rows<__nv_bfloat16, (ks::GluActivation){act}, false>", f"{run}/registers_sm90.md")
-           for act in range(3)]
-    regs = {"A": [int(a) for a, _ in glu], "V": [int(v) for _, v in glu]}
+    regs = dict(zip(("A", "V"), _glu_shuffled_registers(f"{run}/registers_sm90.md"), strict=True))
     ew = {}
     for tree in ("A", "V"):
         pct = [r["pct_of_copy_bandwidth"] for r in _rows(f"{run}/call3/elementwise{tree}", "elementwise")
@@ -190,24 +206,19 @@ def test_lessons_quote_the_rows_off_the_phase() -> None:
 
 def test_the_templates_and_their_sources_quote_the_rows_off_the_phase() -> None:
     e = _off_phase_evidence()
-    page = " ".join((skilldocs.SKILL / "references" / "kernel-templates.md").read_text().split())
+    page = _templates_page()
     assert (f"RMSNorm 8192x4096 went from {e['rmsnorm'][0]} to {e['rmsnorm'][1]} % of copy and LayerNorm + AdaLN "
             f"from {e['layernorm'][0]} to {e['layernorm'][1]} %") in page
     assert f"glu's 4096x11008 row went from {e['glu'][0]} to {e['glu'][1]} % of copy" in page
-    src = skilldocs.SKILL / "assets" / "template"
-
-    def comments(rel: str) -> str:
-        return " ".join((src / rel).read_text().replace("//", " ").split())
-
-    assert f"from {e['glu'][0]} to {e['glu'][1]} % of copy" in comments("common/kernel_src/common.cuh")
-    assert f"{e['glu_regs'][1]} registers instead of {e['glu_regs'][0]}" in comments("glu/kernel_src/glu.cu")
-    assert f"x[..., 1:] from {e['glu'][0]} to {e['glu'][1]} % of copy" in comments("glu/kernel_src/glu.cu")
-    assert f"from {e['elementwise'][0]} to {e['elementwise'][1]} % of copy" in comments(
+    assert f"from {e['glu'][0]} to {e['glu'][1]} % of copy" in _comments("common/kernel_src/common.cuh")
+    assert f"{e['glu_regs'][1]} registers instead of {e['glu_regs'][0]}" in _comments("glu/kernel_src/glu.cu")
+    assert f"x[..., 1:] from {e['glu'][0]} to {e['glu'][1]} % of copy" in _comments("glu/kernel_src/glu.cu")
+    assert f"from {e['elementwise'][0]} to {e['elementwise'][1]} % of copy" in _comments(
         "elementwise/kernel_src/elementwise.cu")
-    assert f"8192x4096 bf16 from {e['rmsnorm'][0]} to {e['rmsnorm'][1]} % of copy" in comments(
+    assert f"8192x4096 bf16 from {e['rmsnorm'][0]} to {e['rmsnorm'][1]} % of copy" in _comments(
         "rmsnorm/kernel_src/rmsnorm.cu")
-    assert f"4096x8192 fell to {e['rms_shuffled'][1]} %" in comments("rmsnorm/kernel_src/rmsnorm.cu")
-    assert f"from {e['layernorm'][0]} to {e['layernorm'][1]} % of copy at 8192x4096" in comments(
+    assert f"4096x8192 fell to {e['rms_shuffled'][1]} %" in _comments("rmsnorm/kernel_src/rmsnorm.cu")
+    assert f"from {e['layernorm'][0]} to {e['layernorm'][1]} % of copy at 8192x4096" in _comments(
         "layernorm/kernel_src/layernorm.cu")
 
 
@@ -227,22 +238,16 @@ def test_the_skill_quotes_the_word_offset_switch() -> None:
     ln, ln2, glu, glu2 = e["ln"], e["ln2"], e["glu"], e["glu2"]
     assert (f"LayerNorm + AdaLN x[1:] 8192×4096 {ln[0]} → {ln[1]} %, 16384×2048 {ln2[0]} → {ln2[1]} %; "
             f"glu x[1:] 2048×8192 {glu[0]} → {glu[1]} %, 16384×1024 {glu2[0]} → {glu2[1]} %") in _lessons()
-    page = " ".join((skilldocs.SKILL / "references" / "kernel-templates.md").read_text().split())
+    page = _templates_page()
     assert (f"LayerNorm + AdaLN 8192x4096 `x[..., 1:]` went from {ln[0]} to {ln[1]} % of copy and glu "
             f"2048x8192 from {glu[0]} to {glu[1]} %") in page
-    src = skilldocs.SKILL / "assets" / "template"
-
-    def comments(rel: str) -> str:
-        return " ".join((src / rel).read_text().replace("//", " ").split())
-
     assert (f"8192x4096 bf16 x[..., 1:] from {ln[0]} to {ln[1]} % of copy, glu 2048x8192 from {glu[0]} "
-            f"to {glu[1]}") in comments("common/kernel_src/common.cuh")
-    regs = [int(_registers(f"glu_rows<__nv_bfloat16, (ks::GluActivation){act}, false>",
-                           "h100_run13/registers_sm90.md")[1]) for act in range(3)]
+            f"to {glu[1]}") in _comments("common/kernel_src/common.cuh")
+    regs = _glu_shuffled_registers("h100_run13/registers_sm90.md")[1]
     assert (f"2048x8192 x[..., 1:] from {glu[0]} to {glu[1]} %, 16384x1024 from {glu2[0]} to {glu2[1]}, "
-            f"at {min(regs)}-{max(regs)} registers (bf16)") in comments("glu/kernel_src/glu.cu")
+            f"at {min(regs)}-{max(regs)} registers (bf16)") in _comments("glu/kernel_src/glu.cu")
     assert (f"8192x4096 {ln[0]} -> {ln[1]} %, 16384x2048 {ln2[0]} -> {ln2[1]}"
-            in comments("layernorm/kernel_src/layernorm.cu"))
+            in _comments("layernorm/kernel_src/layernorm.cu"))
     # and the code that was timed is the code that ships
-    assert "with_word_offset<T>(pg," in (src / "glu/kernel_src/glu.cu").read_text()
-    assert "for_each_window<kRows, T, kSwitch>(raw," in (src / "layernorm/kernel_src/layernorm.cu").read_text()
+    assert "with_word_offset<T>(pg," in (TEMPLATES / "glu/kernel_src/glu.cu").read_text()
+    assert "for_each_window<kRows, T, kSwitch>(raw," in (TEMPLATES / "layernorm/kernel_src/layernorm.cu").read_text()
