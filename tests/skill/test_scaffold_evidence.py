@@ -24,10 +24,10 @@ def _row(run: str, op: str, rows: int, width: int, layout: str = "aligned") -> d
 
 # The newest run of each shipped kernel (same-call A/Bs on H100s): glu and layernorm from run 13's
 # call 3 (V: the word offset switched once per row); rmsnorm and elementwise from run 12's call 3
-# (V2), rope from its A (its kernel unchanged since run 9). Each run's README says which tree is which.
+# (V2), rope from rope_shifted's V (its kShifted instance). Each run's README says which tree is which.
 NEWEST = {"elementwise": "h100_run12/call3/elementwiseV", "glu": "h100_run13/call3/gluV",
           "rmsnorm": "h100_run12/call3/rmsnormV", "layernorm": "h100_run13/call3/layernormV",
-          "rope": "h100_run12/call3/ropeA"}
+          "rope": "rope_shifted/call1/ropeV"}
 
 
 def _lessons() -> str:
@@ -239,7 +239,7 @@ def test_the_skill_quotes_the_word_offset_switch() -> None:
     assert (f"LayerNorm + AdaLN x[1:] 8192×4096 {ln[0]} → {ln[1]} %, 16384×2048 {ln2[0]} → {ln2[1]} %; "
             f"glu x[1:] 2048×8192 {glu[0]} → {glu[1]} %, 16384×1024 {glu2[0]} → {glu2[1]} %") in _lessons()
     page = _templates_page()
-    assert (f"LayerNorm + AdaLN 8192x4096 `x[..., 1:]` went from {ln[0]} to {ln[1]} % of copy and glu "
+    assert (f"LayerNorm + AdaLN 8192x4096 `x[..., 1:]` went from {ln[0]} to {ln[1]} % of copy, glu "
             f"2048x8192 from {glu[0]} to {glu[1]} %") in page
     assert (f"8192x4096 bf16 x[..., 1:] from {ln[0]} to {ln[1]} % of copy, glu 2048x8192 from {glu[0]} "
             f"to {glu[1]}") in _comments("common/kernel_src/common.cuh")
@@ -251,3 +251,25 @@ def test_the_skill_quotes_the_word_offset_switch() -> None:
     # and the code that was timed is the code that ships
     assert "with_word_offset<T>(pg," in (TEMPLATES / "glu/kernel_src/glu.cu").read_text()
     assert "for_each_window<kRows, T, kSwitch>(raw," in (TEMPLATES / "layernorm/kernel_src/layernorm.cu").read_text()
+
+
+def test_the_skill_quotes_ropes_shifted_instance() -> None:
+    run = "rope_shifted/call1"
+
+    def ab(rows: int, width: int) -> list[str]:
+        return [_pct(f"{run}/rope{t}", "rope", rows, width, "misaligned") for t in ("A", "V")]
+
+    wide = [[float(_pct(f"{run}/rope{t}", "rope", r["rows"], r["width"], "misaligned"))
+             for r in _rows(f"{run}/ropeA", "rope")
+             if r["layout"] == "misaligned" and 1024 <= r["width"] <= 8192 and r["width"] % 8 == 0
+             and r["bytes"] >= BIG] for t in ("A", "V")]
+    spans = [f"{min(w):.1f}-{max(w):.1f}" for w in wide]
+    big, narrow = ab(8192, 4096), ab(524288, 64)
+    assert (f"rope rotate-half x[1:] 8192×4096 {big[0]} → {big[1]} %, dim 64 {narrow[0]} → {narrow[1]} %"
+            in _lessons())
+    assert f"8192x4096 (x shifted, tables aligned) from {big[0]} to {big[1]} %" in _templates_page()
+    regs = _registers("rope_rows<__nv_bfloat16, false, (ks::Layout)3>", "rope_shifted/registers_sm90.md")[1]
+    any_regs = _registers("rope_rows<__nv_bfloat16, false, (ks::Layout)0>", "rope_shifted/registers_sm90.md")[1]
+    assert (f"bf16 8192x4096 from {big[0]} to {big[1]} % of copy, dims 1024-8192 {spans[0]} -> {spans[1]} %, "
+            f"dim 64 {narrow[0]} -> {narrow[1]} % (one H100, same call; {regs} registers against the kAny "
+            f"instance's {any_regs})") in _comments("rope/kernel_src/rope.cu")

@@ -14,6 +14,10 @@
 // - Aligned instances (kAligned): when every pointer, stride and the half are whole packs,
 //   each pack is one load and no shift: aligned bf16 rows 73-77 -> 83-86 % of copy bandwidth
 //   on an H100 (rows of 64: 46 -> 70 %; the kernel-skills repository's evidence/scaffolds).
+//   Shifted instances (kShifted: x[..., 1:] against aligned tables and output): x's word
+//   offset switched once per row, the tables one load per pack: bf16 8192x4096 from 76.1 to
+//   80.9 % of copy, dims 1024-8192 72.6-76.3 -> 78.3-80.9 %, dim 64 45.1 -> 61.3 % (one H100,
+//   same call; 58 registers against the kAny instance's 64).
 // - Lanes per row: about one pack each, 8..512 (wider rows loop); narrow rows (dim
 //   64-256) share a 256-thread block. __launch_bounds__(512): the rotate-half body needs
 //   more than the 64 registers that 1024 threads would leave. int64 indices.
@@ -26,11 +30,32 @@ namespace {
 constexpr int kMaxLanes = 512;  // 1024 would cap registers at 64: rotate-half spills there
 constexpr int kBlockThreads = 256;
 
-// kAligned: the launcher checked that every pack of x, cos, sin and out is on the 16-byte
-// grid (base pointers, strides and the half in whole packs): one load per pack, no shift.
-template <typename T, bool kInterleaved, bool kAligned>
+// Runs packs(xwin) with xwin(raw, p) making x's pack at p: kShifted switches on the word offset
+// of x0 (the row's first pack; every x pack of the row shares its phase) once, outside the loop.
+template <typename T, Layout L, typename F>
+__device__ __forceinline__ void with_x_window(const T* x0, F&& packs) {
+  if constexpr (L == Layout::kShifted) {
+    with_word_offset<T>(phase_of(x0), [&](auto q, int shift) {
+      packs([&](const RawPack& r, const T*) { return window_q<decltype(q)::value, T>(r, shift); });
+    });
+  } else {
+    packs([](const RawPack& r, const T* p) { return window<L == Layout::kAligned>(r, p); });
+  }
+}
+
+// What the launcher checked (Layout in common.cuh):
+//   kAligned: every pack of x, cos, sin and out on the 16-byte grid (base pointers, strides and
+//             the half in whole packs): one load per pack, no shift.
+//   kShifted: the same for cos, sin and out, but x's rows at another phase (x[..., 1:] views):
+//             cos and sin one load per pack; x's packs share the row's phase, so its word
+//             offset is switched on once per row (with_word_offset) and each pack is window_q's
+//             four funnel shifts.
+//   kAny:     nothing; every pack is two loads and a runtime word pick.
+template <typename T, bool kInterleaved, Layout L>
 __global__ void __launch_bounds__(kMaxLanes) rope_rows(RopeArgs a) {
   constexpr int N = kPack<T>;
+  constexpr bool kAligned = L == Layout::kAligned;
+  constexpr bool kShared = kSharedOnGrid<L>;  // cos, sin (and out) on the grid
   const int lanes = blockDim.x;
   const int t = threadIdx.x;
   const int64_t rows = a.batch * a.heads * a.seq;
@@ -53,21 +78,24 @@ __global__ void __launch_bounds__(kMaxLanes) rope_rows(RopeArgs a) {
     };
     if (2 * t < sp.head) pair(2 * t);
     if (2 * t < sp.tail) pair(sp.head + sp.packs * N + 2 * t);
-    for (int64_t j = t; j < sp.packs; j += lanes) {
-      const int64_t e = sp.head + j * N;
-      // All three loads in flight before the first is used.
-      const RawPack rx = load_raw<kAligned>(x + e), rc = load_raw<kAligned>(cs + e), rs = load_raw<kAligned>(sn + e);
-      const Pack<T> xv = window<kAligned>(rx, x + e), cv = window<kAligned>(rc, cs + e),
-                    sv = window<kAligned>(rs, sn + e);
-      Pack<T> o;
+    // xwin(raw, p): x's pack at p from its raw loads.
+    auto packs = [&](auto xwin) {
+      for (int64_t j = t; j < sp.packs; j += lanes) {
+        const int64_t e = sp.head + j * N;
+        // All three loads in flight before the first is used.
+        const RawPack rx = load_raw<kAligned>(x + e), rc = load_raw<kShared>(cs + e), rs = load_raw<kShared>(sn + e);
+        const Pack<T> xv = xwin(rx, x + e), cv = window<kShared>(rc, cs + e), sv = window<kShared>(rs, sn + e);
+        Pack<T> o;
 #pragma unroll
-      for (int i = 0; i < N; i += 2) {
-        const float x0 = to_float(xv.v[i]), x1 = to_float(xv.v[i + 1]);
-        o.v[i] = from_float<T>(x0 * to_float(cv.v[i]) - x1 * to_float(sv.v[i]));
-        o.v[i + 1] = from_float<T>(x1 * to_float(cv.v[i + 1]) + x0 * to_float(sv.v[i + 1]));
+        for (int i = 0; i < N; i += 2) {
+          const float x0 = to_float(xv.v[i]), x1 = to_float(xv.v[i + 1]);
+          o.v[i] = from_float<T>(x0 * to_float(cv.v[i]) - x1 * to_float(sv.v[i]));
+          o.v[i + 1] = from_float<T>(x1 * to_float(cv.v[i + 1]) + x0 * to_float(sv.v[i + 1]));
+        }
+        store_pack(y + e, o);
       }
-      store_pack(y + e, o);
-    }
+    };
+    with_x_window<T, L>(x + sp.head, packs);
   } else {
     const int64_t half = a.dim / 2;
     const RowSplit sp = split_row(y, half);  // cut by the first half's output
@@ -78,29 +106,32 @@ __global__ void __launch_bounds__(kMaxLanes) rope_rows(RopeArgs a) {
     };
     if (t < sp.head) one(t);
     if (t < sp.tail) one(sp.head + sp.packs * N + t);
-    for (int64_t j = t; j < sp.packs; j += lanes) {
-      const int64_t i = sp.head + j * N;
-      // All six loads in flight before the first is used.
-      const RawPack rx1 = load_raw<kAligned>(x + i), rx2 = load_raw<kAligned>(x + i + half);
-      const RawPack rc1 = load_raw<kAligned>(cs + i), rs1 = load_raw<kAligned>(sn + i);
-      const RawPack rc2 = load_raw<kAligned>(cs + i + half), rs2 = load_raw<kAligned>(sn + i + half);
-      const Pack<T> x1 = window<kAligned>(rx1, x + i), x2 = window<kAligned>(rx2, x + i + half);
-      const Pack<T> c1 = window<kAligned>(rc1, cs + i), s1 = window<kAligned>(rs1, sn + i);
-      const Pack<T> c2 = window<kAligned>(rc2, cs + i + half), s2 = window<kAligned>(rs2, sn + i + half);
-      Pack<T> o1, o2;
+    auto packs = [&](auto xwin) {  // xwin as above; x + i + half is at x + i's phase when kShifted
+      for (int64_t j = t; j < sp.packs; j += lanes) {
+        const int64_t i = sp.head + j * N;
+        // All six loads in flight before the first is used.
+        const RawPack rx1 = load_raw<kAligned>(x + i), rx2 = load_raw<kAligned>(x + i + half);
+        const RawPack rc1 = load_raw<kShared>(cs + i), rs1 = load_raw<kShared>(sn + i);
+        const RawPack rc2 = load_raw<kShared>(cs + i + half), rs2 = load_raw<kShared>(sn + i + half);
+        const Pack<T> x1 = xwin(rx1, x + i), x2 = xwin(rx2, x + i + half);
+        const Pack<T> c1 = window<kShared>(rc1, cs + i), s1 = window<kShared>(rs1, sn + i);
+        const Pack<T> c2 = window<kShared>(rc2, cs + i + half), s2 = window<kShared>(rs2, sn + i + half);
+        Pack<T> o1, o2;
 #pragma unroll
-      for (int k = 0; k < N; ++k) {
-        const float a1 = to_float(x1.v[k]), a2 = to_float(x2.v[k]);
-        o1.v[k] = from_float<T>(a1 * to_float(c1.v[k]) - a2 * to_float(s1.v[k]));
-        o2.v[k] = from_float<T>(a2 * to_float(c2.v[k]) + a1 * to_float(s2.v[k]));
+        for (int k = 0; k < N; ++k) {
+          const float a1 = to_float(x1.v[k]), a2 = to_float(x2.v[k]);
+          o1.v[k] = from_float<T>(a1 * to_float(c1.v[k]) - a2 * to_float(s1.v[k]));
+          o2.v[k] = from_float<T>(a2 * to_float(c2.v[k]) + a1 * to_float(s2.v[k]));
+        }
+        store_pack(y + i, o1);
+        if constexpr (kShared) {
+          store_pack(y + i + half, o2);
+        } else {
+          store_any(y + i + half, o2);  // aligned too when half is a multiple of the pack
+        }
       }
-      store_pack(y + i, o1);
-      if constexpr (kAligned) {
-        store_pack(y + i + half, o2);
-      } else {
-        store_any(y + i + half, o2);  // aligned too when half is a multiple of the pack
-      }
-    }
+    };
+    with_x_window<T, L>(x + sp.head, packs);
   }
 }
 
@@ -113,14 +144,18 @@ cudaError_t launch(const RopeArgs& a, cudaStream_t stream) {
   const int rows_per_block = lanes >= kBlockThreads ? 1 : kBlockThreads / lanes;
   const int64_t blocks = (rows + rows_per_block - 1) / rows_per_block;
   if (blocks > INT32_MAX) return cudaErrorInvalidValue;
-  // Every pack of every row on the 16-byte grid: the base pointers, the strides and the half.
-  const bool aligned = aligned16(a.x) && aligned16(a.cos) && aligned16(a.sin) && aligned16(a.out) &&
-                       a.dim % (2 * N) == 0 && a.x_sb % N == 0 && a.x_sh % N == 0 && a.x_ss % N == 0 &&
-                       a.cs_sb % N == 0 && a.cs_ss % N == 0;
-  if (aligned) {
-    rope_rows<T, kInterleaved, true><<<static_cast<unsigned>(blocks), dim3(lanes, rows_per_block), 0, stream>>>(a);
+  // cos, sin and out: every pack of every row on the 16-byte grid (base pointers, strides, half).
+  const bool shared = aligned16(a.cos) && aligned16(a.sin) && aligned16(a.out) && a.dim % (2 * N) == 0 &&
+                      a.cs_sb % N == 0 && a.cs_ss % N == 0;
+  // x too: every row on the grid. Otherwise (x[..., 1:]) each row has its own phase: kShifted.
+  const bool x_on_grid = aligned16(a.x) && a.x_sb % N == 0 && a.x_sh % N == 0 && a.x_ss % N == 0;
+  const dim3 grid(static_cast<unsigned>(blocks)), block(lanes, rows_per_block);
+  if (shared && x_on_grid) {
+    rope_rows<T, kInterleaved, Layout::kAligned><<<grid, block, 0, stream>>>(a);
+  } else if (shared) {
+    rope_rows<T, kInterleaved, Layout::kShifted><<<grid, block, 0, stream>>>(a);
   } else {
-    rope_rows<T, kInterleaved, false><<<static_cast<unsigned>(blocks), dim3(lanes, rows_per_block), 0, stream>>>(a);
+    rope_rows<T, kInterleaved, Layout::kAny><<<grid, block, 0, stream>>>(a);
   }
   return cudaGetLastError();
 }
