@@ -23,10 +23,11 @@ def _row(run: str, op: str, rows: int, width: int, layout: str = "aligned") -> d
 
 
 # The newest run of each shipped kernel (same-call A/Bs on H100s): glu and layernorm from run 13's
-# call 3 (V: the word offset switched once per row); rmsnorm and elementwise from run 12's call 3
-# (V2), rope from rope_shifted's V (its kShifted instance). Each run's README says which tree is which.
+# call 3 (V: the word offset switched once per row); elementwise from run 12's call 3 (V2), rope
+# from rope_shifted's V (its kShifted instance), rmsnorm from warp_runs' call 3 (V3: x[..., 1:]
+# rows in warp runs). Each run's README says which tree is which.
 NEWEST = {"elementwise": "h100_run12/call3/elementwiseV", "glu": "h100_run13/call3/gluV",
-          "rmsnorm": "h100_run12/call3/rmsnormV", "layernorm": "h100_run13/call3/layernormV",
+          "rmsnorm": "warp_runs/call3/rmsnormV3", "layernorm": "h100_run13/call3/layernormV",
           "rope": "rope_shifted/call1/ropeV"}
 
 
@@ -53,12 +54,15 @@ def test_lessons_quote_the_newest_h100_run_of_every_scaffold() -> None:
         big = [r for r in _rows(run, op) if r["bytes"] >= BIG and r["width"] >= 1024]
         pct = [r["pct_of_copy_bandwidth"] for r in big]
         ranges[op] = f"{op} {min(pct):.0f}-{max(pct):.0f} %"
-        speedups += [r["speedup_vs_best"] for r in big]
-    behind = sorted(s for s in speedups if s < 1)
+        speedups += [(r["speedup_vs_best"], r["pct_of_copy_bandwidth"]) for r in big]
+    behind = sorted(s for s, _ in speedups if s < 1)
+    tie = 0.98  # within 2 % of the best peer counts as a tie (issue 32's target)
     quoted = (f"elementwise {ranges['elementwise'].split(' ', 1)[1]} of copy, " + ", ".join(
         ranges[op] for op in ("rmsnorm", "layernorm", "glu", "rope")))
     assert quoted in text
-    assert f"{behind[0]:.2f}-{behind[-1]:.2f}x the best of `torch.compile` and Triton on {len(behind)} of {len(speedups)} rows" in text
+    assert (f"behind the best of `torch.compile` and Triton on {len(behind)} of {len(speedups)} rows "
+            f"({behind[0]:.2f}x at worst), by more than 2 % on {sum(s < tie for s in behind)}; "
+            f"{sum(s >= tie and p >= 85 for s, p in speedups)} rows meet both targets") in text
 
 
 def _pct(run: str, op: str, rows: int, width: int, layout: str = "aligned") -> str:
@@ -273,3 +277,31 @@ def test_the_skill_quotes_ropes_shifted_instance() -> None:
     assert (f"bf16 8192x4096 from {big[0]} to {big[1]} % of copy, dims 1024-8192 {spans[0]} -> {spans[1]} %, "
             f"dim 64 {narrow[0]} -> {narrow[1]} % (one H100, same call; {regs} registers against the kAny "
             f"instance's {any_regs})") in _comments("rope/kernel_src/rope.cu")
+
+
+def test_the_skill_quotes_the_warp_runs() -> None:
+    run = "warp_runs"
+
+    def ab(rows: int, width: int) -> list[str]:
+        return [_pct(f"{run}/call3/rmsnorm{t}", "rmsnorm", rows, width, "misaligned") for t in ("A", "V3")]
+
+    w4k, w8k, w1k = ab(8192, 4096), ab(4096, 8192), ab(32768, 1024)
+    shifted = [r for r in _rows(f"{run}/call3/rmsnormV3", "rmsnorm")
+               if r["layout"] == "misaligned" and r["bytes"] >= BIG and r["width"] % 8 == 0 and r["width"] >= 1024]
+    vs_triton = sorted(r["peers_us"]["triton"] / r["kernel_us"] for r in shifted)
+    ew = {t: _rows(f"{run}/call1/elementwise{t}", "elementwise") for t in ("A", "V1")}
+    lost = [a["pct_of_copy_bandwidth"] - v["pct_of_copy_bandwidth"] for a, v in zip(ew["A"], ew["V1"], strict=True)
+            if a["layout"] == "misaligned" and a["bytes"] >= BIG and a["width"] >= 1024]
+    ew_regs = _registers("elementwise_rows<__nv_bfloat16, (ks::Activation)0, false>", f"{run}/registers_sm90.md")
+    assert (f"RMSNorm x[1:] bf16 8192×4096 {w4k[0]} → {w4k[1]} % of copy, 4096×8192 {w8k[0]} → {w8k[1]} %, "
+            f"32768×1024 {w1k[0]} → {w1k[1]} % ({vs_triton[0]:.2f}-{vs_triton[-1]:.2f}x Triton; one H100, same call, "
+            f"do_bench); elementwise's loads so −{min(lost):.1f} to −{max(lost):.1f} points "
+            f"({ew_regs[0]} → {ew_regs[1]} registers, one H200)") in _lessons()
+    assert (f"bf16 4096x8192 `x[..., 1:]` went from {w8k[0]} to {w8k[1]} % of copy and 8192x4096 from {w4k[0]} to "
+            f"{w4k[1]} %") in _templates_page()
+    assert f"lost {min(lost):.1f}-{max(lost):.1f} points on an H200" in _templates_page()
+    assert f"lost {min(lost):.1f}-{max(lost):.1f} points on an H200" in _comments("common/kernel_src/common.cuh")
+    assert f"4096x8192 x[..., 1:] from {w8k[0]} to {w8k[1]} % of copy" in _comments("common/kernel_src/common.cuh")
+    regs = _registers("rms_norm_rows<__nv_bfloat16, 4, (ks::Layout)3, false>", f"{run}/registers_sm90.md")[1]
+    assert (f"x[..., 1:] 8192x4096 from {w4k[0]} to {w4k[1]} % of copy, 4096x8192 {w8k[0]} -> {w8k[1]}, 32768x1024 "
+            f"{w1k[0]} -> {w1k[1]}, at {regs} registers") in _comments("rmsnorm/kernel_src/rmsnorm.cu")

@@ -179,8 +179,8 @@ __device__ __forceinline__ Pack<T> window_q(const RawPack& r, int shift) {
 // switch per row, around a loop of window_q, not one per pack (a switch per pack made each
 // load's use a branch merge: see load_raw). It pays where the splice limits the row: LayerNorm
 // + AdaLN 8192x4096 bf16 x[..., 1:] from 58.8 to 65.8 % of copy, glu 2048x8192 from 73.7 to
-// 79.3; elementwise and RMSNorm gained nothing and keep window() (one H100, same call; the
-// kernel-skills repository's evidence/scaffolds/h100_run13).
+// 79.3; elementwise and RMSNorm's 2-pack rows gained nothing and keep window() (one H100, same
+// call; the kernel-skills repository's evidence/scaffolds/h100_run13).
 template <typename T, typename F>
 __device__ __forceinline__ void with_word_offset(int ph, F&& f) {
   const int off = ph * static_cast<int>(sizeof(T));
@@ -351,6 +351,31 @@ __device__ __forceinline__ bool chunk_in_row(int64_t j, int64_t packs, int ph) {
 __device__ __forceinline__ RawPack with_next(const uint4& a) {
   return RawPack{a, make_uint4(__shfl_down_sync(0xffffffffu, a.x, 1), __shfl_down_sync(0xffffffffu, a.y, 1),
                                __shfl_down_sync(0xffffffffu, a.z, 1), __shfl_down_sync(0xffffffffu, a.w, 1))};
+}
+
+// Warp runs, for rows off the output's phase where a lane caches VPT packs: warp w of a row
+// owns the packs [32 * VPT * w, 32 * VPT * (w + 1)), and lane l's k-th pack is
+// 32 * VPT * w + 32 * k + l, so each of its loads is one chunk of a warp's 512 coalesced bytes.
+// A pack needs the next pack's chunk too: lanes 0..30 take it from the lane above, lane 31
+// from lane 0's chunk k + 1 (lane 0's own chunk k is nobody else's, so lane 0 can offer that
+// one instead). Lane 0 alone also loads the chunk after the run, as its chunk VPT. A lane holds
+// VPT + 1 chunks where load_raw holds 2 * VPT, and a warp makes 32 packs per load, not 31.
+// RMSNorm's shifted rows at 4 packs per lane this way: bf16 4096x8192 x[..., 1:] from 70.0 to
+// 86.9 % of copy (one H100, same call; evidence/scaffolds/warp_runs). Elementwise's shuffled
+// loads this way lost 2.3-3.7 points on an H200 (bf16 40 -> 52 registers): time it per op.
+template <int VPT>
+__device__ __forceinline__ int64_t run_pack(int t, int k) {
+  return static_cast<int64_t>(t / 32) * (32 * VPT) + 32 * k + t % 32;
+}
+
+// This lane's chunk c[k] (mine) and the next pack's, given c[k + 1] (after). Every lane of
+// the warp calls it, with blocks whose rows are whole warps.
+__device__ __forceinline__ RawPack with_run_next(const uint4& mine, const uint4& after) {
+  const bool first = threadIdx.x % 32 == 0;
+  const int above = (threadIdx.x + 1) % 32;
+  auto next = [&](uint32_t m, uint32_t a) { return __shfl_sync(0xffffffffu, first ? a : m, above); };
+  return RawPack{mine, make_uint4(next(mine.x, after.x), next(mine.y, after.y), next(mine.z, after.z),
+                                  next(mine.w, after.w))};
 }
 
 // The pack at p from this lane's chunk `a` and the next lane's. Every lane of the warp calls it

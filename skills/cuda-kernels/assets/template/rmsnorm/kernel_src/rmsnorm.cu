@@ -30,7 +30,11 @@
 //   32768x1024 71.6 -> 77.7, 4096x8192 64.7 -> 69.6 (one H100, same call). Shuffled loads
 //   (common.cuh) at 4 packs per lane lost here: the 31-pack warps turned 512-lane rows into
 //   544 (one block per SM), 4096x8192 fell to 39.3 % (the kernel-skills repository's
-//   evidence/scaffolds/h100_run12).
+//   evidence/scaffolds/h100_run12). Without a residual, shifted rows whose lanes are whole
+//   warps take 4 packs per lane in warp runs (run_pack, with_run_next in common.cuh): one
+//   chunk load per pack, 32 packs per warp, x's word offset switched once per row. bf16
+//   x[..., 1:] 8192x4096 from 78.0 to 87.1 % of copy, 4096x8192 70.0 -> 86.9, 32768x1024
+//   78.2 -> 87.7, at 55 registers (one H100, same call; evidence/scaffolds/warp_runs).
 // - Aligned instances (Layout::kAligned): when every pointer is 16-byte aligned and every row
 //   stride a whole number of packs, each pack is one load and no shift, so they fit
 //   tighter launch bounds (more blocks per SM); many rows take 4 packs per lane.
@@ -69,7 +73,8 @@ __device__ __forceinline__ Pack<T> add_round(const Pack<T>& a, const Pack<T>& b)
 //   aligned: VPT 1: 512 x 3 (40 regs)  VPT 4: 256 x 4 (64; 256 x 3 on sm_80)  VPT 8: 512 x 1
 //   (128); 32 registers at VPT 1 spilled 4-28 bytes (ptxas -v, sm_80/90).
 //   any alignment: 1024 x 1 (64), VPT 1 and 2; VPT 0 (the re-read row) 1024 x 1.
-//   same phase: as any alignment, and VPT 4 as aligned. Shifted: as any alignment.
+//   same phase: as any alignment, and VPT 4 as aligned. Shifted: as any alignment (VPT 4 in
+//   warp runs too: 55-56 registers under the 64 cap).
 template <int VPT, Layout L>
 constexpr int max_threads() {
   if constexpr (VPT == 4 && kRowsOnGrid<L>) return 256;
@@ -91,12 +96,15 @@ constexpr int min_blocks() {
 
 // VPT > 0: each lane caches VPT packs in registers. VPT == 0: rows too wide for that; the
 // second pass reads the row again (from sum_out when fused: the lane's own writes).
-template <typename T, int VPT, Layout L>
+// kResidual false: no residual (launched only then), and shifted rows read in warp runs.
+template <typename T, int VPT, Layout L, bool kResidual = true>
 __global__ void __launch_bounds__(max_threads<VPT, L>(), min_blocks<VPT, L>())
     rms_norm_rows(RmsNormArgs a) {
   constexpr int N = kPack<T>;
   constexpr bool kRows = kRowsOnGrid<L>;  // x, residual, sum_out: one load per pack
   constexpr bool kWeight = kSharedOnGrid<L>;  // the weight too
+  // x's packs in warp runs (run_pack, with_run_next in common.cuh): one chunk per pack.
+  constexpr bool kRuns = L == Layout::kShifted && !kResidual && VPT > 0;
   __shared__ float scratch[kMaxLanes / 32];
   const int lanes = blockDim.x;
   const int t = threadIdx.x;
@@ -104,7 +112,7 @@ __global__ void __launch_bounds__(max_threads<VPT, L>(), min_blocks<VPT, L>())
   const bool active = row < a.rows;  // the last block may hang past the end; it still joins the reduction
   const int64_t r = active ? row : 0;
   const T* x = static_cast<const T*>(a.x) + r * a.x_stride;
-  const T* res = a.residual != nullptr ? static_cast<const T*>(a.residual) + r * a.residual_stride : nullptr;
+  const T* res = kResidual && a.residual != nullptr ? static_cast<const T*>(a.residual) + r * a.residual_stride : nullptr;
   T* s = a.sum_out != nullptr ? static_cast<T*>(a.sum_out) + r * a.sum_stride : nullptr;
   T* y = static_cast<T*>(a.out) + r * a.out_stride;
   const T* w = static_cast<const T*>(a.weight);
@@ -140,7 +148,29 @@ __global__ void __launch_bounds__(max_threads<VPT, L>(), min_blocks<VPT, L>())
       for (int i = 0; i < N; ++i) sum_sq += f[i] * f[i];
       return p;
     };
-    if constexpr (VPT > 0) {
+    if constexpr (kRuns) {
+      const int ph = phase_of(x + sp.head);  // every x pack of the row is at this phase
+      uint4 c[VPT + 1];                      // c[VPT]: lane 0's chunk after the warp's run
+#pragma unroll
+      for (int k = 0; k <= VPT; ++k) {
+        const int64_t j = run_pack<VPT>(t, k);
+        c[k] = make_uint4(0u, 0u, 0u, 0u);
+        if ((k < VPT || t % 32 == 0) && chunk_in_row(j, sp.packs, ph)) c[k] = load_chunk(x + sp.head + j * N, ph);
+      }
+      with_word_offset<T>(ph, [&](auto q, int shift) {  // once per row: window_q's four shifts a pack
+#pragma unroll
+        for (int k = 0; k < VPT; ++k) {
+          const RawPack rx = with_run_next(c[k], c[k + 1]);  // every lane: a shuffle
+          if (run_pack<VPT>(t, k) < sp.packs) {
+            cache[k] = window_q<decltype(q)::value, T>(rx, shift);
+            float f[N];
+            unpack(cache[k], f);
+#pragma unroll
+            for (int i = 0; i < N; ++i) sum_sq += f[i] * f[i];
+          }
+        }
+      });
+    } else if constexpr (VPT > 0) {
       RawPack rx[VPT], rr[VPT];
 #pragma unroll
       for (int k = 0; k < VPT; ++k) {
@@ -189,12 +219,12 @@ __global__ void __launch_bounds__(max_threads<VPT, L>(), min_blocks<VPT, L>())
     RawPack rw[VPT];  // the lane's aligned weight packs, all in flight together
 #pragma unroll
     for (int k = 0; k < VPT; ++k) {
-      const int64_t j = t + static_cast<int64_t>(k) * lanes;
+      const int64_t j = kRuns ? run_pack<VPT>(t, k) : t + static_cast<int64_t>(k) * lanes;
       if (w != nullptr && j < sp.packs) rw[k] = load_raw<true>(w + sp.head + j * N);
     }
 #pragma unroll
     for (int k = 0; k < VPT; ++k) {
-      const int64_t j = t + static_cast<int64_t>(k) * lanes;
+      const int64_t j = kRuns ? run_pack<VPT>(t, k) : t + static_cast<int64_t>(k) * lanes;
       if (j < sp.packs) store(j, cache[k], rw[k]);
     }
   } else if constexpr (VPT > 0) {
@@ -214,12 +244,12 @@ __global__ void __launch_bounds__(max_threads<VPT, L>(), min_blocks<VPT, L>())
   }
 }
 
-template <typename T, int VPT, Layout L>
+template <typename T, int VPT, Layout L, bool kResidual = true>
 cudaError_t launch(const RmsNormArgs& a, int lanes, cudaStream_t stream) {
   const int rows_per_block = lanes >= kBlockThreads ? 1 : kBlockThreads / lanes;
   const int64_t blocks = (a.rows + rows_per_block - 1) / rows_per_block;
   if (blocks > INT32_MAX) return cudaErrorInvalidValue;
-  rms_norm_rows<T, VPT, L><<<static_cast<unsigned>(blocks), dim3(lanes, rows_per_block), 0, stream>>>(a);
+  rms_norm_rows<T, VPT, L, kResidual><<<static_cast<unsigned>(blocks), dim3(lanes, rows_per_block), 0, stream>>>(a);
   return cudaGetLastError();
 }
 
@@ -227,12 +257,20 @@ cudaError_t launch(const RmsNormArgs& a, int lanes, cudaStream_t stream) {
 // (lanes_for_row(packs, 2)), then the VPT that covers the row; one pack per lane on more
 // lanes ran slower (8192x4096 bf16: 48 against 72 % of copy). Same-phase rows load one word
 // per pack, so those of 256 packs or more take 4 packs per lane first, as the aligned
-// instances do.
+// instances do; so do shifted rows without a residual, in warp runs, where their lanes are
+// whole warps (over 64 packs: 520 bf16 and wider). The fused add keeps 2 per lane: its residual is
+// shifted too, a second set of chunks.
 template <typename T, Layout L>
 cudaError_t launch_any(const RmsNormArgs& a, int64_t packs, cudaStream_t stream) {
   if constexpr (L == Layout::kSamePhase) {  // 4 packs per lane where 256 lanes hold the row
     int l4 = 0;
     if (packs >= 256 && lanes_cover(packs, 4, max_threads<4, L>(), &l4)) return launch<T, 4, L>(a, l4, stream);
+  }
+  if constexpr (L == Layout::kShifted) {  // no residual: 4 packs per lane in warp runs (whole warps)
+    int l4 = 0;
+    if (a.residual == nullptr && lanes_cover(packs, 4, max_threads<4, L>(), &l4) && l4 % 32 == 0) {
+      return launch<T, 4, L, false>(a, l4, stream);
+    }
   }
   const int lanes = lanes_for_row(packs, 2);
   const int64_t per_lane = (packs + lanes - 1) / lanes;
