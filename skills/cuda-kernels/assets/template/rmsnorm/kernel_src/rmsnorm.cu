@@ -41,8 +41,8 @@
 // - Lanes per row grow with the width (8..32 lanes, then whole warps up to the instance's
 //   bound). Narrow rows share a 256-thread block, one group of lanes per row.
 // - Rows too wide for the register cache (more than 2 packs per lane at 1024 lanes: over
-//   16384 bf16/fp16 or 8192 fp32 elements, unless aligned) re-read the row in the second
-//   pass, from L2.
+//   16384 bf16/fp16 or 8192 fp32 elements, unless aligned, or shifted without a residual: 4
+//   per lane, up to 32768 / 16384) re-read the row in the second pass, from L2.
 // - __launch_bounds__(threads, blocks) per instance (max_threads/min_blocks below): threads
 //   x registers fit an SM's 65536 registers (tests/test_kernel_resources.py checks it).
 // - Indices are int64 (rows * hidden can pass 2^31).
@@ -258,7 +258,7 @@ cudaError_t launch(const RmsNormArgs& a, int lanes, cudaStream_t stream) {
 // lanes ran slower (8192x4096 bf16: 48 against 72 % of copy). Same-phase rows load one word
 // per pack, so those of 256 packs or more take 4 packs per lane first, as the aligned
 // instances do; so do shifted rows without a residual, in warp runs, where their lanes are
-// whole warps (over 64 packs: 520 bf16 and wider). The fused add keeps 2 per lane: its residual is
+// whole warps (65 to 4096 packs: 520 to 32768 bf16, 260 to 16384 fp32). The fused add keeps 2 per lane: its residual is
 // shifted too, a second set of chunks.
 template <typename T, Layout L>
 cudaError_t launch_any(const RmsNormArgs& a, int64_t packs, cudaStream_t stream) {
