@@ -4,45 +4,34 @@
 //   y[r, :] = x[r, :] * rsqrt(mean(x[r, :]^2) + eps) * weight      (weight optional)
 //   fused:   s = round(x + residual) -> sum_out;  y = rms_norm(s) * weight
 //
-// Why it is shaped like this
+// Why it is shaped like this (the numbers and their runs: references/lessons.md)
 // - Memory-bound (2 bytes in and out per bf16 element, ~4 FLOPs): the floor is bytes /
-//   copy bandwidth. Each element is read from DRAM once: a thread loads its share of the
-//   row into registers (all loads in flight together), the row's sum of squares is
-//   reduced, and the cached values are scaled and stored.
-// - Every width and alignment takes one path (split_row in common.cuh): a scalar head up
-//   to the output row's first 16-byte boundary, 16-byte packs, a scalar tail. Inputs
-//   whose phase differs from the output's (x[..., 1:] views, the weight against a row off
-//   the grid) are read with two aligned 16-byte loads and a register shift.
-// - Same-phase instances (Layout::kSamePhase): contiguous rows of a width that is not a
-//   multiple of the pack (4100 bf16) start off the grid, but x, the residual and the sum sit
-//   at the output's phase in every row: one load per pack; only the weight is shifted, and
-//   it is read pack by pack in the second pass (L1/L2 hits), not all in flight: the
-//   qwen3_8b example's split kernel took 98 registers the other way, 59 this way, and went
-//   from 79 to 86 % of copy bandwidth at 4096x4100 on an H100. Same-phase rows of 256 packs
-//   or more take 4 packs per lane under the aligned 4-pack bound: 8185x4100 bf16 went from
-//   66.1 to 71.4 % of copy on an H100 at 256 x 3, and from 71.0 to 78.6 % at 256 x 4 with
-//   packs unpacked from their words (the kernel-skills repository's evidence/scaffolds/
-//   h100_run10 and h100_run11).
-// - Shifted instances (Layout::kShifted): x[..., 1:] views into a fresh output. The rows are
-//   shifted, but the weight sits on the output's grid: its packs are one load each and go
-//   out together in the second pass, where a shifted weight's load waits for the stores
-//   before it (a store might alias it). 8192x4096 bf16 from 71.8 to 77.9 % of copy,
-//   32768x1024 71.6 -> 77.7, 4096x8192 64.7 -> 69.6 (one H100, same call). Shuffled loads
-//   (common.cuh) at 4 packs per lane lost here: the 31-pack warps turned 512-lane rows into
-//   544 (one block per SM), 4096x8192 fell to 39.3 % (the kernel-skills repository's
-//   evidence/scaffolds/h100_run12). Without a residual, shifted rows whose lanes are whole
-//   warps take 4 packs per lane in warp runs (run_pack, with_run_next in common.cuh): one
-//   chunk load per pack, 32 packs per warp, x's word offset switched once per row. bf16
-//   x[..., 1:] 8192x4096 from 78.0 to 87.1 % of copy, 4096x8192 70.0 -> 86.9, 32768x1024
-//   78.2 -> 87.7, at 55 registers (one H100, same call; evidence/scaffolds/warp_runs).
-// - Aligned instances (Layout::kAligned): when every pointer is 16-byte aligned and every row
-//   stride a whole number of packs, each pack is one load and no shift, so they fit
-//   tighter launch bounds (more blocks per SM); many rows take 4 packs per lane.
+//   copy bandwidth. Each element is read from DRAM once: a lane caches its share of the row
+//   in registers (all loads in flight together), the sum of squares is reduced, and the
+//   cached values are scaled and stored.
+// - Every width and alignment takes one path (split_row in common.cuh): a scalar head to the
+//   output row's first 16-byte boundary, 16-byte packs, a scalar tail. An input at another
+//   phase than the output is read with two aligned 16-byte loads and a shift.
+// - The launcher picks the instance its checks allow (Layout in common.cuh):
+//   kAligned: one load per pack and no shift, so tighter launch bounds; many rows take 4
+//     packs per lane.
+//   kSamePhase (contiguous rows of 4100 bf16): x, the residual and the sum at the output's
+//     phase, one load per pack; the shifted weight is read pack by pack in the second pass
+//     (held in flight it took the qwen3_8b split kernel from 59 to 98 registers). Rows of
+//     256 packs or more take 4 per lane under the aligned 4-pack bound.
+//   kShifted (x[..., 1:] into a fresh output): the weight is on the grid, its packs fetched
+//     together (a shifted weight's load waits for the stores before it). Without a residual,
+//     rows whose lanes are whole warps take 4 packs per lane in warp runs (run_pack,
+//     with_run_next in common.cuh: one chunk load per pack, 32 packs per warp), x's word
+//     offset switched once per row: bf16 x[..., 1:] 8192x4096 from 78.0 to 87.1 % of copy,
+//     4096x8192 70.0 -> 86.9, 32768x1024 78.2 -> 87.7, at 55 registers (one H100, same call).
+//     The 31-pack shuffled warps lost here: 512-lane rows became 544 (one block per SM) and
+//     4096x8192 fell to 39.3 %.
+//   kAny: x, the residual and the weight all shifted.
 // - Lanes per row grow with the width (8..32 lanes, then whole warps up to the instance's
-//   bound). Narrow rows share a 256-thread block, one group of lanes per row.
-// - Rows too wide for the register cache (more than 2 packs per lane at 1024 lanes: over
-//   16384 bf16/fp16 or 8192 fp32 elements, unless aligned, or shifted without a residual: 4
-//   per lane, up to 32768 / 16384) re-read the row in the second pass, from L2.
+//   bound); narrow rows share a 256-thread block. Rows too wide for the register cache (over
+//   2 packs per lane at 1024 lanes: 16384 bf16, 8192 fp32; aligned rows go to 8 per lane,
+//   shifted rows without a residual to 4) re-read the row in the second pass, from L2.
 // - __launch_bounds__(threads, blocks) per instance (max_threads/min_blocks below): threads
 //   x registers fit an SM's 65536 registers (tests/test_kernel_resources.py checks it).
 // - Indices are int64 (rows * hidden can pass 2^31).
@@ -255,11 +244,10 @@ cudaError_t launch(const RmsNormArgs& a, int lanes, cudaStream_t stream) {
 
 // Rows not aligned (L: kAny, kShifted or kSamePhase): about 2 packs per lane
 // (lanes_for_row(packs, 2)), then the VPT that covers the row; one pack per lane on more
-// lanes ran slower (8192x4096 bf16: 48 against 72 % of copy). Same-phase rows load one word
-// per pack, so those of 256 packs or more take 4 packs per lane first, as the aligned
-// instances do; so do shifted rows without a residual, in warp runs, where their lanes are
-// whole warps (65 to 4096 packs: 520 to 32768 bf16, 260 to 16384 fp32). The fused add keeps 2 per lane: its residual is
-// shifted too, a second set of chunks.
+// lanes ran slower (8192x4096 bf16: 48 against 72 % of copy). 4 packs per lane first for
+// same-phase rows of 256 packs or more (one load a pack, as aligned), and for shifted rows
+// without a residual whose lanes are whole warps (warp runs: 65 to 4096 packs). The fused
+// add keeps 2: its shifted residual would be a second set of chunks.
 template <typename T, Layout L>
 cudaError_t launch_any(const RmsNormArgs& a, int64_t packs, cudaStream_t stream) {
   if constexpr (L == Layout::kSamePhase) {  // 4 packs per lane where 256 lanes hold the row
@@ -276,9 +264,9 @@ cudaError_t launch_any(const RmsNormArgs& a, int64_t packs, cudaStream_t stream)
   const int64_t per_lane = (packs + lanes - 1) / lanes;
   if (per_lane <= 1) return launch<T, 1, L>(a, lanes, stream);
   if (per_lane <= 2) return launch<T, 2, L>(a, lanes, stream);
-  // No VPT 4 for rows of any phase: with every load in flight (two words of x and of the
-  // residual per cached pack) it spills at 64 registers in every dtype (ptxas -v; fp32
-  // spilled 172 bytes on sm_90).
+  // No other VPT 4 for rows of any phase: with load_raw's two chunks of x and of the
+  // residual per cached pack in flight it spills at 64 registers in every dtype (ptxas -v;
+  // fp32 spilled 172 bytes on sm_90).
   return launch<T, 0, L>(a, lanes, stream);
 }
 
