@@ -115,14 +115,14 @@ def test_installed_wheel_adds_skills_outside_the_checkout_offline(venv, wheel, s
 # repository's evidence/. Bounds from issue 31 (measured there on the wheel of main: 644 files,
 # 11 MB installed, an 82 KB receipt).
 # Issue 31's targets, and guards against regrowth at today's tree with a few % headroom.
-# Today (the scaffold ops with their aligned instances, the CPU emulator, the prototype route
-# and the long_rows example of issues 32 and 34 included, and the qwen3 example's split
-# RMSNorm kernel and emulated kernel tests): 147 files, 1.80 MB installed, a 10 KB receipt, a
-# 764 KB wheel. The file and receipt targets are met; the size targets are not (strict xfail
+# Today (the scaffold ops with their aligned, same-phase and shifted instances, rmsnorm's
+# warp runs, the CPU emulator, the prototype route and the long_rows example of issues 32 and
+# 34 included, and the qwen3 example's split RMSNorm kernel and emulated kernel tests): 147
+# files, 1.84 MB installed, a 10 KB receipt, a 764 KB wheel. The file and receipt targets are met; the size targets are not (strict xfail
 # below).
 MAX_FILES, TARGET_FILES = 150, 200
 MAX_RECEIPT_BYTES, TARGET_RECEIPT_BYTES = 11_500, 20_000
-MAX_INSTALLED_BYTES, TARGET_INSTALLED_BYTES = 1_840_000, 1_500_000
+MAX_INSTALLED_BYTES, TARGET_INSTALLED_BYTES = 1_850_000, 1_500_000
 MAX_WHEEL_BYTES, TARGET_WHEEL_BYTES = 780_000, 600_000
 
 
@@ -173,7 +173,7 @@ def test_installed_tree_meets_the_issue_file_and_receipt_targets(installed_skill
     assert receipt <= TARGET_RECEIPT_BYTES, f"receipt {receipt} bytes (issue 31: <= {TARGET_RECEIPT_BYTES})"
 
 
-@pytest.mark.xfail(strict=True, reason="issue 31 targets 1.5 MB installed and a 600 KB wheel; today 1.80 MB and "
+@pytest.mark.xfail(strict=True, reason="issue 31 targets 1.5 MB installed and a 600 KB wheel; today 1.84 MB and "
                                        "764 KB: remove this mark when it passes")
 def test_installed_tree_and_wheel_meet_the_issue_size_targets(installed_skill, wheel):
     _, size = _tree(installed_skill)
