@@ -379,6 +379,20 @@ __device__ __forceinline__ RawPack with_run_next(const uint4& mine, const uint4&
                                   next(mine.w, after.w))};
 }
 
+// This lane's chunks of a warp run of the row operand p (`packs` packs, all at phase ph): c[k]
+// for its k-th pack, and in lane 0 c[VPT], the chunk after the run. A chunk outside the row
+// stays zero and no pack that is made reads it. Issue every load before the first with_run_next.
+template <int VPT, typename T>
+__device__ __forceinline__ void load_run(const T* p, int64_t packs, int ph, uint4 (&c)[VPT + 1]) {
+  const int t = threadIdx.x;
+#pragma unroll
+  for (int k = 0; k <= VPT; ++k) {
+    const int64_t j = run_pack<VPT>(t, k);
+    c[k] = make_uint4(0u, 0u, 0u, 0u);
+    if ((k < VPT || t % 32 == 0) && chunk_in_row(j, packs, ph)) c[k] = load_chunk(p + j * kPack<T>, ph);
+  }
+}
+
 // The pack at p from this lane's chunk `a` and the next lane's. Every lane of the warp calls it
 // (a shuffle), whether or not it makes a pack.
 template <typename T>

@@ -140,12 +140,7 @@ __global__ void __launch_bounds__(max_threads<VPT, L>(), min_blocks<VPT, L>())
     if constexpr (kRuns) {
       const int ph = phase_of(x + sp.head);  // every x pack of the row is at this phase
       uint4 c[VPT + 1];                      // c[VPT]: lane 0's chunk after the warp's run
-#pragma unroll
-      for (int k = 0; k <= VPT; ++k) {
-        const int64_t j = run_pack<VPT>(t, k);
-        c[k] = make_uint4(0u, 0u, 0u, 0u);
-        if ((k < VPT || t % 32 == 0) && chunk_in_row(j, sp.packs, ph)) c[k] = load_chunk(x + sp.head + j * N, ph);
-      }
+      load_run<VPT>(x + sp.head, sp.packs, ph, c);
       with_word_offset<T>(ph, [&](auto q, int shift) {  // once per row: window_q's four shifts a pack
 #pragma unroll
         for (int k = 0; k < VPT; ++k) {
