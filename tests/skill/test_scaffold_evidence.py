@@ -69,6 +69,11 @@ def _pct(run: str, op: str, rows: int, width: int, layout: str = "aligned") -> s
     return f"{_row(run, op, rows, width, layout)['pct_of_copy_bandwidth']:.1f}"
 
 
+def _ab(call: str, op: str, rows: int, width: int, trees: tuple[str, ...] = ("A", "V")) -> list[str]:
+    """% of copy of one x[..., 1:] row in each tree's folder of a call ({call}/{op}{tree}), as quoted."""
+    return [_pct(f"{call}/{op}{t}", op, rows, width, "misaligned") for t in trees]
+
+
 def _registers(instance: str, table_file: str = "ptxas_unpack/registers_sm90.md") -> tuple[str, str]:
     """The first two register columns of one instance in a ptxas table: (A, W) in ptxas_unpack's
     (main at 7bb0916 and unpack.patch), (A, V) in h100_run12's and h100_run13's."""
@@ -187,12 +192,12 @@ def _off_phase_evidence() -> dict:
     ncu = (RUNS / run / "call1" / "ncu" / "rmA_mis.txt").read_text()
     alu = ncu.split("ALU is the highest-utilized pipeline (")[1].split("%")[0]
     return {
-        "glu": [_pct(f"{run}/call3/glu{t}", "glu", 4096, 11008, "misaligned") for t in ("A", "V")],
+        "glu": _ab(f"{run}/call3", "glu", 4096, 11008),
         "glu_regs": [f"{min(regs[t])}-{max(regs[t])}" for t in ("A", "V")],
         "elementwise": [ew["A"], ew["V"]],
-        "rmsnorm": [_pct(f"{run}/call3/rmsnorm{t}", "rmsnorm", 8192, 4096, "misaligned") for t in ("A", "V")],
-        "layernorm": [_pct(f"{run}/call2/layernorm{t}", "layernorm", 8192, 4096, "misaligned") for t in ("A", "V")],
-        "rms_shuffled": [_pct(f"{run}/call2/rmsnorm{t}", "rmsnorm", 4096, 8192, "misaligned") for t in ("A", "V")],
+        "rmsnorm": _ab(f"{run}/call3", "rmsnorm", 8192, 4096),
+        "layernorm": _ab(f"{run}/call2", "layernorm", 8192, 4096),
+        "rms_shuffled": _ab(f"{run}/call2", "rmsnorm", 4096, 8192),
         "alu": f"{float(alu):.0f}",
     }
 
@@ -227,12 +232,8 @@ def test_the_templates_and_their_sources_quote_the_rows_off_the_phase() -> None:
 def _word_offset_evidence() -> dict[str, list[str]]:
     """Run 13's same-call A/B (call 3) of the word offset switched once per row, as quoted."""
     run = "h100_run13/call3"
-
-    def ab(op: str, rows: int, width: int) -> list[str]:
-        return [_pct(f"{run}/{op}{t}", op, rows, width, "misaligned") for t in ("A", "V")]
-
-    return {"ln": ab("layernorm", 8192, 4096), "ln2": ab("layernorm", 16384, 2048),
-            "glu": ab("glu", 2048, 8192), "glu2": ab("glu", 16384, 1024)}
+    return {"ln": _ab(run, "layernorm", 8192, 4096), "ln2": _ab(run, "layernorm", 16384, 2048),
+            "glu": _ab(run, "glu", 2048, 8192), "glu2": _ab(run, "glu", 16384, 1024)}
 
 
 def test_the_skill_quotes_the_word_offset_switch() -> None:
@@ -258,9 +259,6 @@ def test_the_skill_quotes_the_word_offset_switch() -> None:
 def test_the_skill_quotes_ropes_shifted_instance() -> None:
     run = "rope_shifted/call1"
 
-    def ab(rows: int, width: int) -> list[str]:
-        return [_pct(f"{run}/rope{t}", "rope", rows, width, "misaligned") for t in ("A", "V")]
-
     def span(tree: str) -> str:  # misaligned dims 1024-8192 on the pack grid (not 4100: kAny)
         pct = [r["pct_of_copy_bandwidth"] for r in _rows(f"{run}/rope{tree}", "rope")
                if r["layout"] == "misaligned" and 1024 <= r["width"] <= 8192 and r["width"] % 8 == 0
@@ -268,7 +266,7 @@ def test_the_skill_quotes_ropes_shifted_instance() -> None:
         return f"{min(pct):.1f}-{max(pct):.1f}"
 
     spans = [span("A"), span("V")]
-    big, narrow = ab(8192, 4096), ab(524288, 64)
+    big, narrow = _ab(run, "rope", 8192, 4096), _ab(run, "rope", 524288, 64)
     assert (f"rope's shifted instance (x switched, tables one load a pack) x[1:] 8192×4096 {big[0]} → {big[1]} %, "
             f"dim 64 {narrow[0]} → {narrow[1]} %") in _lessons()
     assert f"8192x4096 (x shifted, tables aligned) from {big[0]} to {big[1]} %" in _templates_page()
@@ -281,11 +279,8 @@ def test_the_skill_quotes_ropes_shifted_instance() -> None:
 
 def test_the_skill_quotes_the_warp_runs() -> None:
     run = "warp_runs"
-
-    def ab(rows: int, width: int) -> list[str]:
-        return [_pct(f"{run}/call3/rmsnorm{t}", "rmsnorm", rows, width, "misaligned") for t in ("A", "V3")]
-
-    w4k, w8k, w1k = ab(8192, 4096), ab(4096, 8192), ab(32768, 1024)
+    w4k, w8k, w1k = (_ab(f"{run}/call3", "rmsnorm", rows, width, ("A", "V3"))
+                     for rows, width in ((8192, 4096), (4096, 8192), (32768, 1024)))
     shifted = [r for r in _rows(f"{run}/call3/rmsnormV3", "rmsnorm")
                if r["layout"] == "misaligned" and r["bytes"] >= BIG and r["width"] % 8 == 0 and r["width"] >= 1024]
     vs_triton = sorted(r["peers_us"]["triton"] / r["kernel_us"] for r in shifted)
