@@ -24,10 +24,10 @@ def _row(run: str, op: str, rows: int, width: int, layout: str = "aligned") -> d
 
 # The newest run of each shipped kernel (same-call A/Bs on H100s): glu and layernorm from run 13's
 # call 3 (V: the word offset switched once per row); elementwise from run 12's call 3 (V2), rope
-# from rope_shifted's V (its kShifted instance), rmsnorm from warp_runs' call 3 (V3: x[..., 1:]
-# rows in warp runs). Each run's README says which tree is which.
+# from rope_shifted's V (its kShifted instance), rmsnorm from warp_runs' call 4 (V: main's warp
+# runs, and aligned rows of 65-128 packs at 4 per lane). Each run's README says which tree is which.
 NEWEST = {"elementwise": "h100_run12/call3/elementwiseV", "glu": "h100_run13/call3/gluV",
-          "rmsnorm": "warp_runs/call3/rmsnormV3", "layernorm": "h100_run13/call3/layernormV",
+          "rmsnorm": "warp_runs/call4/rmsnormV", "layernorm": "h100_run13/call3/layernormV",
           "rope": "rope_shifted/call1/ropeV"}
 
 
@@ -69,9 +69,11 @@ def _pct(run: str, op: str, rows: int, width: int, layout: str = "aligned") -> s
     return f"{_row(run, op, rows, width, layout)['pct_of_copy_bandwidth']:.1f}"
 
 
-def _ab(call: str, op: str, rows: int, width: int, trees: tuple[str, ...] = ("A", "V")) -> list[str]:
-    """% of copy of one x[..., 1:] row in each tree's folder of a call ({call}/{op}{tree}), as quoted."""
-    return [_pct(f"{call}/{op}{t}", op, rows, width, "misaligned") for t in trees]
+def _ab(call: str, op: str, rows: int, width: int, trees: tuple[str, ...] = ("A", "V"),
+        layout: str = "misaligned") -> list[str]:
+    """% of copy of one row (x[..., 1:] unless `layout` says) in each tree's folder of a call
+    ({call}/{op}{tree}), as quoted."""
+    return [_pct(f"{call}/{op}{t}", op, rows, width, layout) for t in trees]
 
 
 def _registers(instance: str, table_file: str = "ptxas_unpack/registers_sm90.md") -> tuple[str, str]:
@@ -306,6 +308,12 @@ def test_the_skill_quotes_the_warp_runs() -> None:
     assert "with_run_next(c[k], c[k + 1])" in _comments("rmsnorm/kernel_src/rmsnorm.cu")
     assert "lanes_cover(packs, 4, max_threads<4, L>(), &l4) && l4 % 32 == 0" in _comments("rmsnorm/kernel_src/rmsnorm.cu")
     assert f"4096x8192 x[..., 1:] from {w8k[0]} to {w8k[1]} % of copy" in _comments("common/kernel_src/common.cuh")
+    narrow = _ab(f"{run}/call4", "rmsnorm", 32768, 1024, layout="aligned")  # aligned rows of 128 packs: 128 x 1 -> 32 x 4
+    assert (f"32768x1024 bf16 as 32 lanes of 4 read {narrow[1]} % of copy where 128 lanes of 1 read {narrow[0]} "
+            "(one H100, same call)") in _comments("rmsnorm/kernel_src/rmsnorm.cu")
+    assert "a.rows > 1024 && packs > 64 ? 4 : 1" in _comments("rmsnorm/kernel_src/rmsnorm.cu")
+    ln = _ab(f"{run}/call4", "layernorm", 32768, 1024)
+    assert f"LayerNorm's x[1:] rows in warp runs lost (32768×1024 {ln[0]} → {ln[1]} %" in _lessons()
     regs = _registers("rms_norm_rows<__nv_bfloat16, 4, (ks::Layout)3, false>", f"{run}/registers_sm90.md")[1]
     assert (f"x[..., 1:] 8192x4096 from {w4k[0]} to {w4k[1]} % of copy, 4096x8192 {w8k[0]} -> {w8k[1]}, 32768x1024 "
             f"{w1k[0]} -> {w1k[1]}, at {regs} registers") in _comments("rmsnorm/kernel_src/rmsnorm.cu")

@@ -302,8 +302,10 @@ cudaError_t rms_norm(const RmsNormArgs& a, cudaStream_t stream) {
       return launch_any<T, Layout::kAny>(a, packs, stream);
     }
     // Many rows: few threads with several packs each (the qwen3_8b example's H200 sweep: 4096
-    // bf16 wide as 128 x 4); a few rows: more threads per row, to fill the SMs.
-    return launch_aligned<T>(a, packs, a.rows > 1024 && packs >= 256 ? 4 : 1, stream);
+    // bf16 wide as 128 x 4). Rows over 64 packs too: 32768x1024 bf16 as 32 lanes of 4 read
+    // 85.2 % of copy where 128 lanes of 1 read 77.9 (one H100, same call). A few rows: more
+    // threads per row, to fill the SMs.
+    return launch_aligned<T>(a, packs, a.rows > 1024 && packs > 64 ? 4 : 1, stream);
   });
 }
 
