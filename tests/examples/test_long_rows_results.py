@@ -27,3 +27,22 @@ def test_results_md_is_rendered_from_the_shipped_json_and_rounds_as_the_full_run
     shipped = json.loads((EXAMPLE / "benchmarks" / "results.json").read_text())
     assert (EXAMPLE / "RESULTS.md").read_text() == make_results.render(shipped, "results.json")
     assert make_results.render(json.loads(RUN.read_text()), "results.json") == make_results.render(shipped, "results.json")
+
+
+def test_lessons_quote_the_flush_probe() -> None:
+    """What a clean L2 takes off each kernel, as lessons.md quotes it, is flush_probe.json's."""
+    probe = json.loads((REPO / "evidence" / "long_rows" / "benchmarks" / "h100_flush" / "flush_probe.json").read_text())
+    small = [s for s in probe["shapes"] if s["mbytes"] < 400]  # near the L2: the 1.2 GB row is the control
+
+    def span(kernel: str) -> str:
+        gain = sorted(s["us"][kernel]["do_bench"] - s["us"][kernel]["clean"] for s in small)
+        return f"{gain[0]:.1f}-{gain[-1]:.1f} us"
+
+    mbs = sorted(s["mbytes"] for s in small)
+    lessons = " ".join((REPO / "skills" / "cuda-kernels" / "references" / "lessons.md").read_text().split())
+    assert (f"a clean L2 took {span('copy')} off copy, {span('lse')} off a read-only logsumexp and "
+            f"{span('triton_lse')} off its Triton peer at {mbs[0]:.0f}-{mbs[-1]:.0f} MB (one H100), enough to "
+            "reorder the two at fp32 512x32000") in lessons
+    fp32 = next(s for s in small if s["rows"] == 512 and s["vocab"] == 32000 and s["dtype"] == "float32")
+    order = {m: fp32["us"]["lse"][m] < fp32["us"]["triton_lse"][m] for m in ("do_bench", "clean")}
+    assert order == {"do_bench": True, "clean": False}  # ours first with the dirty flush, Triton's with a clean L2
