@@ -22,12 +22,13 @@ def _row(run: str, op: str, rows: int, width: int, layout: str = "aligned") -> d
     return next(r for r in _rows(run, op) if r["rows"] == rows and r["width"] == width and r["layout"] == layout)
 
 
-# The newest run of each shipped kernel (same-call A/Bs on H100s): glu and layernorm from run 13's
-# call 3 (V: the word offset switched once per row); elementwise from run 12's call 3 (V2), rope
+# The newest run of each shipped kernel (same-call A/Bs on H100s): glu from run 13's call 3 (V:
+# the word offset switched once per row), layernorm from ln_vpt's call 1 (any4: x[..., 1:] rows at
+# 4 packs per lane first); elementwise from run 12's call 3 (V2), rope
 # from rope_shifted's V (its kShifted instance), rmsnorm from warp_runs' call 4 (V: main's warp
 # runs, and aligned rows of 65-128 packs at 4 per lane). Each run's README says which tree is which.
 NEWEST = {"elementwise": "h100_run12/call3/elementwiseV", "glu": "h100_run13/call3/gluV",
-          "rmsnorm": "warp_runs/call4/rmsnormV", "layernorm": "h100_run13/call3/layernormV",
+          "rmsnorm": "warp_runs/call4/rmsnormV", "layernorm": "ln_vpt/call1/any4",
           "rope": "rope_shifted/call1/ropeV"}
 
 
@@ -317,3 +318,14 @@ def test_the_skill_quotes_the_warp_runs() -> None:
     regs = _registers("rms_norm_rows<__nv_bfloat16, 4, (ks::Layout)3, false>", f"{run}/registers_sm90.md")[1]
     assert (f"x[..., 1:] 8192x4096 from {w4k[0]} to {w4k[1]} % of copy, 4096x8192 {w8k[0]} -> {w8k[1]}, 32768x1024 "
             f"{w1k[0]} -> {w1k[1]}, at {regs} registers") in _comments("rmsnorm/kernel_src/rmsnorm.cu")
+
+
+def test_layernorm_quotes_its_packs_per_lane_probe() -> None:
+    """ln_vpt's call 1 ran main's launch and KS_LN_ANY4 (x[..., 1:] rows at 4 packs per lane
+    first) in one process; layernorm.cu quotes the two rows it moved and ships the rule."""
+    w2k, w4k = ([_pct(f"ln_vpt/call1/{tree}", "layernorm", rows, width, "misaligned") for tree in ("main", "any4")]
+                for rows, width in ((16384, 2048), (8192, 4096)))
+    source = _comments("layernorm/kernel_src/layernorm.cu")
+    assert (f"x[..., 1:] 16384x2048 {w2k[0]} -> {w2k[1]} %, 8192x4096 {w4k[0]} -> {w4k[1]} (one H100, same "
+            "call)") in source
+    assert "(packs <= 128 || L == Layout::kShifted) && lanes_cover(packs, 4, max_threads<4>(), &lanes)" in source
