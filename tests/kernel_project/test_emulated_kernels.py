@@ -93,12 +93,12 @@ def test_a_planted_bug_fails_the_emulated_cpu_tests(tmp_path: Path, op: str, bug
     source = project / "kernel_src" / file
     text = source.read_text()
     assert text.count(good) == 1, f"the scaffold's {source.name} changed: update BUGS[{bug!r}]"
-    clean = run_emulated(project, op)
-    if " passed" not in clean.stdout and "skipped" in clean.stdout:
-        pytest.skip("the emulated tests skip here (no g++ or CUDA headers): " + clean.stdout[-300:])
-    assert clean.returncode == 0 and " passed" in clean.stdout, clean.stdout[-3000:] + clean.stderr[-2000:]
+    # The clean project passes these tests (test_generated_projects.py runs them all), so only
+    # the planted build runs here: one g++ build of the kernels (~11 s) per case, not two.
     source.write_text(text.replace(good, bad))
     planted = run_emulated(project, op)
+    if " failed" not in planted.stdout and "skipped" in planted.stdout:
+        pytest.skip("the emulated tests skip here (no g++ or CUDA headers): " + planted.stdout[-300:])
     assert planted.returncode == 1, planted.stdout[-3000:] + planted.stderr[-2000:]
     assert "2 failed" in planted.stdout, planted.stdout[-3000:]  # forward and reverse schedules
     assert symptom in planted.stdout, planted.stdout[-3000:]

@@ -95,10 +95,14 @@ RESOURCES_OP = "rmsnorm"
 def test_generated_project_cpu_tests_pass(kernel_project_root: Path, op: str) -> None:
     built = build(kernel_project_root, op, CI_ARCHS)
     # -rA: the summary names every passed test (run_project_tests passes -q, which -v would only cancel).
-    extra = ["-rA"] if op == RESOURCES_OP else ["--ignore", "tests/test_kernel_resources.py"]
+    extra = ["-rA"] if op == RESOURCES_OP else ["-rs", "--ignore", "tests/test_kernel_resources.py"]
     result = run_project_tests(built, "-m", "not gpu", *extra)
     assert result.returncode == 0, result.stdout + result.stderr
     assert " passed" in result.stdout and "error" not in result.stdout.lower()
+    # The kernels ran on the emulator (g++ is here: nvcc needs it); test_emulated_kernels.py
+    # relies on this clean pass when it plants its bugs.
+    assert not [line for line in result.stdout.splitlines() if line.startswith("SKIPPED") and "_emulated" in line], \
+        result.stdout[-3000:]
     if op == RESOURCES_OP:  # build() found nvcc, so the resource check ran rather than skipped
         for arch in CI_ARCHS:
             assert f"PASSED tests/test_kernel_resources.py::test_every_kernel_fits_its_launch_without_spills[{arch}]" in \
