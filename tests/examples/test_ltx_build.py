@@ -27,23 +27,7 @@ TEST_ARCHS = os.environ.get("KERNEL_SKILLS_TEST_ARCHS", "8.0,9.0").split(",")
 
 pytestmark = pytest.mark.slow
 
-
-@pytest.fixture(scope="module")
-def ltx_build(example_build_root: Path) -> Path:
-    if shutil.which("nvcc") is None:
-        pytest.skip("nvcc is not on PATH: cannot build the example's CUDA extension")
-    pytest.importorskip("torch")
-    build_dir = example_build_root / EXAMPLE.name  # shared with the ltx_kernels fixture
-    cmd = [sys.executable, str(SCRIPTS / "build_local.py"), str(EXAMPLE), "--build-dir", str(build_dir), "--check"]
-    for arch in TEST_ARCHS:
-        cmd += ["--arch", arch]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=3600)
-    assert proc.returncode == 0, f"build_local.py failed:\n{proc.stderr[-6000:]}"
-    assert proc.stdout.strip().splitlines()[-1] == str(build_dir)
-    assert "check passed" in proc.stderr
-    for op in ("rms_norm", "rms_norm_modulate", "gelu_tanh", "rope_interleaved", "rms_norm_rope_qk"):
-        assert op in proc.stderr, f"{op} missing from the --check report"
-    return build_dir
+# ltx_build (tests/examples/conftest.py): build_local.py --check of the example, for TEST_ARCHS.
 
 
 def test_every_kernel_source_is_compiled_for_each_architecture(ltx_build: Path) -> None:
