@@ -4,6 +4,8 @@ pytest-xdist the files that compile CUDA go out to the workers first."""
 from __future__ import annotations
 
 import functools
+import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -41,6 +43,18 @@ def xdist_tiers(items: list[pytest.Item]) -> dict[Path, int]:
         tiers[path] = 0 if needs - claimed else 2 if needs else 1 if path in slow else 3
         claimed |= needs
     return tiers
+
+
+# About ten files compile CUDA or build wheels; more workers than that only import torch again
+# (hundreds of MB each) while every build runs ninja on all the cores.
+MAX_AUTO_WORKERS = 8
+
+
+@pytest.hookimpl(wrapper=True, optionalhook=True)
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> Iterator[None]:
+    """`-n auto`: one worker per core, at most MAX_AUTO_WORKERS (PYTEST_XDIST_AUTO_NUM_WORKERS wins)."""
+    n = yield
+    return n if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS") else min(n, MAX_AUTO_WORKERS)
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -44,3 +44,22 @@ def test_build_users_go_first_and_reusers_after_the_other_slow_files() -> None:
     order = sorted(items, key=lambda item: tiers(items)[item.path])
     assert [i.path for i in order][:4] == [ltx_build, ltx_build, qwen_build, scaffolds]
     assert [i.path for i in order][-2:] == [cli, cli]
+
+
+def run_wrapper(hook, proposed: int) -> int:
+    gen = hook(None)
+    next(gen)
+    try:
+        gen.send(proposed)
+    except StopIteration as done:
+        return done.value
+    raise AssertionError("the wrapper did not return")
+
+
+def test_auto_workers_are_one_per_core_up_to_eight_unless_the_environment_says(monkeypatch) -> None:
+    conftest = load_conftest()
+    monkeypatch.delenv("PYTEST_XDIST_AUTO_NUM_WORKERS", raising=False)
+    assert run_wrapper(conftest.pytest_xdist_auto_num_workers, 2) == 2
+    assert run_wrapper(conftest.pytest_xdist_auto_num_workers, 64) == conftest.MAX_AUTO_WORKERS == 8
+    monkeypatch.setenv("PYTEST_XDIST_AUTO_NUM_WORKERS", "32")  # xdist read it and proposes 32
+    assert run_wrapper(conftest.pytest_xdist_auto_num_workers, 32) == 32
