@@ -11,6 +11,7 @@ only compiled (CI has nvcc), so the GPU run cannot fail on a typo.
 from __future__ import annotations
 
 import json
+import math
 import shutil
 import subprocess
 from pathlib import Path
@@ -34,7 +35,7 @@ __global__ void smem_kernel(char* sink) {
   if (threadIdx.x == 0) sink[0] = buffer[31];
 }
 // The template's silu_f (kernel-templates.md), compiled the same way.
-__device__ __forceinline__ float silu_f(float v) { return v / (1.f + __expf(-v)); }
+__device__ __forceinline__ float silu_f(float v) { return __fdividef(v, 1.f + __expf(-v)); }
 __global__ void silu_kernel(const float* in, float* out, int n) {
   int i = threadIdx.x;
   if (i < n) out[i] = silu_f(in[i]);
@@ -73,8 +74,8 @@ int main() {
   smem_kernel<<<1, 32, optin + 1024>>>(sink);
   printf("  \"set_optin_beyond_max\": \"%s\",\n  \"smem_beyond_max\": \"%s\",\n", cudaGetErrorName(set), launch_error());
 
-  const int n = 4;
-  float host_in[n] = {-90.f, -50.f, 50.f, 100.f}, host_out[n] = {0.f, 0.f, 0.f, 0.f};
+  const int n = 6;
+  float host_in[n] = {-90.f, -87.5f, -87.f, -50.f, 50.f, 100.f}, host_out[n] = {};
   float *in = nullptr, *out = nullptr;
   cudaMalloc(&in, sizeof(host_in));
   cudaMalloc(&out, sizeof(host_out));
@@ -138,9 +139,12 @@ def test_the_runtime_answers_what_the_documents_say(tmp_path: Path) -> None:
     if torch.cuda.get_device_name().startswith(("NVIDIA H100", "NVIDIA H200")):
         assert facts["optin_max_bytes"] == 227 * 1024 and "227 KB H100/H200" in row
 
-    # kernel-templates.md: past 88, SiLU with __expf returns x; below about -88.7 it returns -0.
-    assert "for x below about -88.7 it is infinity and SiLU returns -0" in _flat(TEMPLATES)
+    # kernel-templates.md: past 88, SiLU with __expf returns x; below about -87.3 (the divisor
+    # past 2^126, where __fdividef returns 0) it returns -0.
+    assert "for x below about -87.3 it passes 2^126, where `__fdividef` returns 0, and SiLU returns -0" in _flat(TEMPLATES)
     silu = facts["silu"]
     assert silu["100"] == 100.0 and silu["50"] == pytest.approx(50.0, rel=1e-6)
     assert silu["-90"] == 0.0 and facts["silu_minus_90_sign_bit"] == 1
+    assert silu["-87.5"] == 0.0  # the true value, -8.8e-37, is a normal float
+    assert silu["-87"] == pytest.approx(-87.0 * math.exp(-87.0), rel=1e-3)
     assert silu["-50"] == pytest.approx(-50.0 * 1.9287498e-22, rel=1e-3)
