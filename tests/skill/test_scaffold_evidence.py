@@ -22,13 +22,13 @@ def _row(run: str, op: str, rows: int, width: int, layout: str = "aligned") -> d
     return next(r for r in _rows(run, op) if r["rows"] == rows and r["width"] == width and r["layout"] == layout)
 
 
-# The newest run of each shipped kernel (same-call A/Bs on H100s): glu from run 13's call 3 (V:
-# the word offset switched once per row), layernorm from ln_vpt's call 1 (any4: x[..., 1:] rows at
-# 4 packs per lane first); elementwise from run 12's call 3 (V2), rope
-# from rope_shifted's V (its kShifted instance), rmsnorm from warp_runs' call 4 (V: main's warp
-# runs, and aligned rows of 65-128 packs at 4 per lane). Each run's README says which tree is which.
-NEWEST = {"elementwise": "h100_run12/call3/elementwiseV", "glu": "h100_run13/call3/gluV",
-          "rmsnorm": "warp_runs/call4/rmsnormV", "layernorm": "ln_vpt/call1/any4",
+# The newest run of each shipped kernel (same-call A/Bs on H100s): elementwise and glu from
+# act_math's call 1 (V: one exp and one reciprocal per activation), layernorm from ln_vpt's call 2
+# (V: main's launch rule, x[..., 1:] rows at 4 packs per lane first), rope from rope_shifted's V
+# (its kShifted instance), rmsnorm from warp_runs' call 4 (V: main's warp runs, and aligned rows
+# of 65-128 packs at 4 per lane). Each run's README says which tree is which.
+NEWEST = {"elementwise": "act_math/call1/elementwiseV", "glu": "act_math/call1/gluV",
+          "rmsnorm": "warp_runs/call4/rmsnormV", "layernorm": "ln_vpt/call2/layernormV",
           "rope": "rope_shifted/call1/ropeV"}
 
 
@@ -64,6 +64,19 @@ def test_lessons_quote_the_newest_h100_run_of_every_scaffold() -> None:
     assert (f"behind the best of `torch.compile` and Triton on {len(behind)} of {len(speedups)} rows "
             f"({behind[0]:.2f}x at worst), by more than 2 % on {sum(s < tie for s in behind)}; "
             f"{sum(s >= tie and p >= 85 for s, p in speedups)} rows meet both targets") in text
+
+
+def test_lessons_quote_the_activation_math_comparison() -> None:
+    # act_math call 1 (one H100, same call): the formulas with one exp and one reciprocal
+    text = _lessons()
+    ew = [_pct(f"act_math/call1/elementwise{t}", "elementwise", 32768, 1024, "misaligned") for t in "AV"]
+    glu = [_pct(f"act_math/call1/glu{t}", "glu", 4093, 4100) for t in "AV"]
+    assert f"elementwise GELU-tanh x[1:] 32768×1024 {ew[0]} → {ew[1]} % of copy, glu SiLU 4093×4100 {glu[0]} → {glu[1]} %" in text
+    for op in ("elementwise", "glu"):  # V gained on every >= 64 MB row
+        a, v = (_rows(f"act_math/call1/{op}{t}", op) for t in "AV")
+        for ra, rv in zip(a, v, strict=True):
+            if ra["bytes"] >= BIG:
+                assert rv["kernel_us"] < ra["kernel_us"], (op, ra["rows"], ra["width"], ra["layout"])
 
 
 def _pct(run: str, op: str, rows: int, width: int, layout: str = "aligned") -> str:
