@@ -46,3 +46,44 @@ def test_lessons_quote_the_flush_probe() -> None:
     fp32 = next(s for s in small if s["rows"] == 512 and s["vocab"] == 32000 and s["dtype"] == "float32")
     order = {m: fp32["us"]["lse"][m] < fp32["us"]["triton_lse"][m] for m in ("do_bench", "clean")}
     assert order == {"do_bench": True, "clean": False}  # ours first with the dirty flush, Triton's with a clean L2
+
+
+def _fit_from_points(points: list[dict], name: str, timer: str) -> tuple[float, float]:
+    """Least squares t = a + mbytes / bandwidth over the probe's points (copy's bytes twice)."""
+    scale = 2.0 if name == "copy" else 1.0
+    xs = [scale * p["mbytes"] for p in points]
+    ys = [p[timer][name] for p in points]
+    n, mx, my = len(xs), sum(xs) / len(xs), sum(ys) / len(ys)
+    slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / sum((x - mx) ** 2 for x in xs)
+    assert n >= 4
+    return my - slope * mx, 1e3 / slope  # us, GB/s (MB/us x 1000)
+
+
+def test_the_intercept_fits_are_the_points_and_the_skill_quotes_them() -> None:
+    """The read-only stream's fixed cost, as lessons.md and the example README quote it, is what
+    intercept_probe.json's points fit to; 85 % of copy needs the bytes quoted."""
+    probe = json.loads((REPO / "evidence" / "long_rows" / "benchmarks" / "h100_intercept" / "intercept_probe.json").read_text())
+    bf16 = next(s for s in probe["series"] if s["dtype"] == "bfloat16" and s["vocab"] == 151936)
+    fit = {}
+    for name in ("copy", "lse", "triton_lse", "amax", "sum"):
+        for timer in ("clean_us", "do_bench_us"):
+            a, gbps = _fit_from_points(bf16["points"], name, timer)
+            stored = bf16["fits"][f"{name}_{timer}"]
+            assert abs(a - stored["intercept_us"]) < 1e-6 and abs(gbps - stored["gbps"]) < 1e-3
+            fit[name, timer] = (a, gbps)
+    # every read-only reduction pays more than 8 us that copy does not
+    assert all(fit[n, "clean_us"][0] > 8 for n in ("lse", "triton_lse", "amax", "sum")) and fit["copy", "clean_us"][0] < 1
+    a, gbps = fit["lse", "do_bench_us"]
+    target = 0.85 * fit["copy", "do_bench_us"][1] / 1e3  # MB/us of reads at 85 % of copy
+    need_mb = target * a / (1 - target / (gbps / 1e3))
+    lessons = " ".join((REPO / "skills" / "cuda-kernels" / "references" / "lessons.md").read_text().split())
+    def us(name: str, timer: str) -> str:
+        return f"{fit[name, timer][0]:.1f}"
+    assert (f"logsumexp {us('lse', 'clean_us')} µs ({us('lse', 'do_bench_us')}), `torch.sum` {us('sum', 'clean_us')} "
+            f"({us('sum', 'do_bench_us')}), `torch.amax` {us('amax', 'clean_us')} ({us('amax', 'do_bench_us')}), copy "
+            f"{us('copy', 'clean_us')} ({us('copy', 'do_bench_us')}); at logsumexp's do_bench fit 85 % of copy needs "
+            f"about {need_mb:.0f} MB") in lessons
+    readme = " ".join((EXAMPLE / "README.md").read_text().split())
+    assert (f"logsumexp pays {us('lse', 'do_bench_us')} µs + bytes / {gbps:.0f} GB/s, `torch.sum` "
+            f"{us('sum', 'do_bench_us')} µs and `torch.amax` {us('amax', 'do_bench_us')} µs at about the same "
+            f"bandwidth; at that intercept 85 % of copy needs about {need_mb:.0f} MB") in readme

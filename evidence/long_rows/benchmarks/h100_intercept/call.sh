@@ -1,4 +1,5 @@
-# One device call (prepared 2026-12-07, not run yet: no device was lent that session): build
+# One device call (prepared 2026-12-07; its lines ran on 2026-12-08 inside
+# evidence/scaffolds/act_math/scripts/call1.sh): build
 # long_rows for sm_90 and run intercept_probe.py. carry: nothing. About 2 min of device time.
 . evidence/scaffolds/scripts/device_call.sh intercept1
 LR=skills/cuda-kernels/examples/long_rows
