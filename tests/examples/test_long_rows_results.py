@@ -48,15 +48,19 @@ def test_lessons_quote_the_flush_probe() -> None:
     assert order == {"do_bench": True, "clean": False}  # ours first with the dirty flush, Triton's with a clean L2
 
 
+_probe_spec = importlib.util.spec_from_file_location(
+    "long_rows_intercept_probe", REPO / "evidence" / "long_rows" / "benchmarks" / "h100_intercept" / "intercept_probe.py")
+assert _probe_spec and _probe_spec.loader
+intercept_probe = importlib.util.module_from_spec(_probe_spec)
+_probe_spec.loader.exec_module(intercept_probe)  # torch and triton are imported by its main() only
+
+
 def _fit_from_points(points: list[dict], name: str, timer: str) -> tuple[float, float]:
-    """Least squares t = a + mbytes / bandwidth over the probe's points (copy's bytes twice)."""
+    """The probe's own least squares over its points (copy's bytes twice): (intercept us, GB/s)."""
+    assert len(points) >= 4
     scale = 2.0 if name == "copy" else 1.0
-    xs = [scale * p["mbytes"] for p in points]
-    ys = [p[timer][name] for p in points]
-    n, mx, my = len(xs), sum(xs) / len(xs), sum(ys) / len(ys)
-    slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / sum((x - mx) ** 2 for x in xs)
-    assert n >= 4
-    return my - slope * mx, 1e3 / slope  # us, GB/s (MB/us x 1000)
+    f = intercept_probe.fit([(scale * p["mbytes"], p[timer][name]) for p in points])
+    return f["intercept_us"], f["gbps"]
 
 
 def test_the_intercept_fits_are_the_points_and_the_skill_quotes_them() -> None:
